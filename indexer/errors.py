@@ -1,0 +1,39 @@
+"""Typed exceptions raised by the library.
+
+Only the edges (the CLI and the HTTP server) turn these into messages and exit codes;
+the library never prints or exits.
+"""
+
+from __future__ import annotations
+
+
+class CtxsearchError(Exception):
+    """Base class of every error ctxsearch raises on purpose."""
+
+
+class IndexNotFound(CtxsearchError):
+    """The index directory does not exist or holds no ctxsearch index."""
+
+
+class IndexCorrupt(CtxsearchError):
+    """The index exists but one of its files cannot be read."""
+
+
+class ModelMismatch(CtxsearchError):
+    """The model or pooling asked for differs from the one the index was built with."""
+
+
+class ModelNotAvailable(CtxsearchError):
+    """The model cannot be loaded from local files (nothing is downloaded implicitly)."""
+
+
+class UnreadableFile(CtxsearchError):
+    """A source file could not be read or decoded; the run counts it and goes on."""
+
+
+class SourceNotFound(CtxsearchError):
+    """The folder to index does not exist or is not a folder."""
+
+
+class InvalidQuery(CtxsearchError):
+    """The query text or its options are unusable (empty text, k <= 0, unknown space)."""

@@ -1,0 +1,304 @@
+"""Index a folder: diff it against the store, encode only what changed, commit in batches.
+
+For each run:
+1. walk the folder and compare each file's size and mtime with the store;
+2. read and chunk the files that may have changed (a file whose hash is unchanged is
+   only touched); a file that fails is reported and counted, its old version kept;
+3. delete the documents whose files are gone, from SQL and from every vector space;
+4. encode the new chunks batch by batch: each batch commits in one SQL transaction, then
+   enters the vector spaces, which are saved atomically at the end (and now and then).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from indexer.chunking import Chunk, chunk_text
+from indexer.errors import UnreadableFile
+from indexer.sources import Document, SourceFile, read_document, walk_folder
+from indexer.store.index import StoredIndex
+from indexer.store.layout import is_index
+from indexer.store.manifest import Manifest
+from indexer.store.metadata import StoredDocument
+from indexer.version import __version__
+
+DEFAULT_POOLING = "mean"
+DEFAULT_OVERLAP = 32
+BATCH_CHUNKS = 256
+SAVE_EVERY_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A progress report: `done` of `total` units of a stage (`read` files, `encode` chunks)."""
+
+    stage: str
+    done: int
+    total: int
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
+class FileFailure:
+    """A file that could not be indexed, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class IndexSummary:
+    """What one indexing run did."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    chunks: int = 0
+    total_documents: int = 0
+    total_chunks: int = 0
+    seconds: float = 0.0
+    failures: list[FileFailure] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """The summary as plain JSON-ready values."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Pending:
+    document: Document
+    chunks: list[Chunk]
+    replaces: int | None
+
+
+class Indexer:
+    """Builds and updates an index directory from folders of documents.
+
+    `model` and `pooling` default to those of an existing index (or all-MiniLM-L6-v2 and
+    mean pooling for a new one); giving different ones for an existing index raises
+    `ModelMismatch`.
+    """
+
+    def __init__(
+        self,
+        index_dir: str | Path,
+        model: str | None = None,
+        pooling: str | None = None,
+        chunk_overlap: int = DEFAULT_OVERLAP,
+        batch_chunks: int = BATCH_CHUNKS,
+    ):
+        self.index_dir = Path(index_dir).expanduser().absolute()
+        self.model_name = model
+        self.pooling = pooling
+        self.chunk_overlap = chunk_overlap
+        self.batch_chunks = batch_chunks
+        self._encoders: dict | None = None
+
+    def index_folder(
+        self, folder: str | Path, progress: ProgressCallback | None = None
+    ) -> IndexSummary:
+        """Bring the index up to date with `folder`; return what changed."""
+        started = time.perf_counter()
+        report = progress or (lambda _event: None)
+        folder = Path(folder).expanduser().resolve()
+        sources = list(walk_folder(folder))
+        index = self._open_or_create()
+        try:
+            summary = IndexSummary()
+            stored = index.metadata.documents_under(folder)
+            candidates = self._changed_candidates(sources, stored, summary)
+            pending, touched = self._read_candidates(index.manifest, candidates, summary, report)
+            present = {str(source.path) for source in sources}
+            gone = [document.id for path, document in stored.items() if path not in present]
+            self._remove_documents(index, gone, touched)
+            summary.removed = len(gone)
+            self._encode_and_store(index, pending, summary, report)
+            counts = index.metadata.counts()
+            summary.total_documents, summary.total_chunks = counts["documents"], counts["chunks"]
+        finally:
+            index.close()
+        summary.seconds = round(time.perf_counter() - started, 3)
+        return summary
+
+    # -- opening -------------------------------------------------------------------------
+
+    def _open_or_create(self) -> StoredIndex:
+        if not is_index(self.index_dir):
+            loaded = self._load_model(self.model_name)
+            content_tokens = loaded.max_tokens - loaded.tokenizer.num_special_tokens_to_add()
+            manifest = Manifest(
+                model=loaded.name,
+                model_fingerprint=loaded.fingerprint,
+                pooling=self.pooling or DEFAULT_POOLING,
+                dim=loaded.dim,
+                max_tokens=loaded.max_tokens,
+                chunk_tokens=content_tokens,
+                chunk_overlap=self.chunk_overlap,
+                version=__version__,
+            )
+            self._make_encoders(loaded, manifest.pooling)
+            return StoredIndex.create(self.index_dir, manifest)
+        index = StoredIndex.open(self.index_dir)
+        try:
+            if self.model_name is not None:
+                from indexer.encoders.loading import canonical_model_name
+
+                index.manifest.check_model(canonical_model_name(self.model_name))
+            if self.pooling is not None:
+                index.manifest.check_pooling(self.pooling)
+            index.reconcile()
+        except Exception:
+            index.close()
+            raise
+        return index
+
+    def _load_model(self, name: str | None):  # -> LoadedModel, imported lazily with torch
+        from indexer.encoders.loading import load_model
+
+        return load_model(name)
+
+    def _make_encoders(self, loaded, pooling: str) -> None:
+        from indexer.encoders.static import StaticEncoder
+        from indexer.encoders.transformer import ContextualEncoder
+
+        self._encoders = {
+            "loaded": loaded,
+            "contextual": ContextualEncoder(loaded, pooling),
+            "static": StaticEncoder(loaded),
+        }
+
+    def _encoders_for(self, manifest: Manifest) -> dict:
+        if self._encoders is None:
+            loaded = self._load_model(manifest.model)
+            manifest.check_model(loaded.name, loaded.fingerprint)
+            self._make_encoders(loaded, manifest.pooling)
+        assert self._encoders is not None
+        return self._encoders
+
+    # -- planning ------------------------------------------------------------------------
+
+    def _changed_candidates(
+        self, sources: list[SourceFile], stored: dict[str, StoredDocument], summary: IndexSummary
+    ) -> list[tuple[SourceFile, StoredDocument | None]]:
+        candidates = []
+        for source in sources:
+            old = stored.get(str(source.path))
+            if old and old.size == source.size and old.mtime_ns == source.mtime_ns:
+                summary.unchanged += 1
+            else:
+                candidates.append((source, old))
+        return candidates
+
+    def _read_candidates(
+        self,
+        manifest: Manifest,
+        candidates: list[tuple[SourceFile, StoredDocument | None]],
+        summary: IndexSummary,
+        report: ProgressCallback,
+    ) -> tuple[list[_Pending], dict[int, int]]:
+        """Read and chunk the files that may have changed; return them and the mtimes to touch."""
+        pending: list[_Pending] = []
+        touched: dict[int, int] = {}
+        if not candidates:
+            return pending, touched
+        loaded = self._encoders_for(manifest)["loaded"]
+        for done, (source, old) in enumerate(candidates, start=1):
+            try:
+                document = read_document(source)
+            except UnreadableFile as error:
+                summary.failed += 1
+                summary.failures.append(FileFailure(str(source.path), str(error)))
+            else:
+                if old is not None and old.sha256 == document.sha256:
+                    touched[old.id] = document.mtime_ns
+                    summary.unchanged += 1
+                else:
+                    chunks = chunk_text(
+                        document.text,
+                        loaded.token_spans,
+                        manifest.chunk_tokens,
+                        manifest.chunk_overlap,
+                    )
+                    pending.append(_Pending(document, chunks, old.id if old else None))
+            report(Progress("read", done, len(candidates)))
+        return pending, touched
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _remove_documents(
+        self, index: StoredIndex, gone: list[int], touched: dict[int, int]
+    ) -> None:
+        if not gone and not touched:
+            return
+        with index.metadata.transaction() as session:
+            chunk_ids = index.metadata.delete_documents(session, gone)
+            for document_id, mtime_ns in touched.items():
+                index.metadata.touch_document(session, document_id, mtime_ns)
+        for space in index.spaces.values():
+            space.remove(np.asarray(chunk_ids, dtype=np.int64))
+        index.save()
+
+    def _encode_and_store(
+        self,
+        index: StoredIndex,
+        pending: list[_Pending],
+        summary: IndexSummary,
+        report: ProgressCallback,
+    ) -> None:
+        total = sum(len(item.chunks) for item in pending)
+        encoders = self._encoders_for(index.manifest) if pending else {}
+        done = 0
+        last_save = time.monotonic()
+        for batch in _batches_by_chunks(pending, self.batch_chunks):
+            texts = [chunk.text for item in batch for chunk in item.chunks]
+            vectors = {name: encoders[name].encode(texts) for name in index.spaces}
+            with index.metadata.transaction() as session:
+                replaced = index.metadata.delete_documents(
+                    session, [item.replaces for item in batch if item.replaces is not None]
+                )
+                new_ids = [
+                    chunk_id
+                    for item in batch
+                    for chunk_id in index.metadata.add_document(session, item.document, item.chunks)
+                ]
+            ids = np.asarray(new_ids, dtype=np.int64)
+            for name, space in index.spaces.items():
+                space.remove(np.asarray(replaced, dtype=np.int64))
+                space.add(ids, vectors[name])
+            for item in batch:
+                if item.replaces is None:
+                    summary.added += 1
+                else:
+                    summary.updated += 1
+            summary.chunks += len(texts)
+            done += len(texts)
+            report(Progress("encode", done, total))
+            if time.monotonic() - last_save > SAVE_EVERY_SECONDS:
+                index.save()
+                last_save = time.monotonic()
+        index.save()
+
+
+def _batches_by_chunks(pending: list[_Pending], size: int) -> list[list[_Pending]]:
+    """Group documents into batches of about `size` chunks (a document is never split)."""
+    batches: list[list[_Pending]] = []
+    current: list[_Pending] = []
+    count = 0
+    for item in pending:
+        current.append(item)
+        count += len(item.chunks)
+        if count >= size:
+            batches.append(current)
+            current, count = [], 0
+    if current:
+        batches.append(current)
+    return batches

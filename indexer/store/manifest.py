@@ -1,0 +1,72 @@
+"""The manifest: what an index was built with, checked every time it is opened."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+
+from indexer.errors import IndexCorrupt, ModelMismatch
+
+# Bumped when the on-disk layout changes in a way old code cannot read.
+INDEX_FORMAT = 1
+SPACES = ("contextual", "static")
+
+
+@dataclass
+class Manifest:
+    """The settings every vector in the index depends on."""
+
+    model: str
+    model_fingerprint: str
+    pooling: str
+    dim: int
+    max_tokens: int
+    chunk_tokens: int
+    chunk_overlap: int
+    version: str
+    spaces: list[str] = field(default_factory=lambda: list(SPACES))
+    metric: str = "cosine (inner product of L2-normalised vectors)"
+    format: int = INDEX_FORMAT
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+    def to_rows(self) -> dict[str, str]:
+        """The manifest as key -> JSON text, one row per setting."""
+        return {key: json.dumps(value) for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_rows(cls, rows: dict[str, str]) -> Manifest:
+        """Rebuild a manifest from its rows; raise `IndexCorrupt` if a setting is missing."""
+        names = {item.name for item in fields(cls)}
+        try:
+            values = {key: json.loads(value) for key, value in rows.items() if key in names}
+            manifest = cls(**values)
+        except (TypeError, ValueError) as error:
+            raise IndexCorrupt(f"the index manifest is incomplete or invalid ({error})") from error
+        if manifest.format > INDEX_FORMAT:
+            raise IndexCorrupt(
+                f"the index has format {manifest.format}; this ctxsearch reads up to "
+                f"{INDEX_FORMAT}: upgrade ctxsearch"
+            )
+        return manifest
+
+    def check_model(self, model: str, fingerprint: str | None = None) -> None:
+        """Refuse a model other than the one the vectors were made with."""
+        if model != self.model:
+            raise ModelMismatch(
+                f"the index was built with model {self.model!r}, not {model!r}: "
+                "query it with its own model, or build a new index"
+            )
+        if fingerprint is not None and fingerprint != self.model_fingerprint:
+            raise ModelMismatch(
+                f"the weights of {model!r} differ from those the index was built with "
+                f"(fingerprint {fingerprint} vs {self.model_fingerprint}): rebuild the index"
+            )
+
+    def check_pooling(self, pooling: str) -> None:
+        """Refuse a pooling other than the one the contextual vectors were made with."""
+        if pooling != self.pooling:
+            raise ModelMismatch(
+                f"the index was built with {self.pooling} pooling, not {pooling}: "
+                "use its pooling, or build a new index"
+            )

@@ -1,0 +1,212 @@
+"""The `ctxsearch` command line: a thin layer over `Indexer` and `Searcher`.
+
+Nothing here imports torch at module level: `ctxsearch --help` and `ctxsearch info`
+stay fast. Library errors become one line on stderr and an exit code:
+2 for a usage mistake, 1 for a failure (see the README's table).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from indexer.errors import (
+    CtxsearchError,
+    IndexNotFound,
+    InvalidQuery,
+    ModelMismatch,
+    SourceNotFound,
+)
+from indexer.version import __version__
+from search.paths import INDEX_ENV, default_index_dir, display_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Errors the user can fix by changing the command: exit 2, like click's own usage errors.
+_USAGE_ERRORS = (InvalidQuery, SourceNotFound, IndexNotFound, ModelMismatch)
+
+
+def translate_errors(command: F) -> F:
+    """Turn the library's typed exceptions into one-line click errors."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except _USAGE_ERRORS as error:
+            raise click.UsageError(str(error)) from error
+        except CtxsearchError as error:
+            raise click.ClickException(str(error)) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+index_option = click.option(
+    "--index",
+    "index_dir",
+    type=click.Path(file_okay=True, path_type=Path),
+    default=default_index_dir,
+    show_default=f"${INDEX_ENV} or ~/.local/share/ctxsearch/index",
+    help="The index directory.",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+
+
+def echo_json(value: Any) -> None:
+    """Print a value as indented JSON on stdout."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ctxsearch")
+def cli() -> None:
+    """Semantic search over your own folders of documents.
+
+    \b
+    Examples:
+      ctxsearch index ~/notes
+      ctxsearch query "how do tower cranes stay upright"
+      ctxsearch query "bank erosion after a flood" --space static -k 5
+      ctxsearch info
+    """
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@index_option
+@click.option(
+    "--model", default=None, help="Model folder or hub name (new index: all-MiniLM-L6-v2)."
+)
+@click.option(
+    "--pooling", default=None, help="mean (default), cls, max, or mean-lastK (e.g. mean-last4)."
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+@translate_errors
+def index(
+    path: Path, index_dir: Path, model: str | None, pooling: str | None, quiet: bool, as_json: bool
+) -> None:
+    """Index the documents under PATH (again: only what changed is encoded).
+
+    \b
+    Reads .txt .md .rst .html .pdf and common source files; skips hidden folders,
+    .git and binary files. A file that fails is reported and the run goes on.
+
+    \b
+    Examples:
+      ctxsearch index ~/notes
+      ctxsearch index sample_corpus --index /tmp/ix --json
+      ctxsearch index papers/ --index papers.idx --pooling mean-last4
+    """
+    from indexer.encoders.pooling import Pooling
+    from indexer.pipeline import Indexer
+    from search.progress import ProgressBars
+
+    if pooling is not None:
+        try:
+            Pooling(pooling)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--pooling") from error
+    bars = ProgressBars(enabled=not quiet and not as_json)
+    try:
+        summary = Indexer(index_dir, model=model, pooling=pooling).index_folder(path, progress=bars)
+    finally:
+        bars.close()
+    if as_json:
+        echo_json(summary.to_dict())
+        return
+    for failure in summary.failures:
+        click.echo(f"skipped {display_path(failure.path)}: {failure.reason}", err=True)
+    click.echo(
+        f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
+        f"{summary.unchanged} unchanged, {summary.failed} failed; {summary.chunks} chunks encoded "
+        f"in {summary.seconds:.1f}s. The index holds {summary.total_documents} documents, "
+        f"{summary.total_chunks} chunks."
+    )
+
+
+@cli.command()
+@click.argument("text")
+@index_option
+@click.option("-k", "k", default=10, show_default=True, help="How many results.")
+@click.option(
+    "--space",
+    type=click.Choice(["contextual", "static"]),
+    default="contextual",
+    show_default=True,
+    help="Which vector space to search.",
+)
+@click.option("--all-chunks", is_flag=True, help="Show every matching chunk, not one per document.")
+@json_option
+@translate_errors
+def query(text: str, index_dir: Path, k: int, space: str, all_chunks: bool, as_json: bool) -> None:
+    """Search the index for TEXT, best match first.
+
+    \b
+    Examples:
+      ctxsearch query "where do I open a savings account"
+      ctxsearch query "python swallowed its prey" -k 3 --json
+      ctxsearch query "tower crane safety" --space static --all-chunks
+    """
+    from search.engine import Searcher
+
+    with Searcher(index_dir) as searcher:
+        response = searcher.search(text, k=k, space=space, all_chunks=all_chunks)
+    if as_json:
+        echo_json(response.to_dict())
+        return
+    if not response.results:
+        click.echo("No results: the index is empty.")
+        return
+    click.echo(f"{'#':>3}  {'score':>6}  {'chars':>11}  document")
+    for hit in response.results:
+        chars = f"{hit.start}-{hit.end}"
+        click.echo(
+            f"{hit.rank:>3}  {hit.score:6.3f}  {chars:>11}  "
+            + click.style(display_path(hit.path), bold=True)
+        )
+        click.echo(f"{'':>26}{hit.snippet}")
+    timings = response.timings
+    click.echo(
+        f"({space} space; model load {timings['model_load_seconds']:.2f}s, "
+        f"encode {timings['encode_seconds'] * 1000:.0f} ms, "
+        f"search {timings['search_seconds'] * 1000:.0f} ms)",
+        err=True,
+    )
+
+
+@cli.command()
+@index_option
+@json_option
+@translate_errors
+def info(index_dir: Path, as_json: bool) -> None:
+    """Show how an index was built and what it holds (fast: loads no model).
+
+    \b
+    Examples:
+      ctxsearch info
+      ctxsearch info --index /tmp/ix --json
+    """
+    from search.index_info import describe_index
+
+    description = describe_index(index_dir)
+    if as_json:
+        echo_json(description)
+        return
+    for key, value in description.items():
+        if isinstance(value, dict):
+            click.echo(f"{key}:")
+            for name, item in value.items():
+                click.echo(f"  {name}: {item}")
+        else:
+            click.echo(f"{key}: {value}")
+
+
+def main() -> None:
+    """Entry point of the `ctxsearch` console script."""
+    cli(prog_name="ctxsearch")

@@ -1,0 +1,45 @@
+"""Draw the library's progress reports as click progress bars on stderr."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from indexer.pipeline import Progress
+
+_LABELS = {"read": "Reading files  ", "encode": "Encoding chunks"}
+
+
+class ProgressBars:
+    """One bar per stage, opened when the stage starts (its total known), closed at the end."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self._stage: str | None = None
+        self._bar: Any = None
+        self._done = 0
+
+    def __call__(self, event: Progress) -> None:
+        if not self.enabled:
+            return
+        if event.stage != self._stage:
+            self.close()
+            self._stage, self._done = event.stage, 0
+            self._bar = click.progressbar(
+                length=event.total,
+                label=_LABELS.get(event.stage, event.stage),
+                file=sys.stderr,
+                show_pos=True,
+                show_eta=True,
+            )
+            self._bar.__enter__()
+        self._bar.update(event.done - self._done)
+        self._done = event.done
+
+    def close(self) -> None:
+        """Finish the open bar, if any."""
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
