@@ -14,6 +14,7 @@ from indexer.errors import UnreadableFile
 
 # A NUL byte in the first block is the usual sign of a binary file (the same test git uses).
 _BINARY_SNIFF_BYTES = 8192
+_COMMON_LEGACY_ENCODINGS = ("cp1252", "latin_1")
 _BLANK_RUNS = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 
 
@@ -27,9 +28,15 @@ def decode_text(data: bytes) -> str:
         pass
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data).best()
+    matches = from_bytes(data)
+    best = matches.best()
     if best is None:
         raise UnreadableFile("could not detect the text encoding")
+    # On short texts several code pages tie; Windows-1252 is by far the most common of them.
+    for match in matches:
+        tied = match.chaos == best.chaos and match.coherence == best.coherence
+        if tied and match.encoding in _COMMON_LEGACY_ENCODINGS:
+            return str(match)
     return str(best)
 
 

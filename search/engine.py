@@ -111,17 +111,16 @@ class Searcher:
     ) -> SearchResponse:
         """The `k` best hits for `query`: one per document unless `all_chunks` is set."""
         _check_query(query, k, space)
-        loaded_before = self._encoders is not None
+        load_started = time.perf_counter()
+        encoder = self.encoders()[space]
         started = time.perf_counter()
-        vector = self.encoders()[space].encode([query])
+        vector = encoder.encode([query])
         encoded = time.perf_counter()
         hits = self._nearest(vector, k, space, all_chunks)
         finished = time.perf_counter()
         timings = {
-            "model_load_seconds": 0.0 if loaded_before else round(self.model_load_seconds, 4),
-            "encode_seconds": round(
-                encoded - started - (0 if loaded_before else self.model_load_seconds), 4
-            ),
+            "model_load_seconds": round(started - load_started, 4),
+            "encode_seconds": round(encoded - started, 4),
             "search_seconds": round(finished - encoded, 4),
         }
         return SearchResponse(query=query, space=space, results=hits, timings=timings)

@@ -1,0 +1,93 @@
+"""Shared fixtures: the real default model (loaded once), sample folders, indexed corpora."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CORPUS = ROOT / "sample_corpus"
+SHARED_EVAL = ROOT.parent / "shared" / "eval"
+
+
+@pytest.fixture(scope="session")
+def model():
+    """The real all-MiniLM-L6-v2, loaded once for the whole session."""
+    from indexer.encoders.loading import load_model
+
+    return load_model()
+
+
+@pytest.fixture(scope="session")
+def sample_index(tmp_path_factory) -> Path:
+    """The bundled sample corpus, indexed once (read-only for tests)."""
+    from indexer import Indexer
+
+    directory = tmp_path_factory.mktemp("sample") / "index"
+    Indexer(directory).index_folder(SAMPLE_CORPUS)
+    return directory
+
+
+@pytest.fixture
+def notes(tmp_path) -> Path:
+    """A small folder of notes in several formats, with things the walk must skip."""
+    folder = tmp_path / "notes"
+    (folder / "garden").mkdir(parents=True)
+    (folder / "garden" / "roses.md").write_text(
+        "# Roses\n\nPrune roses in late winter. Feed them in spring with compost.\n"
+    )
+    (folder / "money.txt").write_text(
+        "A savings account at the bank earns interest on the money you deposit.\n"
+    )
+    (folder / "river.txt").write_text(
+        "The river overflowed its bank and flooded the meadow after the storm.\n"
+    )
+    (folder / "page.html").write_text(
+        "<html><head><title>Cranes</title><style>p {color: red}</style></head>"
+        "<body><p>Tower cranes lift steel beams.</p><script>var secret = 1;</script></body></html>"
+    )
+    (folder / ".hidden").mkdir()
+    (folder / ".hidden" / "secret.md").write_text("hidden folders are never indexed")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "config.txt").write_text("git internals are never indexed")
+    (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
+    return folder
+
+
+def copy_sample_corpus(destination: Path) -> Path:
+    """A private, writable copy of the sample corpus."""
+    return Path(shutil.copytree(SAMPLE_CORPUS, destination))
+
+
+def make_pdf(lines: list[str]) -> bytes:
+    """A minimal valid one-page PDF whose text layer holds `lines`."""
+    text_ops = " ".join(f"({line}) Tj T*" for line in lines)
+    stream = f"BT /F1 12 Tf 14 TL 72 720 Td {text_ops} ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    output = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(output))
+        output += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(output)
+    output += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    output += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    output += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(output)

@@ -1,0 +1,66 @@
+"""The Python API other applications embed: Indexer, Searcher and typed errors."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import indexer
+import search
+from indexer import IndexNotFound, InvalidQuery, ModelMismatch, ModelNotAvailable
+from search import Searcher
+from tests.conftest import ROOT
+
+
+def test_index_then_search_in_process(tmp_path, notes):
+    summary = indexer.Indexer(tmp_path / "ix").index_folder(notes)
+    assert summary.added == 4
+    with search.Searcher(tmp_path / "ix") as searcher:
+        response = searcher.search("where do I keep my savings", k=2)
+        assert response.results[0].path.endswith("money.txt")
+        assert response.to_dict()["results"][0]["rank"] == 1
+        static = searcher.search("where do I keep my savings", k=2, space="static")
+        assert static.space == "static" and len(static.results) == 2
+
+
+def test_contextual_space_resolves_the_sense_of_bank(sample_index):
+    with Searcher(sample_index) as searcher:
+        money = searcher.search("I want to open a savings account at my bank", k=1)
+        river = searcher.search("the bank of the river eroded in the flood", k=1)
+    assert "finance/" in money.results[0].path
+    assert "nature/" in river.results[0].path
+
+
+def test_typed_errors(tmp_path, sample_index):
+    with pytest.raises(IndexNotFound):
+        Searcher(tmp_path / "missing")
+    with pytest.raises(ModelMismatch):
+        Searcher(sample_index, pooling="max")
+    with pytest.raises(ModelMismatch):
+        Searcher(sample_index, model="some/other-model")
+    with Searcher(sample_index) as searcher:
+        with pytest.raises(InvalidQuery):
+            searcher.search("")
+        with pytest.raises(InvalidQuery):
+            searcher.search("bank", k=-1)
+        with pytest.raises(InvalidQuery):
+            searcher.search("bank", space="sparse")
+    assert issubclass(InvalidQuery, indexer.CtxsearchError)
+
+
+def test_a_model_that_is_not_on_disk_is_refused_without_downloading(tmp_path, notes):
+    with pytest.raises(ModelNotAvailable, match="cannot load model"):
+        indexer.Indexer(tmp_path / "ix", model="nobody/no-such-model").index_folder(notes)
+    assert not (tmp_path / "ix").exists()
+
+
+def test_the_write_path_never_imports_the_read_path():
+    for path in Path(ROOT, "indexer").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n == "search" or n.startswith("search.") for n in names), path

@@ -1,0 +1,164 @@
+"""The command line, through click's CliRunner: exit codes, JSON and error lines."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from search.cli import cli
+from tests.conftest import ROOT
+
+SUMMARY_KEYS = {"added", "updated", "removed", "unchanged", "failed", "chunks"}
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def invoke(runner, *args, env=None):
+    return runner.invoke(cli, [str(a) for a in args], env=env, catch_exceptions=False)
+
+
+def test_index_json_summary_then_an_unchanged_second_run(runner, tmp_path, notes):
+    first = invoke(runner, "index", notes, "--index", tmp_path / "ix", "--json")
+    assert first.exit_code == 0, first.output
+    summary = json.loads(first.stdout)
+    assert summary.keys() >= SUMMARY_KEYS
+    assert summary["added"] == 4 and summary["chunks"] == 4
+    second = json.loads(invoke(runner, "index", notes, "--index", tmp_path / "ix", "--json").stdout)
+    assert (second["added"], second["updated"], second["chunks"], second["unchanged"]) == (
+        0,
+        0,
+        0,
+        4,
+    )
+
+
+def test_query_json_shape(runner, sample_index):
+    result = invoke(
+        runner,
+        "query",
+        "the python swallowed its prey",
+        "--index",
+        sample_index,
+        "-k",
+        "3",
+        "--json",
+    )
+    assert result.exit_code == 0
+    payload = json.loads(result.stdout)
+    assert payload["query"] == "the python swallowed its prey"
+    assert [hit["rank"] for hit in payload["results"]] == [1, 2, 3]
+    for hit in payload["results"]:
+        assert {"rank", "score", "path", "start", "end", "snippet"} <= hit.keys()
+    assert payload["results"][0]["path"].endswith("nature/pythons-constrictors.md")
+    scores = [hit["score"] for hit in payload["results"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_query_shows_one_hit_per_document_unless_asked(runner, sample_index):
+    def paths(*extra):
+        result = invoke(
+            runner,
+            "query",
+            "how airplanes bank and turn",
+            "--index",
+            sample_index,
+            "-k",
+            "20",
+            "--json",
+            *extra,
+        )
+        return [hit["path"] for hit in json.loads(result.stdout)["results"]]
+
+    assert len(paths()) == len(set(paths()))
+    assert len(paths("--all-chunks")) > len(set(paths("--all-chunks")))
+
+
+def test_query_static_space_and_human_table(runner, sample_index):
+    result = invoke(
+        runner, "query", "tower crane", "--index", sample_index, "--space", "static", "-k", "2"
+    )
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["#", "score", "chars", "document"]
+    assert lines[1].split()[0] == "1" and "construction/" in result.stdout
+
+
+def test_default_index_comes_from_the_environment(runner, tmp_path, notes):
+    env = {"CTXSEARCH_INDEX": str(tmp_path / "env-ix")}
+    assert invoke(runner, "index", notes, "--quiet", env=env).exit_code == 0
+    result = invoke(runner, "query", "tower cranes lift steel", "--json", env=env)
+    assert json.loads(result.stdout)["results"][0]["path"].endswith("page.html")
+    assert (tmp_path / "env-ix" / "ctxsearch.sqlite").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["query", "   "], "query is empty"),
+        (["query", "bank", "-k", "0"], "k must be a positive"),
+        (["query", "bank", "--space", "sparse"], "Invalid value for '--space'"),
+        (["index", "{missing}"], "no such folder"),
+        (["index", "{file}"], "not a folder"),
+        (["index", "{notes}", "--pooling", "average"], "unknown pooling"),
+        (["index", "{notes}", "--pooling", "cls"], "built with mean pooling"),
+    ],
+)
+def test_usage_mistakes_exit_2_with_one_line(runner, sample_index, tmp_path, notes, args, message):
+    (tmp_path / "file.txt").write_text("x")
+    values = {"missing": tmp_path / "missing", "file": tmp_path / "file.txt", "notes": notes}
+    args = [a.format(**values) for a in args] + ["--index", str(sample_index)]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_a_missing_or_foreign_index_is_a_clear_error(runner, tmp_path):
+    result = runner.invoke(cli, ["query", "bank", "--index", str(tmp_path / "none")])
+    assert result.exit_code == 2 and "no index here" in result.stderr
+    (tmp_path / "plain").mkdir()
+    result = runner.invoke(cli, ["info", "--index", str(tmp_path / "plain")])
+    assert result.exit_code == 2 and "not a ctxsearch index" in result.stderr
+
+
+def test_a_corrupt_index_fails_with_exit_1(runner, tmp_path):
+    (tmp_path / "ix").mkdir()
+    (tmp_path / "ix" / "ctxsearch.sqlite").write_bytes(b"garbage" * 200)
+    result = runner.invoke(cli, ["info", "--index", str(tmp_path / "ix")])
+    assert result.exit_code == 1 and "not a readable SQLite database" in result.stderr
+
+
+def test_info_prints_the_manifest_and_counts(runner, sample_index):
+    payload = json.loads(invoke(runner, "info", "--index", sample_index, "--json").stdout)
+    assert payload["manifest"]["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert payload["manifest"]["pooling"] == "mean" and payload["manifest"]["dim"] == 384
+    assert payload["documents"] >= 40 and payload["chunks"] >= payload["documents"]
+
+
+def test_help_and_info_never_import_torch(sample_index):
+    code = """
+import sys
+from search.cli import cli
+for args in (["--help"], ["info", "--index", sys.argv[1]]):
+    try:
+        cli(args)
+    except SystemExit as done:
+        assert done.code == 0
+assert "torch" not in sys.modules and "faiss" not in sys.modules, "heavy import"
+"""
+    subprocess.run(
+        [sys.executable, "-c", code, str(sample_index)], check=True, cwd=ROOT, capture_output=True
+    )
+
+
+def test_every_command_has_help_with_examples(runner):
+    for name, command in cli.commands.items():
+        result = invoke(runner, name, "--help")
+        assert result.exit_code == 0
+        assert "Examples:" in result.stdout, f"{name} --help has no examples"
+        assert command.help
