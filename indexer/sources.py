@@ -8,12 +8,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pathspec
+
 from indexer.errors import SourceNotFound, UnreadableFile
 from indexer.readers import READERS
 
 SKIPPED_FOLDERS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
 )
+IGNORE_FILE = ".ctxsearchignore"
 # Files above this size are reported as failed instead of being read into memory.
 DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
 
@@ -46,27 +49,42 @@ def is_indexable(path: Path) -> bool:
 def walk_folder(root: Path) -> Iterator[SourceFile]:
     """Yield every indexable file under `root`, in a stable order.
 
-    Hidden files and folders, version-control and dependency folders are skipped;
-    folder symlinks are not followed, so a symlink loop cannot trap the walk.
+    Hidden files and folders, version-control and dependency folders are skipped, and so
+    is whatever the patterns of a `.ctxsearchignore` file at the root match (gitignore
+    syntax). Folder symlinks are not followed, so a symlink loop cannot trap the walk.
     """
     root = Path(root)
     if not root.exists():
         raise SourceNotFound(f"{root}: no such folder")
     if not root.is_dir():
         raise SourceNotFound(f"{root}: not a folder (give the folder that holds it)")
+    ignored = _ignore_rules(root)
     for folder, subfolders, files in os.walk(root, followlinks=False):
+        relative = Path(folder).relative_to(root)
         subfolders[:] = sorted(
-            name for name in subfolders if not name.startswith(".") and name not in SKIPPED_FOLDERS
+            name
+            for name in subfolders
+            if not name.startswith(".")
+            and name not in SKIPPED_FOLDERS
+            and not ignored.match_file(f"{(relative / name).as_posix()}/")
         )
         for name in sorted(files):
             path = Path(folder, name)
             if name.startswith(".") or not is_indexable(path):
+                continue
+            if ignored.match_file((relative / name).as_posix()):
                 continue
             try:
                 stat = path.stat()
             except OSError:
                 continue  # a dangling symlink: nothing to read
             yield SourceFile(path=path.absolute(), size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+
+
+def _ignore_rules(root: Path) -> pathspec.GitIgnoreSpec:
+    rules = root / IGNORE_FILE
+    lines = rules.read_text(encoding="utf-8").splitlines() if rules.is_file() else []
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def file_sha256(path: Path) -> str:

@@ -7,59 +7,14 @@ stay fast. Library errors become one line on stderr and an exit code:
 
 from __future__ import annotations
 
-import functools
-import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
-from indexer.errors import (
-    CtxsearchError,
-    IndexNotFound,
-    InvalidQuery,
-    ModelMismatch,
-    SourceNotFound,
-)
 from indexer.version import __version__
-from search.paths import INDEX_ENV, default_index_dir, display_path
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-# Errors the user can fix by changing the command: exit 2, like click's own usage errors.
-_USAGE_ERRORS = (InvalidQuery, SourceNotFound, IndexNotFound, ModelMismatch)
-
-
-def translate_errors(command: F) -> F:
-    """Turn the library's typed exceptions into one-line click errors."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except _USAGE_ERRORS as error:
-            raise click.UsageError(str(error)) from error
-        except CtxsearchError as error:
-            raise click.ClickException(str(error)) from error
-
-    return wrapper  # type: ignore[return-value]
-
-
-index_option = click.option(
-    "--index",
-    "index_dir",
-    type=click.Path(file_okay=True, path_type=Path),
-    default=default_index_dir,
-    show_default=f"${INDEX_ENV} or ~/.local/share/ctxsearch/index",
-    help="The index directory.",
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-
-
-def echo_json(value: Any) -> None:
-    """Print a value as indented JSON on stdout."""
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+from search.cli_benchmarks import eval_command, polysemy, sts, wic
+from search.cli_common import echo_json, index_option, json_option, translate_errors
+from search.paths import display_path
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -181,6 +136,37 @@ def query(text: str, index_dir: Path, k: int, space: str, all_chunks: bool, as_j
 
 
 @cli.command()
+@click.argument("text")
+@index_option
+@click.option("-k", "k", default=10, show_default=True, help="How many results in each list.")
+@json_option
+@translate_errors
+def compare(text: str, index_dir: Path, k: int, as_json: bool) -> None:
+    """Show static and contextual results for TEXT side by side, with rank changes.
+
+    \b
+    Markers on the contextual side: ▲n moved up n places from its static rank,
+    ▼n moved down, = same rank, new = not in the static top k. On the static
+    side, gone = not in the contextual top k.
+
+    \b
+    Examples:
+      ctxsearch compare "the bank of the river eroded in the flood"
+      ctxsearch compare "jaguar top speed" -k 5 --json
+    """
+    from search.comparison import compare_spaces
+    from search.comparison_view import side_by_side
+    from search.engine import Searcher
+
+    with Searcher(index_dir) as searcher:
+        comparison = compare_spaces(searcher, text, k=k)
+    if as_json:
+        echo_json(comparison)
+    else:
+        click.echo(side_by_side(comparison))
+
+
+@cli.command()
 @index_option
 @json_option
 @translate_errors
@@ -205,6 +191,10 @@ def info(index_dir: Path, as_json: bool) -> None:
                 click.echo(f"  {name}: {item}")
         else:
             click.echo(f"{key}: {value}")
+
+
+for command, name in ((eval_command, "eval"), (sts, "sts"), (wic, "wic"), (polysemy, "polysemy")):
+    cli.add_command(command, name)
 
 
 def main() -> None:

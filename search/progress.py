@@ -22,21 +22,25 @@ class ProgressBars:
         self._done = 0
 
     def __call__(self, event: Progress) -> None:
+        self.report(event.stage, event.done, event.total)
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        """Show that `done` of `total` units of `stage` are finished."""
         if not self.enabled:
             return
-        if event.stage != self._stage:
+        if stage != self._stage:
             self.close()
-            self._stage, self._done = event.stage, 0
+            self._stage, self._done = stage, 0
             self._bar = click.progressbar(
-                length=event.total,
-                label=_LABELS.get(event.stage, event.stage),
+                length=total,
+                label=_LABELS.get(stage, stage),
                 file=sys.stderr,
                 show_pos=True,
                 show_eta=True,
             )
             self._bar.__enter__()
-        self._bar.update(event.done - self._done)
-        self._done = event.done
+        self._bar.update(done - self._done)
+        self._done = done
 
     def close(self) -> None:
         """Finish the open bar, if any."""

@@ -84,3 +84,19 @@ def test_read_document_hashes_and_reports_oversized_files(tmp_path):
     assert document.text == "hello world" and len(document.sha256) == 64
     with pytest.raises(UnreadableFile, match="size cap"):
         read_document(source, max_bytes=5)
+
+
+def test_ctxsearchignore_patterns_skip_files_and_folders(notes):
+    (notes / "drafts").mkdir()
+    (notes / "drafts" / "todo.md").write_text("draft")
+    (notes / "data.tsv").write_text("a\tb")
+    (notes / ".ctxsearchignore").write_text("# comment\ndrafts/\n*.tsv\n/page.html\n")
+    found = sorted(p.path.relative_to(notes).as_posix() for p in walk_folder(notes))
+    assert found == ["garden/roses.md", "money.txt", "river.txt"]
+
+
+def test_the_sample_corpus_keeps_its_judgements_out_of_the_index():
+    from tests.conftest import SAMPLE_CORPUS
+
+    names = {p.path.name for p in walk_folder(SAMPLE_CORPUS)}
+    assert "qrels.tsv" not in names and "queries.jsonl" not in names

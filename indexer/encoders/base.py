@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -27,10 +27,8 @@ class Encoder(ABC):
 
     def encode(self, texts: Sequence[str], progress: EncodeProgress | None = None) -> np.ndarray:
         """Encode texts into a (len(texts), dim) array of unit-length float32 rows."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for first in range(0, len(order), self.batch_size):
-            batch = order[first : first + self.batch_size]
+        for batch in length_sorted_batches(texts, self.batch_size):
             vectors[batch] = self._encode_batch([texts[i] for i in batch])
             if progress is not None:
                 progress(len(batch))
@@ -41,3 +39,10 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
     """L2-normalise rows; an all-zero row (a text with no tokens) stays zero."""
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+def length_sorted_batches(texts: Sequence[str], batch_size: int) -> Iterator[list[int]]:
+    """Positions of `texts` in batches of similar length, longest first, so padding is small."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    for first in range(0, len(order), batch_size):
+        yield order[first : first + batch_size]

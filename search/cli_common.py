@@ -1,0 +1,56 @@
+"""Pieces every ctxsearch command shares: error translation, common options, JSON output."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from indexer.errors import (
+    CtxsearchError,
+    IndexNotFound,
+    InvalidQuery,
+    ModelMismatch,
+    SourceNotFound,
+)
+from search.paths import INDEX_ENV, default_index_dir
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Errors the user can fix by changing the command: exit 2, like click's own usage errors.
+_USAGE_ERRORS = (InvalidQuery, SourceNotFound, IndexNotFound, ModelMismatch)
+
+
+def translate_errors(command: F) -> F:
+    """Turn the library's typed exceptions into one-line click errors."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except _USAGE_ERRORS as error:
+            raise click.UsageError(str(error)) from error
+        except CtxsearchError as error:
+            raise click.ClickException(str(error)) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+index_option = click.option(
+    "--index",
+    "index_dir",
+    type=click.Path(file_okay=True, path_type=Path),
+    default=default_index_dir,
+    show_default=f"${INDEX_ENV} or ~/.local/share/ctxsearch/index",
+    help="The index directory.",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+
+
+def echo_json(value: Any) -> None:
+    """Print a value as indented JSON on stdout."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))

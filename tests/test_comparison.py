@@ -1,0 +1,130 @@
+"""compare, eval, sts, wic and polysemy on small real data."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from search.cli import cli
+from tests.conftest import SAMPLE_CORPUS, SHARED_EVAL
+
+METRIC_KEYS = {"ndcg@10", "mrr@10", "recall@100", "map@100"}
+
+
+def run_json(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args] + ["--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_compare_marks_rank_changes(sample_index):
+    payload = run_json(
+        "compare",
+        "where can I open a savings account at the bank",
+        "--index",
+        sample_index,
+        "-k",
+        "5",
+    )
+    assert payload["query"].startswith("where can I")
+    assert len(payload["static"]) == len(payload["contextual"]) == 5
+    static_ranks = {hit["document_id"]: hit["rank"] for hit in payload["static"]}
+    for hit in payload["contextual"]:
+        other = static_ranks.get(hit["document_id"])
+        assert hit["other_rank"] == other
+        expected = (
+            "new"
+            if other is None
+            else "up"
+            if other > hit["rank"]
+            else "down"
+            if other < hit["rank"]
+            else "same"
+        )
+        assert hit["change"] == expected
+    contextual_docs = {hit["document_id"] for hit in payload["contextual"]}
+    for hit in payload["static"]:
+        assert hit["change"] == ("kept" if hit["document_id"] in contextual_docs else "vanished")
+
+
+def test_compare_human_output_has_both_columns(sample_index):
+    result = CliRunner().invoke(cli, ["compare", "python snake", "--index", str(sample_index)])
+    assert result.exit_code == 0
+    assert "static" in result.stdout.splitlines()[1] and "contextual" in result.stdout
+
+
+def test_eval_on_the_sample_corpus_every_method_then_from_cache(tmp_path):
+    work = tmp_path / "work"
+    first = run_json("eval", SAMPLE_CORPUS, "--work-dir", work, "--out", tmp_path / "report")
+    methods = first["methods"]
+    assert {"static", "contextual", "cls", "max", "mean-last4", "layer-0", "layer-6"} <= set(
+        methods
+    )
+    for values in methods.values():
+        assert values.keys() >= METRIC_KEYS
+        assert all(0.0 <= values[key] <= 1.0 for key in METRIC_KEYS)
+    assert methods["contextual"]["ndcg@10"] > methods["static"]["ndcg@10"]
+    assert methods["layer-6"]["ndcg@10"] == methods["contextual"]["ndcg@10"]
+    assert (tmp_path / "report" / "report.md").exists()
+    assert (tmp_path / "report" / "layers.png").exists()
+    cached = sorted(p.name for p in next(work.iterdir()).glob("*.faiss"))
+    assert "contextual.faiss" in cached and "static.faiss" in cached
+
+    stamps = {p: p.stat().st_mtime_ns for p in next(work.iterdir()).glob("*.faiss")}
+    second = run_json("eval", SAMPLE_CORPUS, "--work-dir", work, "--methods", "static,contextual")
+    assert set(second["methods"]) == {"static", "contextual"}
+    assert second["methods"]["contextual"]["ndcg@10"] == methods["contextual"]["ndcg@10"]
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps, "the cache was re-encoded"
+
+
+def test_eval_refuses_unknown_methods_and_missing_files(tmp_path):
+    result = CliRunner().invoke(
+        cli, ["eval", str(SAMPLE_CORPUS), "--methods", "bogus", "--work-dir", str(tmp_path)]
+    )
+    assert result.exit_code == 2 and "unknown method" in result.stderr
+    result = CliRunner().invoke(cli, ["eval", str(tmp_path)])
+    assert result.exit_code == 2 and "queries.jsonl is missing" in result.stderr
+
+
+def test_polysemy_static_is_constant_and_contextual_separates_senses():
+    payload = run_json(
+        "polysemy",
+        "bank",
+        "We sat on the bank of the river.",
+        "The river bank was muddy after the flood.",
+        "I deposited the cheque at the bank.",
+    )
+    assert all(value == pytest.approx(1.0) for row in payload["static"] for value in row)
+    contextual = payload["contextual"]
+    assert contextual[0][1] > contextual[0][2]  # river-river closer than river-money
+
+
+def test_polysemy_refuses_a_sentence_without_the_word():
+    result = CliRunner().invoke(cli, ["polysemy", "bank", "A river.", "The bank."])
+    assert result.exit_code == 2 and "does not occur" in result.stderr
+
+
+@pytest.mark.skipif(not (SHARED_EVAL / "stsb").exists(), reason="no STS-B data")
+def test_sts_on_a_slice_contextual_beats_static(tmp_path):
+    lines = (SHARED_EVAL / "stsb" / "sts-test.csv").read_text().splitlines()[:200]
+    (tmp_path / "sts-test.csv").write_text("\n".join(lines))
+    payload = run_json("sts", tmp_path)
+    assert payload["pairs"] == 200
+    assert payload["contextual"] > payload["static"] > 0
+
+
+@pytest.mark.skipif(not (SHARED_EVAL / "wic").exists(), reason="no WiC data")
+def test_wic_on_a_slice(tmp_path):
+    for split, count in (("train", 300), ("dev", 120)):
+        source = SHARED_EVAL / "wic" / split
+        (tmp_path / split).mkdir()
+        for suffix in ("data", "gold"):
+            lines = (source / f"{split}.{suffix}.txt").read_text().splitlines()[:count]
+            (tmp_path / split / f"{split}.{suffix}.txt").write_text("\n".join(lines) + "\n")
+    payload = run_json("wic", tmp_path)
+    methods = payload["methods"]
+    assert payload["items"] == 120
+    assert methods["static"]["auc"] == pytest.approx(0.5)
+    assert methods["static"]["mean_cosine"] == pytest.approx(1.0)
+    assert methods["contextual"]["auc"] > 0.55
+    assert {"layer-0", "layer-6"} <= set(methods)
