@@ -5,11 +5,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DEMO_INDEX := .work/demo-index
+EVAL_DATA := ../shared/eval
+REPORTS := reports
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test eval clean
 
 install: $(VENV)/.installed
 
@@ -29,19 +31,32 @@ demo: install
 	$(BIN)/ctxsearch index sample_corpus --index $(DEMO_INDEX)
 	$(BIN)/ctxsearch info --index $(DEMO_INDEX)
 	@for q in "where can I open a savings account at the bank" \
-	          "erosion along the bank after the flood" \
 	          "the python swallowed its prey whole" \
-	          "install a python package with pip"; do \
-	    for space in contextual static; do \
-	        echo; echo "== $$q  [$$space]"; \
-	        $(BIN)/ctxsearch query "$$q" --index $(DEMO_INDEX) --space $$space -k 3 || exit 1; \
-	    done; \
+	          "jaguar engine and leather seats"; do \
+	    echo; $(BIN)/ctxsearch query "$$q" --index $(DEMO_INDEX) -k 3 || exit 1; \
 	done
+	@echo; echo "== Static vs contextual, one query:"
+	$(BIN)/ctxsearch compare "erosion along the bank after the flood" --index $(DEMO_INDEX) -k 5
+	@echo; echo "== One word, several senses:"
+	$(BIN)/ctxsearch polysemy bank "We sat on the bank of the river." \
+	    "The river bank was muddy after the flood." "I deposited the cheque at the bank." \
+	    "The bank approved the loan."
+	@echo; echo "== Static vs contextual over the sample corpus's own judged queries:"
+	$(BIN)/ctxsearch eval sample_corpus --work-dir .work/eval --out $(REPORTS)/sample_corpus
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q
+
+# The full benchmarks (SciFact, STS-B, WiC from ../shared/eval): reports/ and the slow tests.
+eval: $(VENV)/.installed-test
+	$(BIN)/ctxsearch eval $(EVAL_DATA)/scifact --split test --out $(REPORTS)/scifact
+	$(BIN)/ctxsearch sts $(EVAL_DATA)/stsb --split test --json > $(REPORTS)/stsb.json
+	$(BIN)/ctxsearch sts $(EVAL_DATA)/stsb --split test
+	$(BIN)/ctxsearch wic $(EVAL_DATA)/wic --split dev --json > $(REPORTS)/wic.json
+	$(BIN)/ctxsearch wic $(EVAL_DATA)/wic --split dev
+	$(BIN)/python -m pytest -q -m slow
 
 clean:
 	rm -rf .work $(VENV)
