@@ -12,8 +12,9 @@ from pathlib import Path
 import click
 
 from indexer.version import __version__
-from search.cli_benchmarks import eval_command, polysemy, sts, wic
+from search.cli_benchmarks import eval_command, polysemy, sts, tune_fusion, wic
 from search.cli_common import echo_json, index_option, json_option, translate_errors
+from search.modes import DEFAULT_MODE, MODES
 from search.paths import display_path
 
 
@@ -26,7 +27,8 @@ def cli() -> None:
     Examples:
       ctxsearch index ~/notes
       ctxsearch query "how do tower cranes stay upright"
-      ctxsearch query "bank erosion after a flood" --space static -k 5
+      ctxsearch query "bank erosion after a flood" --mode static -k 5
+      ctxsearch compare "the python swallowed its prey"
       ctxsearch info
     """
 
@@ -85,85 +87,115 @@ def index(
     )
 
 
-@cli.command()
-@click.argument("text")
-@index_option
-@click.option("-k", "k", default=10, show_default=True, help="How many results.")
-@click.option(
-    "--space",
-    type=click.Choice(["contextual", "static"]),
-    default="contextual",
-    show_default=True,
-    help="Which vector space to search.",
-)
-@click.option("--all-chunks", is_flag=True, help="Show every matching chunk, not one per document.")
-@json_option
-@translate_errors
-def query(text: str, index_dir: Path, k: int, space: str, all_chunks: bool, as_json: bool) -> None:
-    """Search the index for TEXT, best match first.
-
-    \b
-    Examples:
-      ctxsearch query "where do I open a savings account"
-      ctxsearch query "python swallowed its prey" -k 3 --json
-      ctxsearch query "tower crane safety" --space static --all-chunks
-    """
-    from search.engine import Searcher
-
-    with Searcher(index_dir) as searcher:
-        response = searcher.search(text, k=k, space=space, all_chunks=all_chunks)
-    if as_json:
-        echo_json(response.to_dict())
-        return
-    if not response.results:
-        click.echo("No results: the index is empty.")
-        return
-    click.echo(f"{'#':>3}  {'score':>6}  {'chars':>11}  document")
-    for hit in response.results:
-        chars = f"{hit.start}-{hit.end}"
-        click.echo(
-            f"{hit.rank:>3}  {hit.score:6.3f}  {chars:>11}  "
-            + click.style(display_path(hit.path), bold=True)
-        )
-        click.echo(f"{'':>26}{hit.snippet}")
-    timings = response.timings
-    click.echo(
-        f"({space} space; model load {timings['model_load_seconds']:.2f}s, "
-        f"encode {timings['encode_seconds'] * 1000:.0f} ms, "
-        f"search {timings['search_seconds'] * 1000:.0f} ms)",
-        err=True,
+def mode_option(default: str, help_text: str, name: str = "--mode"):  # -> click decorator
+    """A --mode style option over every search mode."""
+    return click.option(
+        name,
+        type=click.Choice(MODES),
+        default=default,
+        show_default=True,
+        help=help_text,
     )
 
 
 @cli.command()
 @click.argument("text")
 @index_option
-@click.option("-k", "k", default=10, show_default=True, help="How many results in each list.")
+@click.option("-k", "k", default=10, show_default=True, help="How many results.")
+@mode_option(DEFAULT_MODE, "hybrid fuses contextual and lexical (BM25) results.")
+@click.option("--space", type=click.Choice(MODES), hidden=True, help="Old name of --mode.")
+@click.option("--all-chunks", is_flag=True, help="Show every matching chunk, not one per document.")
 @json_option
 @translate_errors
-def compare(text: str, index_dir: Path, k: int, as_json: bool) -> None:
-    """Show static and contextual results for TEXT side by side, with rank changes.
+def query(
+    text: str,
+    index_dir: Path,
+    k: int,
+    mode: str,
+    space: str | None,
+    all_chunks: bool,
+    as_json: bool,
+) -> None:
+    """Search the index for TEXT, best match first.
 
     \b
-    Markers on the contextual side: ▲n moved up n places from its static rank,
-    ▼n moved down, = same rank, new = not in the static top k. On the static
-    side, gone = not in the contextual top k.
+    Examples:
+      ctxsearch query "where do I open a savings account"
+      ctxsearch query "python swallowed its prey" -k 3 --json
+      ctxsearch query "tower crane safety" --mode lexical --all-chunks
+    """
+    from search.engine import Searcher
+
+    with Searcher(index_dir) as searcher:
+        response = searcher.search(text, k=k, mode=space or mode, all_chunks=all_chunks)
+    if as_json:
+        echo_json(response.to_dict())
+        return
+    if not response.results:
+        click.echo("No results.")
+        return
+    click.echo(f"{'#':>3}  {'score':>6}  {'chars':>11}  document")
+    for hit in response.results:
+        chars = f"{hit.start}-{hit.end}"
+        found = ", ".join(f"{name} #{rank}" for name, rank in hit.found_by.items())
+        click.echo(
+            f"{hit.rank:>3}  {hit.score:6.3f}  {chars:>11}  "
+            + click.style(display_path(hit.path), bold=True)
+            + (f"  ({found})" if found else "")
+        )
+        click.echo(f"{'':>26}" + highlighted(hit.snippet, hit.highlights))
+    timings = response.timings
+    click.echo(
+        f"({response.mode}; model load {timings['model_load_seconds']:.2f}s, "
+        f"encode {timings['encode_seconds'] * 1000:.0f} ms, "
+        f"search {timings['search_seconds'] * 1000:.0f} ms)",
+        err=True,
+    )
+
+
+def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:
+    """The snippet with its highlighted spans in bold yellow (plain when not a terminal)."""
+    pieces, position = [], 0
+    for start, end in spans:
+        pieces += [snippet[position:start], click.style(snippet[start:end], fg="yellow", bold=True)]
+        position = end
+    return "".join([*pieces, snippet[position:]])
+
+
+@cli.command()
+@click.argument("text")
+@index_option
+@click.option("-k", "k", default=10, show_default=True, help="How many results in each list.")
+@mode_option("contextual", "The mode shown on the right.")
+@mode_option("static", "The baseline shown on the left.", name="--against")
+@json_option
+@translate_errors
+def compare(text: str, index_dir: Path, k: int, mode: str, against: str, as_json: bool) -> None:
+    """Show two modes' results for TEXT side by side (static vs contextual by default).
+
+    \b
+    Markers on the right: ▲n moved up n places from its rank on the left, ▼n moved
+    down, = same rank, new = not in the left top k. On the left, gone = not in the
+    right top k.
 
     \b
     Examples:
       ctxsearch compare "the bank of the river eroded in the flood"
       ctxsearch compare "jaguar top speed" -k 5 --json
+      ctxsearch compare "pitch of a roof" --mode hybrid --against lexical
     """
-    from search.comparison import compare_spaces
+    from search.comparison import compare_modes
     from search.comparison_view import side_by_side
     from search.engine import Searcher
 
+    if mode == against:
+        raise click.UsageError("--mode and --against must differ")
     with Searcher(index_dir) as searcher:
-        comparison = compare_spaces(searcher, text, k=k)
+        comparison = compare_modes(searcher, text, k=k, mode=mode, against=against)
     if as_json:
         echo_json(comparison)
     else:
-        click.echo(side_by_side(comparison))
+        click.echo(side_by_side(comparison, left=against, right=mode))
 
 
 @cli.command()
@@ -193,7 +225,13 @@ def info(index_dir: Path, as_json: bool) -> None:
             click.echo(f"{key}: {value}")
 
 
-for command, name in ((eval_command, "eval"), (sts, "sts"), (wic, "wic"), (polysemy, "polysemy")):
+for command, name in (
+    (eval_command, "eval"),
+    (sts, "sts"),
+    (wic, "wic"),
+    (polysemy, "polysemy"),
+    (tune_fusion, "tune-fusion"),
+):
     cli.add_command(command, name)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from search.cli_common import echo_json, json_option, translate_errors
+from search.modes import MODES
 
 model_option = click.option(
     "--model", default=None, help="Model folder or hub name (default all-MiniLM-L6-v2)."
@@ -21,7 +22,13 @@ model_option = click.option(
     "--methods",
     default=None,
     help="Comma-separated methods (default: all). static, contextual, cls, max, mean-last2, "
-    "mean-last4, layer-0 ... layer-L; `layers` means every layer.",
+    "mean-last4, layer-0 ... layer-L (`layers`: every layer), lexical, hybrid, hybrid-linear.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default=None,
+    help="Evaluate this search mode (added to --methods).",
 )
 @click.option("--out", type=click.Path(path_type=Path), help="Write report.md/.html, plots, JSON.")
 @click.option(
@@ -37,6 +44,7 @@ def eval_command(
     dataset_dir: Path,
     split: str,
     methods: str | None,
+    mode: str | None,
     out: Path | None,
     work_dir: Path | None,
     model: str | None,
@@ -56,6 +64,7 @@ def eval_command(
       ctxsearch eval sample_corpus
       ctxsearch eval ../shared/eval/scifact --split test --out reports/scifact
       ctxsearch eval ../shared/eval/scifact --methods static,contextual --json
+      ctxsearch eval ../shared/eval/scifact --mode hybrid --methods lexical,contextual
     """
     from search.evaluation import evaluate_retrieval
     from search.progress import ProgressBars
@@ -65,7 +74,7 @@ def eval_command(
         result = evaluate_retrieval(
             dataset_dir,
             split=split,
-            methods=_expand_methods(methods),
+            methods=_expand_methods(methods, mode),
             work_dir=work_dir,
             model=model,
             progress=lambda stage, done, total: bars.report(stage, done, total),
@@ -84,10 +93,11 @@ def eval_command(
         click.echo(_methods_table(result))
 
 
-def _expand_methods(methods: str | None) -> list[str] | None:
-    if not methods:
-        return None
-    return [part.strip() for part in methods.split(",") if part.strip()]
+def _expand_methods(methods: str | None, mode: str | None) -> list[str] | None:
+    names = [part.strip() for part in (methods or "").split(",") if part.strip()]
+    if mode is not None and mode not in names:
+        names.insert(0, mode)
+    return names or None
 
 
 def _json_text(value: Any) -> str:
@@ -112,6 +122,42 @@ def _methods_table(result: dict[str, Any]) -> str:
             f"{(f'{rate:.0f}' if rate else '-'):>8} {(f'{latency:.1f}' if latency else '-'):>9}"
         )
     return "\n".join(lines)
+
+
+@click.command()
+@click.argument("dataset_dir", type=click.Path(path_type=Path))
+@click.option("--split", default="train", show_default=True, help="Tune on this split only.")
+@click.option("--work-dir", type=click.Path(path_type=Path), help="Cache of encoded corpora.")
+@model_option
+@json_option
+@translate_errors
+def tune_fusion(
+    dataset_dir: Path, split: str, work_dir: Path | None, model: str | None, as_json: bool
+) -> None:
+    """Sweep hybrid fusion's constants on a training split (nDCG@10).
+
+    \b
+    Reciprocal rank fusion for several k, and a min-max normalised linear combination
+    for dense weights 0 to 1. The defaults in search/fusion.py come from this sweep on
+    SciFact train; test data is never used to tune.
+
+    \b
+    Examples:
+      ctxsearch tune-fusion ../shared/eval/scifact --split train
+    """
+    from search.fusion_tuning import tune_fusion as sweep
+
+    result = sweep(dataset_dir, split=split, work_dir=work_dir, model=model)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(
+        f"{result['dataset']} {split}: {result['queries']} queries; nDCG@10 contextual "
+        f"{result['contextual']:.4f}, lexical {result['lexical']:.4f}"
+    )
+    click.echo("RRF k:        " + "  ".join(f"{k}={v:.4f}" for k, v in result["rrf"].items()))
+    click.echo("dense weight: " + "  ".join(f"{w}={v:.4f}" for w, v in result["linear"].items()))
+    click.echo(f"best: RRF k={result['best_rrf_k']}, dense weight={result['best_dense_weight']}")
 
 
 @click.command()

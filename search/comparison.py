@@ -1,4 +1,4 @@
-"""Static vs contextual results for one query, with each document's rank change."""
+"""Two modes' results for one query (static vs contextual by default), with rank changes."""
 
 from __future__ import annotations
 
@@ -7,32 +7,34 @@ from typing import Any
 from search.engine import Hit, Searcher
 
 
-def compare_spaces(searcher: Searcher, query: str, k: int = 10) -> dict[str, Any]:
-    """Both result lists; contextual hits say how far they moved from their static rank.
+def compare_modes(
+    searcher: Searcher, query: str, k: int = 10, mode: str = "contextual", against: str = "static"
+) -> dict[str, Any]:
+    """Both result lists, keyed by mode name; `mode`'s hits say how far they moved.
 
-    A contextual hit's `change` is `up`, `down`, `same` or `new` (absent from the static
-    top k), with `moved` places; a static hit's is `kept` or `vanished` (absent from the
-    contextual top k). `other_rank` is the document's rank in the other list, or null.
+    A hit of `mode` has `change` `up`, `down`, `same` or `new` (absent from the `against`
+    top k), with `moved` places; a hit of `against` has `kept` or `vanished` (absent from
+    the `mode` top k). `other_rank` is the document's rank in the other list, or null.
     """
-    static = searcher.search(query, k=k, space="static").results
-    contextual = searcher.search(query, k=k, space="contextual").results
-    static_ranks = {hit.document_id: hit.rank for hit in static}
-    contextual_ranks = {hit.document_id: hit.rank for hit in contextual}
+    baseline = searcher.search(query, k=k, mode=against).results
+    compared = searcher.search(query, k=k, mode=mode).results
+    baseline_ranks = {hit.document_id: hit.rank for hit in baseline}
+    compared_ranks = {hit.document_id: hit.rank for hit in compared}
     return {
         "query": query,
         "k": k,
-        "static": [_static_entry(hit, contextual_ranks) for hit in static],
-        "contextual": [_contextual_entry(hit, static_ranks) for hit in contextual],
+        against: [_baseline_entry(hit, compared_ranks) for hit in baseline],
+        mode: [_compared_entry(hit, baseline_ranks) for hit in compared],
     }
 
 
-def _static_entry(hit: Hit, contextual_ranks: dict[int, int]) -> dict[str, Any]:
-    other = contextual_ranks.get(hit.document_id)
+def _baseline_entry(hit: Hit, compared_ranks: dict[int, int]) -> dict[str, Any]:
+    other = compared_ranks.get(hit.document_id)
     return {**hit.to_dict(), "other_rank": other, "change": "kept" if other else "vanished"}
 
 
-def _contextual_entry(hit: Hit, static_ranks: dict[int, int]) -> dict[str, Any]:
-    other = static_ranks.get(hit.document_id)
+def _compared_entry(hit: Hit, baseline_ranks: dict[int, int]) -> dict[str, Any]:
+    other = baseline_ranks.get(hit.document_id)
     if other is None:
         change, moved = "new", None
     elif other > hit.rank:

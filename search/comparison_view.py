@@ -11,22 +11,22 @@ from search.comparison import change_marker
 from search.paths import display_path
 
 
-def side_by_side(comparison: dict[str, Any]) -> str:
-    """Two ranked columns, static on the left, contextual on the right, with markers."""
+def side_by_side(
+    comparison: dict[str, Any], left: str = "static", right: str = "contextual"
+) -> str:
+    """Two ranked columns, the baseline on the left, the compared mode on the right."""
     width = max(80, shutil.get_terminal_size((120, 24)).columns)
     column = (width - 3) // 2
     name_width = column - 18
     lines = [
         f"query: {comparison['query']}",
-        _cell("#", "static", "score", "", name_width)
+        _cell("#", left, "score", "", name_width)
         + " │ "
-        + _cell("#", "contextual", "score", "change", name_width),
+        + _cell("#", right, "score", "change", name_width),
     ]
-    static, contextual = comparison["static"], comparison["contextual"]
-    for row in range(max(len(static), len(contextual))):
-        left = _entry(static, row, name_width)
-        right = _entry(contextual, row, name_width)
-        lines.append(f"{left} │ {right}")
+    baseline, compared = comparison[left], comparison[right]
+    for row in range(max(len(baseline), len(compared))):
+        lines.append(f"{_entry(baseline, row, name_width)} │ {_entry(compared, row, name_width)}")
     return "\n".join(lines)
 
 

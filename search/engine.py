@@ -1,4 +1,4 @@
-"""The read path: encode a query, search a vector space, hydrate hits from SQL."""
+"""The read path: encode a query, search one space or fuse several, hydrate hits from SQL."""
 
 from __future__ import annotations
 
@@ -10,15 +10,23 @@ import numpy as np
 
 from indexer.errors import InvalidQuery
 from indexer.store.index import StoredIndex
+from indexer.store.lexical import SqliteLexicalSpace, query_terms
 from indexer.store.manifest import Manifest
+from search.fusion import reciprocal_rank_fusion
+from search.modes import DEFAULT_MODE, MODES
 from search.snippets import make_snippet
 
-SPACES = ("contextual", "static")
+# How deep each space is searched before hybrid fusion.
+FUSION_DEPTH = 100
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result: a chunk of a document, its score and where it sits."""
+    """One search result: a chunk of a document, its score and where it sits.
+
+    `found_by` maps each space that retrieved the chunk to its rank there (1 = first);
+    `highlights` are [start, end) spans of query words inside `snippet`.
+    """
 
     rank: int
     score: float
@@ -30,6 +38,8 @@ class Hit:
     document_id: int
     ordinal: int
     space: str
+    found_by: dict[str, int] = field(default_factory=dict)
+    highlights: list[tuple[int, int]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The hit as plain JSON-ready values."""
@@ -41,7 +51,7 @@ class SearchResponse:
     """The hits for one query, with how long each step took."""
 
     query: str
-    space: str
+    mode: str
     results: list[Hit]
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -49,14 +59,23 @@ class SearchResponse:
         """The response as the JSON object `ctxsearch query --json` prints."""
         return {
             "query": self.query,
-            "space": self.space,
+            "mode": self.mode,
             "results": [hit.to_dict() for hit in self.results],
             "timings": self.timings,
         }
 
 
+@dataclass
+class _Candidates:
+    """Chunks ranked by one mode, with each chunk's rank in every space that found it."""
+
+    ranked: list[tuple[int, float]]
+    found_by: dict[int, dict[str, int]]
+    exhausted: bool
+
+
 class Searcher:
-    """Searches one index. The model loads on the first query, once.
+    """Searches one index. The model loads on the first dense query, once.
 
     `model` and `pooling`, when given, must match the index's manifest (`ModelMismatch`
     otherwise); by default the index's own are used.
@@ -74,6 +93,7 @@ class Searcher:
         except Exception:
             self.index.close()
             raise
+        self.lexical = SqliteLexicalSpace(self.index.metadata.engine)
         self._encoders: dict | None = None
 
     @property
@@ -107,40 +127,77 @@ class Searcher:
         return self._encoders
 
     def search(
-        self, query: str, k: int = 10, space: str = "contextual", all_chunks: bool = False
+        self,
+        query: str,
+        k: int = 10,
+        mode: str = DEFAULT_MODE,
+        all_chunks: bool = False,
+        space: str | None = None,
     ) -> SearchResponse:
-        """The `k` best hits for `query`: one per document unless `all_chunks` is set."""
-        _check_query(query, k, space)
-        load_started = time.perf_counter()
-        encoder = self.encoders()[space]
-        started = time.perf_counter()
-        vector = encoder.encode([query])
-        encoded = time.perf_counter()
-        hits = self._nearest(vector, k, space, all_chunks)
-        finished = time.perf_counter()
-        timings = {
-            "model_load_seconds": round(started - load_started, 4),
-            "encode_seconds": round(encoded - started, 4),
-            "search_seconds": round(finished - encoded, 4),
-        }
-        return SearchResponse(query=query, space=space, results=hits, timings=timings)
+        """The `k` best hits for `query`: one per document unless `all_chunks` is set.
 
-    def _nearest(self, vector: np.ndarray, k: int, space: str, all_chunks: bool) -> list[Hit]:
-        vectors = self.index.spaces[space]
-        fetch = k if all_chunks else k * 4
+        `mode` is `hybrid` (contextual and lexical, fused by reciprocal rank),
+        `contextual`, `static` or `lexical`; `space` is an older name for `mode`.
+        """
+        mode = space or mode
+        _check_query(query, k, mode)
+        timings = {"model_load_seconds": 0.0}
+        if mode != "lexical" and self._encoders is None:
+            started = time.perf_counter()
+            self.encoders()
+            timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
+        started = time.perf_counter()
+        vectors = self._encode(query, mode)
+        timings["encode_seconds"] = round(time.perf_counter() - started, 4)
+        started = time.perf_counter()
+        hits = self._hits(query, vectors, k, mode, all_chunks)
+        timings["search_seconds"] = round(time.perf_counter() - started, 4)
+        return SearchResponse(query=query, mode=mode, results=hits, timings=timings)
+
+    def _encode(self, query: str, mode: str) -> dict[str, np.ndarray]:
+        spaces = {"hybrid": ["contextual"], "lexical": []}.get(mode, [mode])
+        return {space: self.encoders()[space].encode([query]) for space in spaces}
+
+    def _candidates(
+        self, query: str, vectors: dict[str, np.ndarray], mode: str, depth: int
+    ) -> _Candidates:
+        lists: dict[str, list[tuple[int, float]]] = {}
+        exhausted = True
+        depth = max(depth, FUSION_DEPTH) if mode == "hybrid" else depth
+        for space, vector in vectors.items():
+            scores, ids = self.index.spaces[space].search(vector, depth)
+            lists[space] = [
+                (int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0
+            ]
+            exhausted = exhausted and depth >= len(self.index.spaces[space])
+        if mode in ("hybrid", "lexical"):
+            lists["lexical"] = self.lexical.search(query, depth)
+            exhausted = exhausted and len(lists["lexical"]) < depth
+        found_by: dict[int, dict[str, int]] = {}
+        for space, ranked in lists.items():
+            for rank, (chunk_id, _score) in enumerate(ranked, start=1):
+                found_by.setdefault(chunk_id, {})[space] = rank
+        fused = reciprocal_rank_fusion(lists) if mode == "hybrid" else lists[mode]
+        return _Candidates(fused, found_by, exhausted)
+
+    def _hits(
+        self, query: str, vectors: dict[str, np.ndarray], k: int, mode: str, all_chunks: bool
+    ) -> list[Hit]:
+        terms = query_terms(query)
+        depth = k if all_chunks else k * 4
         while True:
-            scores, ids = vectors.search(vector, fetch)
-            ranked = [(float(s), int(i)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
-            chunks = self.index.metadata.chunks(i for _, i in ranked)
+            candidates = self._candidates(query, vectors, mode, depth)
+            chunks = self.index.metadata.chunks(chunk_id for chunk_id, _ in candidates.ranked)
             hits: list[Hit] = []
             seen_documents: set[int] = set()
-            for score, chunk_id in ranked:
+            for chunk_id, score in candidates.ranked:
                 chunk = chunks.get(chunk_id)
-                if chunk is None:  # a vector whose chunk is being replaced by a writer
+                if chunk is None:  # a vector whose chunk a writer is replacing
                     continue
                 if not all_chunks and chunk.document_id in seen_documents:
                     continue
                 seen_documents.add(chunk.document_id)
+                snippet = make_snippet(chunk.text, terms)
                 hits.append(
                     Hit(
                         rank=len(hits) + 1,
@@ -148,24 +205,26 @@ class Searcher:
                         path=chunk.path,
                         start=chunk.start,
                         end=chunk.end,
-                        snippet=make_snippet(chunk.text),
+                        snippet=snippet.text,
                         chunk_id=chunk.id,
                         document_id=chunk.document_id,
                         ordinal=chunk.ordinal,
-                        space=space,
+                        space=mode,
+                        found_by=candidates.found_by.get(chunk_id, {}),
+                        highlights=snippet.highlights,
                     )
                 )
                 if len(hits) == k:
                     return hits
-            if fetch >= len(vectors):
+            if candidates.exhausted:
                 return hits
-            fetch *= 4
+            depth *= 4
 
 
-def _check_query(query: str, k: int, space: str) -> None:
+def _check_query(query: str, k: int, mode: str) -> None:
     if not query or not query.strip():
         raise InvalidQuery("the query is empty")
     if k <= 0:
         raise InvalidQuery(f"k must be a positive number of results, not {k}")
-    if space not in SPACES:
-        raise InvalidQuery(f"unknown space {space!r}: choose one of {', '.join(SPACES)}")
+    if mode not in MODES:
+        raise InvalidQuery(f"unknown mode {mode!r}: choose one of {', '.join(MODES)}")

@@ -20,12 +20,15 @@ from typing import Any
 
 import faiss
 import numpy as np
+from sqlalchemy import create_engine, text
 
 from indexer.encoders.layers import LayerwiseEncoder
 from indexer.encoders.loading import LoadedModel, load_model
 from indexer.encoders.static import StaticEncoder
 from indexer.errors import InvalidQuery
+from indexer.store.lexical import SqliteLexicalSpace, create_fts_space
 from search.datasets import RetrievalDataset, load_retrieval_dataset
+from search.fusion import linear_fusion, reciprocal_rank_fusion
 from search.metrics import mean_metrics
 
 CACHE_FORMAT = 1
@@ -42,9 +45,12 @@ def default_work_dir() -> Path:
     return Path(cache_home) / "ctxsearch" / "eval"
 
 
+FUSED_METHODS = ("hybrid", "hybrid-linear")
+
+
 def available_methods(loaded: LoadedModel) -> list[str]:
-    """Every method this model offers: static, the poolings, then each layer."""
-    return ["static", *LayerwiseEncoder(loaded).methods]
+    """Every method this model offers: static, the poolings, each layer, lexical, hybrids."""
+    return ["static", *LayerwiseEncoder(loaded).methods, "lexical", *FUSED_METHODS]
 
 
 def evaluate_retrieval(
@@ -57,7 +63,6 @@ def evaluate_retrieval(
 ) -> dict[str, Any]:
     """nDCG@10, MRR@10, Recall@100 and MAP@100 of each method, with speed and size."""
     started = time.perf_counter()
-    report = progress or (lambda _stage, _done, _total: None)
     dataset = load_retrieval_dataset(dataset_dir, split)
     loaded = load_model(model)
     offered = available_methods(loaded)
@@ -67,29 +72,19 @@ def evaluate_retrieval(
         raise InvalidQuery(
             f"unknown method(s) {', '.join(unknown)}: choose from {', '.join(offered)}"
         )
-    cache = _CorpusCache(dataset, loaded, work_dir or default_work_dir())
-    cache.ensure(chosen, report)
-    query_ids = list(dataset.queries)
-    query_texts = [dataset.queries[q] for q in query_ids]
-    query_vectors = _encode_queries(loaded, query_texts, chosen)
-    latencies = _query_latencies(loaded, cache, query_texts[:LATENCY_QUERIES], chosen)
+    retrieval = Retrieval(dataset, loaded, work_dir, progress)
+    lists = retrieval.ranked_lists(chosen)
+    latencies = retrieval.latencies(chosen)
     results = {}
     for method in chosen:
-        index = cache.index(method)
-        scores, rows = index.search(query_vectors[method], min(TOP_K, index.ntotal))
-        run = {
-            query_id: {
-                cache.doc_ids[row]: float(score)
-                for score, row in zip(s, r, strict=True)
-                if row >= 0
-            }
-            for query_id, s, r in zip(query_ids, scores, rows, strict=True)
-        }
         results[method] = {
-            **{name: round(value, 4) for name, value in mean_metrics(run, dataset.qrels).items()},
-            "docs_per_second": cache.docs_per_second(method),
+            **{
+                name: round(value, 4)
+                for name, value in mean_metrics(retrieval.run(lists[method]), dataset.qrels).items()
+            },
+            "docs_per_second": retrieval.cache.docs_per_second(method),
             "query_ms": latencies[method],
-            "index_bytes": cache.path(method).stat().st_size,
+            "index_bytes": retrieval.cache.index_bytes(method),
             **_method_kind(method),
         }
     return {
@@ -97,13 +92,92 @@ def evaluate_retrieval(
         "split": split,
         "model": loaded.name,
         "documents": len(dataset.corpus),
-        "queries": len(query_ids),
+        "queries": len(dataset.queries),
         "max_tokens": loaded.max_tokens,
-        "truncated_documents": cache.meta["truncated_documents"],
-        "cache": str(cache.directory),
+        "truncated_documents": retrieval.cache.meta["truncated_documents"],
+        "cache": str(retrieval.cache.directory),
         "wall_seconds": round(time.perf_counter() - started, 2),
         "methods": results,
     }
+
+
+RankedLists = dict[str, list[tuple[int, float]]]
+
+
+class Retrieval:
+    """Ranked lists of corpus rows for every query of a dataset, by method."""
+
+    def __init__(
+        self,
+        dataset: RetrievalDataset,
+        loaded: LoadedModel,
+        work_dir: Path | None = None,
+        progress: Progress | None = None,
+    ):
+        self.dataset = dataset
+        self.loaded = loaded
+        self.cache = _CorpusCache(dataset, loaded, work_dir or default_work_dir())
+        self.progress = progress or (lambda _stage, _done, _total: None)
+        self.query_ids = list(dataset.queries)
+        self.query_texts = [dataset.queries[q] for q in self.query_ids]
+
+    def ranked_lists(self, methods: Sequence[str]) -> dict[str, RankedLists]:
+        """{method: {query id: [(row, score), ...] best first}}, TOP_K deep."""
+        base = _base_methods(methods)
+        self.cache.ensure(base, self.progress)
+        vectors = _encode_queries(self.loaded, self.query_texts, base)
+        lists: dict[str, RankedLists] = {}
+        for method in base:
+            if method == "lexical":
+                space = self.cache.lexical_space()
+                lists[method] = {
+                    q: space.search(t, TOP_K)
+                    for q, t in zip(self.query_ids, self.query_texts, strict=True)
+                }
+                continue
+            index = self.cache.index(method)
+            scores, rows = index.search(vectors[method], min(TOP_K, index.ntotal))
+            lists[method] = {
+                query_id: [
+                    (int(r), float(s)) for s, r in zip(row_scores, row_ids, strict=True) if r >= 0
+                ]
+                for query_id, row_scores, row_ids in zip(self.query_ids, scores, rows, strict=True)
+            }
+        for method in (m for m in methods if m in FUSED_METHODS):
+            lists[method] = {
+                query_id: fuse(method, lists["contextual"][query_id], lists["lexical"][query_id])
+                for query_id in self.query_ids
+            }
+        return lists
+
+    def run(self, ranked: RankedLists) -> dict[str, dict[str, float]]:
+        """Ranked rows as a trec-style run: {query id: {document id: score}}."""
+        return {
+            query_id: {self.cache.doc_ids[row]: score for row, score in pairs[:TOP_K]}
+            for query_id, pairs in ranked.items()
+        }
+
+    def latencies(self, methods: Sequence[str]) -> dict[str, float | None]:
+        """Median milliseconds to answer one query alone, per method."""
+        return _query_latencies(
+            self.loaded, self.cache, self.query_texts[:LATENCY_QUERIES], methods
+        )
+
+
+def fuse(method: str, dense: list[tuple[int, float]], lexical: list[tuple[int, float]]):
+    """Fuse a dense and a lexical list the way `method` (hybrid, hybrid-linear) does."""
+    if method == "hybrid":
+        return reciprocal_rank_fusion({"contextual": dense, "lexical": lexical})
+    return linear_fusion(dense, lexical)
+
+
+def _base_methods(methods: Sequence[str]) -> list[str]:
+    """The methods that retrieve on their own, fused methods replaced by what they fuse."""
+    base: list[str] = []
+    for method in methods:
+        needed = ["contextual", "lexical"] if method in FUSED_METHODS else [method]
+        base += [name for name in needed if name not in base]
+    return base
 
 
 def _expand_layers(methods: Sequence[str], offered: list[str]) -> list[str]:
@@ -116,8 +190,10 @@ def _expand_layers(methods: Sequence[str], offered: list[str]) -> list[str]:
 
 
 def _method_kind(method: str) -> dict[str, Any]:
-    if method == "static":
-        return {"kind": "static"}
+    if method in ("static", "lexical"):
+        return {"kind": method}
+    if method in FUSED_METHODS:
+        return {"kind": "hybrid"}
     if method.startswith("layer-"):
         return {"kind": "layer", "layer": int(method.removeprefix("layer-"))}
     return {"kind": "pooling"}
@@ -141,15 +217,32 @@ class _CorpusCache:
         self.meta.setdefault("truncated_documents", self._count_truncated())
 
     def path(self, method: str) -> Path:
+        """The cached index of a method that retrieves on its own."""
+        if method == "lexical":
+            return self.directory / "lexical.sqlite"
         return self.directory / f"{method}.faiss"
 
     def index(self, method: str) -> faiss.Index:
+        """The exact FAISS index of a dense method (row = position in `doc_ids`)."""
         return faiss.read_index(str(self.path(method)))
 
+    def lexical_space(self) -> SqliteLexicalSpace:
+        """The corpus's BM25 space, the same FTS5 setup as an index's lexical space."""
+        return SqliteLexicalSpace(create_engine(f"sqlite:///{self.path('lexical')}"))
+
+    def index_bytes(self, method: str) -> int:
+        """The size on disk of what the method searches."""
+        return sum(self.path(m).stat().st_size for m in _base_methods([method]))
+
     def docs_per_second(self, method: str) -> float | None:
-        group = "static" if method == "static" else "contextual"
-        seconds = self.meta["seconds"].get(group)
-        return round(len(self.doc_ids) / seconds, 1) if seconds else None
+        """Corpus documents indexed per second (dense: one shared pass for all methods)."""
+        groups = {"static": ["static"], "lexical": ["lexical"]}.get(method, ["contextual"])
+        if method in FUSED_METHODS:
+            groups = ["contextual", "lexical"]
+        seconds = [self.meta["seconds"].get(group) for group in groups]
+        if not all(seconds):
+            return None
+        return round(len(self.doc_ids) / sum(seconds), 1)
 
     def ensure(self, methods: Sequence[str], report: Progress) -> None:
         """Encode the corpus for whatever methods are not cached yet."""
@@ -158,11 +251,15 @@ class _CorpusCache:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         texts = [self.dataset.corpus[doc_id] for doc_id in self.doc_ids]
+        if "lexical" in missing:
+            started = time.perf_counter()
+            self._write_lexical(texts)
+            self.meta["seconds"]["lexical"] = time.perf_counter() - started
         if "static" in missing:
             started = time.perf_counter()
             self._write({"static": StaticEncoder(self.loaded).encode(texts)})
             self.meta["seconds"]["static"] = time.perf_counter() - started
-        if any(m != "static" for m in missing):
+        if any(m not in ("static", "lexical") for m in missing):
             done = 0
 
             def advance(count: int) -> None:
@@ -184,6 +281,20 @@ class _CorpusCache:
             faiss.write_index(index, str(temporary))
             os.replace(temporary, self.path(method))
 
+    def _write_lexical(self, texts: list[str]) -> None:
+        temporary = self.path("lexical").with_suffix(".tmp")
+        temporary.unlink(missing_ok=True)
+        engine = create_engine(f"sqlite:///{temporary}")
+        with engine.begin() as connection:
+            connection.execute(text("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT)"))
+            create_fts_space(connection, "chunks")
+            connection.execute(
+                text("INSERT INTO chunks (id, text) VALUES (:id, :text)"),
+                [{"id": row, "text": value} for row, value in enumerate(texts)],
+            )
+        engine.dispose()
+        os.replace(temporary, self.path("lexical"))
+
     def _count_truncated(self) -> int:
         limit = self.loaded.max_tokens
         count = 0
@@ -200,33 +311,56 @@ def _encode_queries(
     vectors: dict[str, np.ndarray] = {}
     if "static" in methods:
         vectors["static"] = StaticEncoder(loaded).encode(texts)
-    if any(m != "static" for m in methods):
+    if any(m not in ("static", "lexical") for m in methods):
         vectors.update(LayerwiseEncoder(loaded).encode(texts))
     return vectors
 
 
 def _query_latencies(
     loaded: LoadedModel, cache: _CorpusCache, texts: list[str], methods: Sequence[str]
-) -> dict[str, float]:
-    """Median milliseconds to encode one query alone and search the exact index."""
-    from indexer.encoders.transformer import ContextualEncoder
-
-    latencies = {}
-    static = StaticEncoder(loaded)
+) -> dict[str, float | None]:
+    """Median milliseconds to answer one query alone (encode, search, fuse), per method."""
+    latencies: dict[str, float | None] = {}
     for method in methods:
-        index = cache.index(method)
-        if method == "static":
-            encode = static.encode
-        elif method.startswith("layer-"):
-            layerwise = LayerwiseEncoder(loaded)
-            encode = lambda batch, name=method, enc=layerwise: enc.encode(batch)[name]  # noqa: E731
-        else:
-            pooling = {"contextual": "mean"}.get(method, method)
-            encode = ContextualEncoder(loaded, pooling).encode
+        answer = _single_query_answerer(loaded, cache, method)
         timings = []
-        for text in texts:
+        for query in texts:
             started = time.perf_counter()
-            index.search(encode([text]), min(TOP_K, index.ntotal))
+            answer(query)
             timings.append((time.perf_counter() - started) * 1000)
         latencies[method] = round(statistics.median(timings), 2) if timings else None
     return latencies
+
+
+def _single_query_answerer(
+    loaded: LoadedModel, cache: _CorpusCache, method: str
+) -> Callable[[str], list[tuple[int, float]]]:
+    """A function that answers one query the way `method` does."""
+    if method == "lexical":
+        space = cache.lexical_space()
+        return lambda query: space.search(query, TOP_K)
+    if method in FUSED_METHODS:
+        dense = _single_query_answerer(loaded, cache, "contextual")
+        lexical = _single_query_answerer(loaded, cache, "lexical")
+        return lambda query: fuse(method, dense(query), lexical(query))
+    index = cache.index(method)
+    encode = _single_query_encoder(loaded, method)
+
+    def answer(query: str) -> list[tuple[int, float]]:
+        scores, rows = index.search(encode(query), min(TOP_K, index.ntotal))
+        return [(int(r), float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
+
+    return answer
+
+
+def _single_query_encoder(loaded: LoadedModel, method: str) -> Callable[[str], np.ndarray]:
+    from indexer.encoders.transformer import ContextualEncoder
+
+    if method == "static":
+        static = StaticEncoder(loaded)
+        return lambda query: static.encode([query])
+    if method.startswith("layer-"):
+        layerwise = LayerwiseEncoder(loaded)
+        return lambda query: layerwise.encode([query])[method]
+    contextual = ContextualEncoder(loaded, {"contextual": "mean"}.get(method, method))
+    return lambda query: contextual.encode([query])

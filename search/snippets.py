@@ -1,16 +1,76 @@
-"""Short, readable excerpts of chunk text for result lists."""
+"""Short excerpts of chunk text, centred on the query's words, with those words marked."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 _WHITESPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+_LEAD = 40  # characters of context kept before the first matched word
 
 
-def make_snippet(text: str, limit: int = 240) -> str:
-    """The text on one line, cut at a word boundary near `limit` characters."""
+@dataclass(frozen=True)
+class Snippet:
+    """An excerpt and the [start, end) character spans of the query words inside it."""
+
+    text: str
+    highlights: list[tuple[int, int]] = field(default_factory=list)
+
+    def marked(self, before: str, after: str) -> str:
+        """The excerpt with every highlighted span wrapped in `before` ... `after`."""
+        pieces, position = [], 0
+        for start, end in self.highlights:
+            pieces += [self.text[position:start], before, self.text[start:end], after]
+            position = end
+        return "".join([*pieces, self.text[position:]])
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Porter stem of a lower-cased word (the same stemmer as the lexical space)."""
+    return _porter().stemWord(word.lower())
+
+
+@lru_cache(maxsize=1)
+def _porter():  # -> snowballstemmer.stemmer, imported lazily
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("porter")
+
+
+def make_snippet(text: str, terms: Iterable[str] = (), limit: int = 240) -> Snippet:
+    """About `limit` characters of `text` on one line, where the query terms are densest."""
     flat = _WHITESPACE.sub(" ", text).strip()
+    wanted = {stem(term) for term in terms}
+    matches = [m.span() for m in _WORD.finditer(flat) if wanted and stem(m.group()) in wanted]
+    start, end = _window(flat, matches, limit)
+    excerpt = flat[start:end]
+    prefix = "… " if start > 0 else ""
+    suffix = " …" if end < len(flat) else ""
+    shift = len(prefix) - start
+    highlights = [(a + shift, b + shift) for a, b in matches if a >= start and b <= end]
+    return Snippet(prefix + excerpt + suffix, highlights)
+
+
+def _window(flat: str, matches: list[tuple[int, int]], limit: int) -> tuple[int, int]:
     if len(flat) <= limit:
-        return flat
-    cut = flat.rfind(" ", 0, limit)
-    return flat[: cut if cut > limit // 2 else limit].rstrip(" ,;:") + " …"
+        return 0, len(flat)
+    start = 0
+    if matches:
+        counts = [
+            sum(1 for a, b in matches if s - _LEAD <= a and b <= s - _LEAD + limit)
+            for s, _ in matches
+        ]
+        best = matches[counts.index(max(counts))][0]
+        start = max(0, best - _LEAD)
+        if start > 0:
+            space = flat.find(" ", start)
+            start = space + 1 if 0 <= space < best else start
+    end = min(len(flat), start + limit)
+    if end < len(flat):
+        space = flat.rfind(" ", start, end)
+        end = space if space > start + limit // 2 else end
+    return start, end

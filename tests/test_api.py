@@ -19,8 +19,10 @@ def test_index_then_search_in_process(tmp_path, notes):
         response = searcher.search("where do I keep my savings", k=2)
         assert response.results[0].path.endswith("money.txt")
         assert response.to_dict()["results"][0]["rank"] == 1
-        static = searcher.search("where do I keep my savings", k=2, space="static")
-        assert static.space == "static" and len(static.results) == 2
+        static = searcher.search("where do I keep my savings", k=2, mode="static")
+        assert static.mode == "static" and len(static.results) == 2
+        older = searcher.search("where do I keep my savings", k=2, space="static")
+        assert older.mode == "static", "space= is still accepted as the old name of mode="
 
 
 def test_contextual_space_resolves_the_sense_of_bank(sample_index):
@@ -44,7 +46,7 @@ def test_typed_errors(tmp_path, sample_index):
         with pytest.raises(InvalidQuery):
             searcher.search("bank", k=-1)
         with pytest.raises(InvalidQuery):
-            searcher.search("bank", space="sparse")
+            searcher.search("bank", mode="sparse")
     assert issubclass(InvalidQuery, indexer.CtxsearchError)
 
 

@@ -170,5 +170,27 @@ def test_an_old_database_without_the_migrations_table_is_migrated(tmp_path):
     sqlite3.connect(path).close()  # an empty database, as before any migration
     engine = create_engine(f"sqlite:///{path}")
     with engine.begin() as connection:
-        assert migrate(connection) == ["0001_initial"]
+        assert migrate(connection) == [name for name, _ in MIGRATIONS]
+    engine.dispose()
+
+
+def test_the_lexical_migration_indexes_chunks_already_stored(tmp_path):
+    from sqlalchemy import text
+
+    from indexer.store.lexical import SqliteLexicalSpace
+    from indexer.store.migrations import _m0001_initial
+
+    path = tmp_path / "old.sqlite"
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:  # a database as version 0001 left it, with data
+        _m0001_initial(connection)
+        connection.execute(
+            text("CREATE TABLE migrations (name VARCHAR PRIMARY KEY, applied_at FLOAT)")
+        )
+        connection.execute(text("INSERT INTO migrations VALUES ('0001_initial', 0)"))
+        connection.execute(text("INSERT INTO documents VALUES (1, '/a.txt', 1, 1, 'x', 0)"))
+        connection.execute(text("INSERT INTO chunks VALUES (7, 1, 0, 0, 5, 'otters swim')"))
+    with engine.begin() as connection:
+        assert migrate(connection) == ["0002_lexical_space"]
+    assert SqliteLexicalSpace(engine).search("otter", 5)[0][0] == 7
     engine.dispose()

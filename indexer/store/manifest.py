@@ -10,6 +10,11 @@ from indexer.errors import IndexCorrupt, ModelMismatch
 # Bumped when the on-disk layout changes in a way old code cannot read.
 INDEX_FORMAT = 1
 SPACES = ("contextual", "static")
+LEXICAL_SETTINGS = {
+    "backend": "sqlite-fts5 bm25",
+    "tokenizer": "porter unicode61 remove_diacritics 2",
+    "query_stop_words": "english (stop-words package, alphabetic entries)",
+}
 
 
 @dataclass
@@ -25,6 +30,7 @@ class Manifest:
     chunk_overlap: int
     version: str
     spaces: list[str] = field(default_factory=lambda: list(SPACES))
+    lexical: dict[str, str] = field(default_factory=lambda: dict(LEXICAL_SETTINGS))
     metric: str = "cosine (inner product of L2-normalised vectors)"
     format: int = INDEX_FORMAT
     created_at: float = 0.0

@@ -37,8 +37,15 @@ def _m0001_initial(connection: Connection) -> None:
         connection.execute(text(statement))
 
 
+def _m0002_lexical_space(connection: Connection) -> None:
+    from indexer.store.lexical import create_fts_space
+
+    create_fts_space(connection, "chunks", tokenizer="porter unicode61 remove_diacritics 2")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
+    ("0002_lexical_space", _m0002_lexical_space),
 ]
 
 

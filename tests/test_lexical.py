@@ -1,0 +1,85 @@
+"""The lexical space: FTS5 kept in step with the chunks, safe queries, hybrid hits."""
+
+import pytest
+from sqlalchemy import text
+
+from indexer import Indexer
+from indexer.store.index import StoredIndex
+from indexer.store.lexical import FTS_TABLE, SqliteLexicalSpace, match_expression, query_terms
+from search import Searcher
+
+
+def lexical_state(index_dir):
+    """(chunk ids in SQL, chunk ids in FTS, FTS integrity) of an index."""
+    index = StoredIndex.open(index_dir)
+    try:
+        space = SqliteLexicalSpace(index.metadata.engine)
+        with index.metadata.engine.connect() as connection:
+            fts_ids = {row[0] for row in connection.execute(text(f"SELECT rowid FROM {FTS_TABLE}"))}
+        return index.metadata.chunk_ids(), fts_ids, space.check()
+    finally:
+        index.close()
+
+
+def assert_lexical_consistent(index_dir):
+    chunk_ids, fts_ids, intact = lexical_state(index_dir)
+    assert chunk_ids == fts_ids and intact
+
+
+def test_lexical_space_follows_adds_updates_and_deletes(tmp_path, notes):
+    Indexer(tmp_path / "ix").index_folder(notes)
+    assert_lexical_consistent(tmp_path / "ix")
+    with Searcher(tmp_path / "ix") as searcher:
+        assert searcher.search("meadow", mode="lexical").results[0].path.endswith("river.txt")
+
+    (notes / "river.txt").write_text("Otters play in the estuary at dawn.\n")
+    (notes / "money.txt").unlink()
+    (notes / "new.md").write_text("A sourdough starter needs flour and water daily.\n")
+    Indexer(tmp_path / "ix").index_folder(notes)
+    assert_lexical_consistent(tmp_path / "ix")
+    with Searcher(tmp_path / "ix") as searcher:
+        assert searcher.search("meadow", mode="lexical").results == []
+        assert searcher.search("savings deposit", mode="lexical").results == []
+        assert (
+            searcher.search("estuary otters", mode="lexical").results[0].path.endswith("river.txt")
+        )
+        assert searcher.search("sourdough", mode="lexical").results[0].path.endswith("new.md")
+
+
+def test_stemming_matches_word_forms(sample_index):
+    with Searcher(sample_index) as searcher:
+        hits = searcher.search("migrating cranes", mode="lexical", k=3).results
+    assert any("crane-migration" in hit.path for hit in hits)
+
+
+@pytest.mark.parametrize(
+    "query", ['"unbalanced quote', "NEAR(a b)", "a* OR -b", "col:value", "^start", "AND OR NOT"]
+)
+def test_fts_syntax_in_queries_is_searched_as_words_not_run(sample_index, query):
+    with Searcher(sample_index) as searcher:
+        searcher.search(query, mode="lexical")
+        searcher.search(query, mode="hybrid")
+
+
+def test_query_terms_drop_stop_words_unless_nothing_is_left():
+    assert query_terms("Where is the bank of the river?") == ["bank", "river"]
+    assert query_terms("the of and") == ["the", "of", "and"]
+    assert match_expression('say "hi"') == '"say" OR "hi"'
+    assert match_expression("?!") is None
+
+
+def test_hybrid_hits_say_which_spaces_found_them(sample_index):
+    with Searcher(sample_index) as searcher:
+        response = searcher.search("erosion along the river bank", k=5, mode="hybrid")
+    top = response.results[0]
+    assert "river-bank-erosion" in top.path
+    assert set(top.found_by) <= {"contextual", "lexical"} and top.found_by
+    assert all(rank >= 1 for rank in top.found_by.values())
+    words = [top.snippet[a:b].lower() for a, b in top.highlights]
+    assert words and all(word.startswith(("erosion", "river", "bank")) for word in words)
+
+
+def test_lexical_mode_needs_no_model(sample_index):
+    with Searcher(sample_index) as searcher:
+        searcher.search("tower crane", mode="lexical")
+        assert searcher._encoders is None
