@@ -12,7 +12,7 @@ from indexer.errors import InvalidQuery
 from indexer.store.index import StoredIndex
 from indexer.store.lexical import SqliteLexicalSpace, query_terms
 from indexer.store.manifest import Manifest
-from search.fusion import reciprocal_rank_fusion
+from search.fusion import hybrid_fusion
 from search.modes import DEFAULT_MODE, MODES
 from search.snippets import make_snippet
 
@@ -136,7 +136,7 @@ class Searcher:
     ) -> SearchResponse:
         """The `k` best hits for `query`: one per document unless `all_chunks` is set.
 
-        `mode` is `hybrid` (contextual and lexical, fused by reciprocal rank),
+        `mode` is `hybrid` (contextual and lexical, scores normalised and combined),
         `contextual`, `static` or `lexical`; `space` is an older name for `mode`.
         """
         mode = space or mode
@@ -177,7 +177,10 @@ class Searcher:
         for space, ranked in lists.items():
             for rank, (chunk_id, _score) in enumerate(ranked, start=1):
                 found_by.setdefault(chunk_id, {})[space] = rank
-        fused = reciprocal_rank_fusion(lists) if mode == "hybrid" else lists[mode]
+        if mode == "hybrid":
+            fused = hybrid_fusion(lists["contextual"], lists["lexical"])
+        else:
+            fused = lists[mode]
         return _Candidates(fused, found_by, exhausted)
 
     def _hits(

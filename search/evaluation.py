@@ -28,7 +28,7 @@ from indexer.encoders.static import StaticEncoder
 from indexer.errors import InvalidQuery
 from indexer.store.lexical import SqliteLexicalSpace, create_fts_space
 from search.datasets import RetrievalDataset, load_retrieval_dataset
-from search.fusion import linear_fusion, reciprocal_rank_fusion
+from search.fusion import hybrid_fusion, linear_fusion, reciprocal_rank_fusion
 from search.metrics import mean_metrics
 
 CACHE_FORMAT = 1
@@ -45,12 +45,18 @@ def default_work_dir() -> Path:
     return Path(cache_home) / "ctxsearch" / "eval"
 
 
-FUSED_METHODS = ("hybrid", "hybrid-linear")
+# `hybrid` is what `query --mode hybrid` does; the other two name each fusion explicitly.
+FUSED_METHODS = ("hybrid", "hybrid-rrf", "hybrid-linear")
 
 
 def available_methods(loaded: LoadedModel) -> list[str]:
     """Every method this model offers: static, the poolings, each layer, lexical, hybrids."""
     return ["static", *LayerwiseEncoder(loaded).methods, "lexical", *FUSED_METHODS]
+
+
+def default_methods(loaded: LoadedModel) -> list[str]:
+    """What `eval` runs when no method is named (`hybrid` is `hybrid-linear` by another name)."""
+    return [m for m in available_methods(loaded) if m != "hybrid"]
 
 
 def evaluate_retrieval(
@@ -66,7 +72,7 @@ def evaluate_retrieval(
     dataset = load_retrieval_dataset(dataset_dir, split)
     loaded = load_model(model)
     offered = available_methods(loaded)
-    chosen = _expand_layers(methods, offered) if methods else offered
+    chosen = _expand_layers(methods, offered) if methods else default_methods(loaded)
     unknown = [m for m in chosen if m not in offered]
     if unknown:
         raise InvalidQuery(
@@ -165,10 +171,12 @@ class Retrieval:
 
 
 def fuse(method: str, dense: list[tuple[int, float]], lexical: list[tuple[int, float]]):
-    """Fuse a dense and a lexical list the way `method` (hybrid, hybrid-linear) does."""
-    if method == "hybrid":
+    """Fuse a dense and a lexical list the way `method` does."""
+    if method == "hybrid-rrf":
         return reciprocal_rank_fusion({"contextual": dense, "lexical": lexical})
-    return linear_fusion(dense, lexical)
+    if method == "hybrid-linear":
+        return linear_fusion(dense, lexical)
+    return hybrid_fusion(dense, lexical)
 
 
 def _base_methods(methods: Sequence[str]) -> list[str]:

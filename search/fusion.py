@@ -1,6 +1,8 @@
 """Fusing ranked lists from several spaces into one (hybrid search).
 
 Constants tuned on SciFact *train* (`ctxsearch tune-fusion`; see the README), never on test.
+On train, linear fusion with dense weight 0.4 scored nDCG@10 0.7355 and the best RRF
+(k = 1) 0.7310, so `hybrid` means linear fusion; RRF stays available as `hybrid-rrf`.
 """
 
 from __future__ import annotations
@@ -8,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 # Reciprocal rank fusion: score = sum over lists of 1 / (RRF_K + rank).
-RRF_K = 60.0
+RRF_K = 1.0
 # Linear fusion: weight of the dense list after min-max normalisation of each list.
-DENSE_WEIGHT = 0.5
+DENSE_WEIGHT = 0.4
 
 Ranked = Sequence[tuple[int, float]]
 
@@ -44,3 +46,8 @@ def _min_max(ranked: Ranked) -> list[tuple[int, float]]:
     low, high = min(scores), max(scores)
     span = high - low
     return [(item, (score - low) / span if span > 0 else 1.0) for item, score in ranked]
+
+
+def hybrid_fusion(dense: Ranked, lexical: Ranked) -> list[tuple[int, float]]:
+    """The fusion `hybrid` search uses: the one that measured best on SciFact train."""
+    return linear_fusion(dense, lexical, DENSE_WEIGHT)

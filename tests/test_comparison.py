@@ -65,6 +65,8 @@ def test_eval_on_the_sample_corpus_every_method_then_from_cache(tmp_path):
         assert all(0.0 <= values[key] <= 1.0 for key in METRIC_KEYS)
     assert methods["contextual"]["ndcg@10"] > methods["static"]["ndcg@10"]
     assert methods["layer-6"]["ndcg@10"] == methods["contextual"]["ndcg@10"]
+    assert {"lexical", "hybrid-rrf", "hybrid-linear"} <= set(methods)
+    assert methods["lexical"]["kind"] == "lexical" and methods["lexical"]["index_bytes"] > 0
     assert (tmp_path / "report" / "report.md").exists()
     assert (tmp_path / "report" / "layers.png").exists()
     cached = sorted(p.name for p in next(work.iterdir()).glob("*.faiss"))
@@ -128,3 +130,17 @@ def test_wic_on_a_slice(tmp_path):
     assert methods["static"]["mean_cosine"] == pytest.approx(1.0)
     assert methods["contextual"]["auc"] > 0.55
     assert {"layer-0", "layer-6"} <= set(methods)
+
+
+def test_tune_fusion_sweeps_both_fusions(tmp_path):
+    payload = run_json("tune-fusion", SAMPLE_CORPUS, "--work-dir", tmp_path)
+    assert set(payload["rrf"]) and set(payload["linear"])
+    assert payload["best_rrf_k"] in {int(k) for k in payload["rrf"]}
+    assert 0.0 <= payload["best_dense_weight"] <= 1.0
+    assert payload["linear"]["1.0"] == payload["contextual"]
+    assert payload["linear"]["0.0"] == payload["lexical"]
+
+
+def test_eval_mode_option_selects_a_search_mode(tmp_path):
+    payload = run_json("eval", SAMPLE_CORPUS, "--work-dir", tmp_path, "--mode", "hybrid")
+    assert list(payload["methods"]) == ["hybrid"]
