@@ -14,6 +14,7 @@ from typing import Any
 from indexer.errors import (
     CtxsearchError,
     IndexCorrupt,
+    IndexLocked,
     IndexNotFound,
     InvalidQuery,
     ModelMismatch,
@@ -32,6 +33,7 @@ _LAZY = {
 __all__ = [
     "CtxsearchError",
     "IndexCorrupt",
+    "IndexLocked",
     "IndexNotFound",
     "IndexSummary",
     "Indexer",

@@ -19,6 +19,10 @@ class IndexCorrupt(CtxsearchError):
     """The index exists but one of its files cannot be read."""
 
 
+class IndexLocked(CtxsearchError):
+    """Another process is writing the index (or holds its database locked)."""
+
+
 class ModelMismatch(CtxsearchError):
     """The model or pooling asked for differs from the one the index was built with."""
 

@@ -1,28 +1,32 @@
-"""Index a folder: diff it against the store, encode only what changed, commit in batches.
+"""Index a folder: diff it against the store, encode only what changed, publish at once.
 
 For each run:
 1. walk the folder and compare each file's size and mtime with the store;
 2. read and chunk the files that may have changed (a file whose hash is unchanged is
    only touched); a file that fails is reported and counted, its old version kept;
 3. delete the documents whose files are gone, from SQL and from every vector space;
-4. encode the new chunks batch by batch: each batch commits in one SQL transaction, then
-   enters the vector spaces, which are saved atomically at the end (and now and then).
+4. encode the new chunks batch by batch into the same transaction and the in-memory
+   vector spaces, then publish everything at once (see `StoredIndex.writing`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy.orm import Session
 
 from indexer.chunking import Chunk, chunk_text
 from indexer.errors import UnreadableFile
+from indexer.faults import kill_point
 from indexer.sources import Document, SourceFile, read_document, walk_folder
-from indexer.store.index import StoredIndex
+from indexer.store.index import StoredIndex, check_can_create, has_manifest
 from indexer.store.layout import is_index
+from indexer.store.lock import WriterLock
 from indexer.store.manifest import Manifest
 from indexer.store.metadata import StoredDocument
 from indexer.version import __version__
@@ -30,7 +34,6 @@ from indexer.version import __version__
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
 BATCH_CHUNKS = 256
-SAVE_EVERY_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -104,36 +107,56 @@ class Indexer:
         self._encoders: dict | None = None
 
     def index_folder(
-        self, folder: str | Path, progress: ProgressCallback | None = None
+        self, folder: str | Path, progress: ProgressCallback | None = None, wait: bool = False
     ) -> IndexSummary:
-        """Bring the index up to date with `folder`; return what changed."""
+        """Bring the index up to date with `folder`; return what changed.
+
+        The run is atomic: readers see the index as it was until the run publishes its
+        result in one commit. Another process writing the same index makes this raise
+        `IndexLocked`, or wait for it with `wait`.
+        """
         started = time.perf_counter()
         report = progress or (lambda _event: None)
         folder = Path(folder).expanduser().resolve()
         sources = list(walk_folder(folder))
-        index = self._open_or_create()
-        try:
+        with self._locked_index(wait) as index:
             summary = IndexSummary()
             stored = index.metadata.documents_under(folder)
             candidates = self._changed_candidates(sources, stored, summary)
             pending, touched = self._read_candidates(index.manifest, candidates, summary, report)
+            kill_point("after-scan")
             present = {str(source.path) for source in sources}
             gone = [document.id for path, document in stored.items() if path not in present]
-            self._remove_documents(index, gone, touched)
+            if pending or gone or touched:
+                with index.writing() as session:
+                    self._remove_documents(index, session, gone, touched)
+                    kill_point("after-delete")
+                    self._encode_and_store(index, session, pending, summary, report)
             summary.removed = len(gone)
-            self._encode_and_store(index, pending, summary, report)
             counts = index.metadata.counts()
             summary.total_documents, summary.total_chunks = counts["documents"], counts["chunks"]
-        finally:
-            index.close()
         summary.seconds = round(time.perf_counter() - started, 3)
         return summary
 
     # -- opening -------------------------------------------------------------------------
 
-    def _open_or_create(self) -> StoredIndex:
+    @contextmanager
+    def _locked_index(self, wait: bool) -> Iterator[StoredIndex]:
+        """The index, opened or created, with this process as its only writer."""
         if not is_index(self.index_dir):
-            loaded = self._load_model(self.model_name)
+            self._make_encoders(self._load_model(self.model_name), self.pooling or DEFAULT_POOLING)
+            check_can_create(self.index_dir)
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+        with WriterLock(self.index_dir).acquire(wait):
+            index = self._open_or_create()
+            try:
+                yield index
+            finally:
+                index.close()
+
+    def _open_or_create(self) -> StoredIndex:
+        if not has_manifest(self.index_dir):
+            loaded = self._encoders_for_new_index()
             content_tokens = loaded.max_tokens - loaded.tokenizer.num_special_tokens_to_add()
             manifest = Manifest(
                 model=loaded.name,
@@ -145,7 +168,6 @@ class Indexer:
                 chunk_overlap=self.chunk_overlap,
                 version=__version__,
             )
-            self._make_encoders(loaded, manifest.pooling)
             return StoredIndex.create(self.index_dir, manifest)
         index = StoredIndex.open(self.index_dir)
         try:
@@ -155,11 +177,16 @@ class Indexer:
                 index.manifest.check_model(canonical_model_name(self.model_name))
             if self.pooling is not None:
                 index.manifest.check_pooling(self.pooling)
-            index.reconcile()
         except Exception:
             index.close()
             raise
         return index
+
+    def _encoders_for_new_index(self):  # -> LoadedModel
+        if self._encoders is None:
+            self._make_encoders(self._load_model(self.model_name), self.pooling or DEFAULT_POOLING)
+        assert self._encoders is not None
+        return self._encoders["loaded"]
 
     def _load_model(self, name: str | None):  # -> LoadedModel, imported lazily with torch
         from indexer.encoders.loading import load_model
@@ -235,21 +262,18 @@ class Indexer:
     # -- writing -------------------------------------------------------------------------
 
     def _remove_documents(
-        self, index: StoredIndex, gone: list[int], touched: dict[int, int]
+        self, index: StoredIndex, session: Session, gone: list[int], touched: dict[int, int]
     ) -> None:
-        if not gone and not touched:
-            return
-        with index.metadata.transaction() as session:
-            chunk_ids = index.metadata.delete_documents(session, gone)
-            for document_id, mtime_ns in touched.items():
-                index.metadata.touch_document(session, document_id, mtime_ns)
+        chunk_ids = index.metadata.delete_documents(session, gone)
+        for document_id, mtime_ns in touched.items():
+            index.metadata.touch_document(session, document_id, mtime_ns)
         for space in index.spaces.values():
             space.remove(np.asarray(chunk_ids, dtype=np.int64))
-        index.save()
 
     def _encode_and_store(
         self,
         index: StoredIndex,
+        session: Session,
         pending: list[_Pending],
         summary: IndexSummary,
         report: ProgressCallback,
@@ -257,19 +281,17 @@ class Indexer:
         total = sum(len(item.chunks) for item in pending)
         encoders = self._encoders_for(index.manifest) if pending else {}
         done = 0
-        last_save = time.monotonic()
         for batch in _batches_by_chunks(pending, self.batch_chunks):
             texts = [chunk.text for item in batch for chunk in item.chunks]
             vectors = {name: encoders[name].encode(texts) for name in index.spaces}
-            with index.metadata.transaction() as session:
-                replaced = index.metadata.delete_documents(
-                    session, [item.replaces for item in batch if item.replaces is not None]
-                )
-                new_ids = [
-                    chunk_id
-                    for item in batch
-                    for chunk_id in index.metadata.add_document(session, item.document, item.chunks)
-                ]
+            replaced = index.metadata.delete_documents(
+                session, [item.replaces for item in batch if item.replaces is not None]
+            )
+            new_ids = [
+                chunk_id
+                for item in batch
+                for chunk_id in index.metadata.add_document(session, item.document, item.chunks)
+            ]
             ids = np.asarray(new_ids, dtype=np.int64)
             for name, space in index.spaces.items():
                 space.remove(np.asarray(replaced, dtype=np.int64))
@@ -282,10 +304,7 @@ class Indexer:
             summary.chunks += len(texts)
             done += len(texts)
             report(Progress("encode", done, total))
-            if time.monotonic() - last_save > SAVE_EVERY_SECONDS:
-                index.save()
-                last_save = time.monotonic()
-        index.save()
+            kill_point("after-batch")
 
 
 def _batches_by_chunks(pending: list[_Pending], size: int) -> list[list[_Pending]]:

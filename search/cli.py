@@ -43,10 +43,17 @@ def cli() -> None:
     "--pooling", default=None, help="mean (default), cls, max, or mean-lastK (e.g. mean-last4)."
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
 @translate_errors
 def index(
-    path: Path, index_dir: Path, model: str | None, pooling: str | None, quiet: bool, as_json: bool
+    path: Path,
+    index_dir: Path,
+    model: str | None,
+    pooling: str | None,
+    quiet: bool,
+    wait: bool,
+    as_json: bool,
 ) -> None:
     """Index the documents under PATH (again: only what changed is encoded).
 
@@ -71,7 +78,9 @@ def index(
             raise click.BadParameter(str(error), param_hint="--pooling") from error
     bars = ProgressBars(enabled=not quiet and not as_json)
     try:
-        summary = Indexer(index_dir, model=model, pooling=pooling).index_folder(path, progress=bars)
+        summary = Indexer(index_dir, model=model, pooling=pooling).index_folder(
+            path, progress=bars, wait=wait
+        )
     finally:
         bars.close()
     if as_json:
@@ -233,6 +242,73 @@ for command, name in (
     (tune_fusion, "tune-fusion"),
 ):
     cli.add_command(command, name)
+
+
+@cli.command()
+@index_option
+@json_option
+@translate_errors
+def verify(index_dir: Path, as_json: bool) -> None:
+    """Check that SQL, every vector space and the lexical space agree (exit 1 if not).
+
+    \b
+    Examples:
+      ctxsearch verify
+      ctxsearch verify --index /tmp/ix --json
+    """
+    from dataclasses import asdict
+
+    from indexer.store.verify import verify_index
+
+    report = verify_index(index_dir)
+    if as_json:
+        echo_json({**asdict(report), "consistent": report.consistent})
+    else:
+        counts = ", ".join(f"{name} {value}" for name, value in report.counts.items())
+        click.echo(f"{report.directory}: {counts}")
+        for problem in report.problems:
+            click.echo(f"problem: {problem}")
+        click.echo("consistent" if report.consistent else "INCONSISTENT")
+    if not report.consistent:
+        raise click.exceptions.Exit(1)
+
+
+@cli.command()
+@index_option
+@click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
+@json_option
+@translate_errors
+def repair(index_dir: Path, wait: bool, as_json: bool) -> None:
+    """Rebuild the vector spaces and the lexical space from the stored chunks.
+
+    \b
+    The documents and chunks in SQL are the source of truth; the source folder is not
+    read again. The rebuilt index is published atomically, like an indexing run.
+
+    \b
+    Examples:
+      ctxsearch verify || ctxsearch repair
+      ctxsearch repair --index /tmp/ix --json
+    """
+    from indexer.repair import repair_index
+    from indexer.store.verify import verify_index
+
+    result = repair_index(index_dir, wait=wait)
+    report = verify_index(index_dir)
+    result = {**result, "consistent": report.consistent, "problems": report.problems}
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(
+            f"re-encoded {result['chunks']} chunks into generation {result['generation']}; "
+            + (
+                "consistent"
+                if report.consistent
+                else "still inconsistent: " + "; ".join(report.problems)
+            )
+        )
+    if not report.consistent:
+        raise click.exceptions.Exit(1)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ import click
 
 from indexer.errors import (
     CtxsearchError,
+    IndexLocked,
     IndexNotFound,
     InvalidQuery,
     ModelMismatch,
@@ -23,10 +24,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # Errors the user can fix by changing the command: exit 2, like click's own usage errors.
 _USAGE_ERRORS = (InvalidQuery, SourceNotFound, IndexNotFound, ModelMismatch)
+EXIT_BUSY = 3
+
+
+class BusyError(click.ClickException):
+    """The index is being written by another process: exit 3, try again later."""
+
+    exit_code = EXIT_BUSY
 
 
 def translate_errors(command: F) -> F:
-    """Turn the library's typed exceptions into one-line click errors."""
+    """Turn the library's typed exceptions (and database errors) into one-line errors."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -34,10 +42,25 @@ def translate_errors(command: F) -> F:
             return command(*args, **kwargs)
         except _USAGE_ERRORS as error:
             raise click.UsageError(str(error)) from error
+        except IndexLocked as error:
+            raise BusyError(str(error)) from error
         except CtxsearchError as error:
             raise click.ClickException(str(error)) from error
+        except Exception as error:
+            if type(error).__module__.startswith("sqlalchemy"):
+                raise _database_error(error) from error
+            if isinstance(error, OSError) and error.filename:
+                raise click.ClickException(f"{error.filename}: {error.strerror}") from error
+            raise
 
     return wrapper  # type: ignore[return-value]
+
+
+def _database_error(error: Exception) -> click.ClickException:
+    message = str(getattr(error, "orig", error)).strip().splitlines()[0]
+    if "locked" in message or "busy" in message:
+        return BusyError(f"the index database is locked by another program ({message})")
+    return click.ClickException(f"the index database failed: {message}")
 
 
 index_option = click.option(

@@ -8,16 +8,18 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.errors import InvalidQuery
+from indexer.errors import IndexLocked, InvalidQuery
 from indexer.store.index import StoredIndex
 from indexer.store.lexical import SqliteLexicalSpace, query_terms
 from indexer.store.manifest import Manifest
+from indexer.store.metadata import StaleGeneration
 from search.fusion import hybrid_fusion
 from search.modes import DEFAULT_MODE, MODES
 from search.snippets import make_snippet
 
 # How deep each space is searched before hybrid fusion.
 FUSION_DEPTH = 100
+_SNAPSHOT_ATTEMPTS = 20
 
 
 @dataclass(frozen=True)
@@ -186,16 +188,31 @@ class Searcher:
     def _hits(
         self, query: str, vectors: dict[str, np.ndarray], k: int, mode: str, all_chunks: bool
     ) -> list[Hit]:
+        for _attempt in range(_SNAPSHOT_ATTEMPTS):
+            self.index.refresh()
+            try:
+                return self._hits_in_generation(query, vectors, k, mode, all_chunks)
+            except StaleGeneration:
+                continue  # a writer published meanwhile: search the new state instead
+        raise IndexLocked(f"{self.index.directory}: the index changes too fast to read")
+
+    def _hits_in_generation(
+        self, query: str, vectors: dict[str, np.ndarray], k: int, mode: str, all_chunks: bool
+    ) -> list[Hit]:
+        """Hits whose ids and rows all come from the generation the spaces were loaded at."""
         terms = query_terms(query)
         depth = k if all_chunks else k * 4
+        generation = self.index.manifest.generation
         while True:
             candidates = self._candidates(query, vectors, mode, depth)
-            chunks = self.index.metadata.chunks(chunk_id for chunk_id, _ in candidates.ranked)
+            chunks = self.index.metadata.chunks(
+                (chunk_id for chunk_id, _ in candidates.ranked), generation=generation
+            )
             hits: list[Hit] = []
             seen_documents: set[int] = set()
             for chunk_id, score in candidates.ranked:
                 chunk = chunks.get(chunk_id)
-                if chunk is None:  # a vector whose chunk a writer is replacing
+                if chunk is None:  # only if the store is inconsistent (`ctxsearch verify`)
                     continue
                 if not all_chunks and chunk.document_id in seen_documents:
                     continue

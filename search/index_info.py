@@ -28,7 +28,10 @@ def describe_index(index_dir: Path) -> dict[str, Any]:
     finally:
         store.close()
     files = {DATABASE_FILE: directory / DATABASE_FILE}
-    files |= {f"{space}.faiss": space_file(directory, space) for space in manifest.spaces}
+    files |= {
+        path.name: path
+        for path in (space_file(directory, space, manifest.generation) for space in manifest.spaces)
+    }
     return {
         "index": str(directory),
         **counts,

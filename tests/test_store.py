@@ -37,12 +37,11 @@ def document(path: str, text: str) -> Document:
 
 def add(index: StoredIndex, path: str, texts: list[str]) -> list[int]:
     chunks = [Chunk(i, 0, len(t), t) for i, t in enumerate(texts)]
-    with index.metadata.transaction() as session:
+    with index.writing() as session:
         ids = index.metadata.add_document(session, document(path, " ".join(texts)), chunks)
-    vectors = np.eye(DIM, dtype=np.float32)[: len(ids)]
-    for space in index.spaces.values():
-        space.add(np.asarray(ids), vectors)
-    index.save()
+        vectors = np.eye(DIM, dtype=np.float32)[: len(ids)]
+        for space in index.spaces.values():
+            space.add(np.asarray(ids), vectors)
     return ids
 
 
@@ -127,7 +126,7 @@ def test_corrupt_database_and_faiss_files_are_reported(tmp_path):
     index = StoredIndex.create(tmp_path / "ix", manifest())
     add(index, "/docs/a.txt", ["x"])
     index.close()
-    (tmp_path / "ix" / "static.faiss").write_bytes(b"not faiss")
+    (tmp_path / "ix" / "static-000001.faiss").write_bytes(b"not faiss")
     with pytest.raises(IndexCorrupt, match="unreadable FAISS"):
         StoredIndex.open(tmp_path / "ix")
     (tmp_path / "ix" / DATABASE_FILE).write_bytes(b"not sqlite" * 100)
@@ -135,20 +134,39 @@ def test_corrupt_database_and_faiss_files_are_reported(tmp_path):
         StoredIndex.open(tmp_path / "ix")
 
 
-def test_reconcile_removes_stale_vectors_and_requeues_incomplete_documents(tmp_path):
+def test_a_failed_write_publishes_nothing_and_leaves_no_files(tmp_path):
     index = StoredIndex.create(tmp_path / "ix", manifest())
     kept = add(index, "/docs/a.txt", ["kept"])
-    # A vector whose chunk never committed, and a committed chunk whose vector never saved.
-    index.spaces["static"].add(np.asarray([999]), np.ones((1, DIM), dtype=np.float32))
-    with index.metadata.transaction() as session:
-        lost = [Chunk(0, 0, 4, "lost")]
-        index.metadata.add_document(session, document("/docs/b.txt", "lost"), lost)
-    result = index.reconcile()
-    assert result == {"stale_vectors": 1, "incomplete_documents": 1}
-    assert index.metadata.chunk_ids() == set(kept)
-    for space in index.spaces.values():
-        assert set(space.ids().tolist()) == set(kept)
+    files_before = sorted(p.name for p in (tmp_path / "ix").iterdir())
+    with pytest.raises(RuntimeError), index.writing() as session:
+        index.metadata.add_document(
+            session, document("/docs/b.txt", "lost"), [Chunk(0, 0, 4, "lost")]
+        )
+        index.spaces["static"].add(np.asarray([999]), np.ones((1, DIM), dtype=np.float32))
+        raise RuntimeError("crash in the middle of a run")
     index.close()
+    reopened = StoredIndex.open(tmp_path / "ix")
+    assert reopened.metadata.chunk_ids() == set(kept)
+    for space in reopened.spaces.values():
+        assert set(space.ids().tolist()) == set(kept)
+    assert sorted(p.name for p in (tmp_path / "ix").iterdir()) == files_before
+    reopened.close()
+
+
+def test_each_write_publishes_the_next_generation_and_sweeps_the_old(tmp_path):
+    index = StoredIndex.create(tmp_path / "ix", manifest())
+    reader = StoredIndex.open(tmp_path / "ix")
+    assert index.manifest.generation == reader.manifest.generation == 0
+    add(index, "/docs/a.txt", ["one"])
+    add(index, "/docs/b.txt", ["two"])
+    assert index.manifest.generation == 2
+    faiss_files = sorted(p.name for p in (tmp_path / "ix").glob("*.faiss"))
+    assert faiss_files == ["contextual-000002.faiss", "static-000002.faiss"]
+    assert reader.refresh() is True and reader.manifest.generation == 2
+    assert len(reader.spaces["static"]) == 2
+    assert reader.refresh() is False
+    index.close()
+    reader.close()
 
 
 def test_migrations_are_recorded_and_match_the_models(tmp_path):

@@ -1,15 +1,22 @@
 """The files of an index directory.
 
-ctxsearch.sqlite     manifest, documents, chunks (SQLite, WAL mode)
-contextual.faiss     the contextual space (IndexIDMap2 over inner product)
-static.faiss         the static space
+    ctxsearch.sqlite          manifest, documents, chunks, lexical space (SQLite, WAL mode)
+    contextual-000007.faiss   the contextual space as of generation 7
+    static-000007.faiss       the static space as of generation 7
+    write.lock                held (flock) by the one process allowed to write
+
+The manifest in SQL names the current generation; a run writes the next generation's
+FAISS files beside the current ones and publishes them by committing the new number.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 DATABASE_FILE = "ctxsearch.sqlite"
+LOCK_FILE = "write.lock"
+_SPACE_FILE = re.compile(r"^(?P<space>[a-z]+)-(?P<generation>\d{6})\.faiss$")
 
 
 def is_index(directory: Path) -> bool:
@@ -17,6 +24,16 @@ def is_index(directory: Path) -> bool:
     return (Path(directory) / DATABASE_FILE).is_file()
 
 
-def space_file(directory: Path, space: str) -> Path:
-    """The FAISS file of one vector space."""
-    return Path(directory) / f"{space}.faiss"
+def space_file(directory: Path, space: str, generation: int) -> Path:
+    """The FAISS file of one vector space at one generation."""
+    return Path(directory) / f"{space}-{generation:06d}.faiss"
+
+
+def space_files(directory: Path) -> list[tuple[Path, str, int]]:
+    """Every space file in the directory, with its space and generation."""
+    found = []
+    for path in Path(directory).iterdir():
+        match = _SPACE_FILE.match(path.name)
+        if match:
+            found.append((path, match["space"], int(match["generation"])))
+    return found

@@ -33,6 +33,7 @@ class Manifest:
     lexical: dict[str, str] = field(default_factory=lambda: dict(LEXICAL_SETTINGS))
     metric: str = "cosine (inner product of L2-normalised vectors)"
     format: int = INDEX_FORMAT
+    generation: int = 0
     created_at: float = 0.0
     updated_at: float = 0.0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -77,6 +78,11 @@ class MetadataStore:
             rows = {entry.key: entry.value for entry in session.scalars(select(ManifestEntry))}
         return Manifest.from_rows(rows) if rows else None
 
+    def current_generation(self) -> int:
+        """The generation the manifest names (the last published state)."""
+        with self.sessions() as session:
+            return _generation(session)
+
     def write_manifest(self, session: Session, manifest: Manifest) -> None:
         """Store every setting of the manifest, replacing the old values."""
         for key, value in manifest.to_rows().items():
@@ -141,10 +147,18 @@ class MetadataStore:
                 )
         return found
 
-    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
-        """The chunks with these ids, with their document paths; missing ids are left out."""
+    def chunks(
+        self, chunk_ids: Iterable[int], generation: int | None = None
+    ) -> dict[int, StoredChunk]:
+        """The chunks with these ids, with their document paths; missing ids are left out.
+
+        With `generation`, read in one snapshot and raise `StaleGeneration` if the store
+        has moved on from it (the caller reloads and asks again).
+        """
         found: dict[int, StoredChunk] = {}
-        with self.sessions() as session:
+        with self.sessions() as session, session.begin():
+            if generation is not None and _generation(session) != generation:
+                raise StaleGeneration(generation)
             for batch in _batches(list(chunk_ids)):
                 query = (
                     select(ChunkRow, DocumentRow.path)
@@ -170,6 +184,15 @@ class MetadataStore:
                 "documents": session.scalar(select(func.count()).select_from(DocumentRow)) or 0,
                 "chunks": session.scalar(select(func.count()).select_from(ChunkRow)) or 0,
             }
+
+
+class StaleGeneration(Exception):
+    """A writer published a new generation since the reader loaded its spaces."""
+
+
+def _generation(session: Session) -> int:
+    value = session.scalar(select(ManifestEntry.value).where(ManifestEntry.key == "generation"))
+    return int(json.loads(value)) if value is not None else 0
 
 
 def _sqlite_engine(path: Path) -> Engine:
