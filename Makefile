@@ -56,7 +56,7 @@ eval: $(VENV)/.installed-test
 	$(BIN)/ctxsearch sts $(EVAL_DATA)/stsb --split test
 	$(BIN)/ctxsearch wic $(EVAL_DATA)/wic --split dev --json > $(REPORTS)/wic.json
 	$(BIN)/ctxsearch wic $(EVAL_DATA)/wic --split dev
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow -v
 
 clean:
 	rm -rf .work $(VENV)

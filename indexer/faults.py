@@ -1,13 +1,16 @@
-"""Named points where a crash test may kill the indexer (SIGKILL, no clean-up at all).
+"""Named points where a test may kill or pause the indexer, to prove crash safety.
 
-Set CTXSEARCH_KILL_AT=NAME (or NAME:N, the Nth time the point is reached) in the
-environment of an indexer process; nothing happens when the variable is not set.
+CTXSEARCH_KILL_AT=NAME (or NAME:N, the Nth time the point is reached) makes the process
+SIGKILL itself there: no clean-up of any kind runs. CTXSEARCH_PAUSE_AT=NAME:SECONDS
+sleeps at every pass, so that readers can be tested while a run is in progress.
+Nothing happens when the variables are not set.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from collections import Counter
 
 KILL_POINTS = (
@@ -23,7 +26,12 @@ _reached: Counter[str] = Counter()
 
 
 def kill_point(name: str) -> None:
-    """Kill this process here if the environment asks for it."""
+    """Kill or pause this process here if the environment asks for it."""
+    pause = os.environ.get("CTXSEARCH_PAUSE_AT")
+    if pause:
+        point, _, seconds = pause.partition(":")
+        if point == name:
+            time.sleep(float(seconds or 1))
     wanted = os.environ.get("CTXSEARCH_KILL_AT")
     if not wanted:
         return

@@ -61,6 +61,35 @@ def notes(tmp_path) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """A real BERT with small random weights (seeded) and the default model's tokenizer.
+
+    Loading it still costs an import of torch, but encoding with it is nearly free, so
+    tests that run many indexer processes stay fast.
+    """
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from indexer.encoders.loading import DEFAULT_MODEL, model_location
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    BertModel(config).save_pretrained(folder)
+    source = Path(model_location(DEFAULT_MODEL))
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        shutil.copy(source / name, folder / name)
+    return folder
+
+
 def copy_sample_corpus(destination: Path) -> Path:
     """A private, writable copy of the sample corpus."""
     return Path(shutil.copytree(SAMPLE_CORPUS, destination))

@@ -1,0 +1,130 @@
+"""Helpers for crash and concurrency tests: a generated corpus, an indexer process, state."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from indexer import Indexer
+from search import Searcher
+from tests.conftest import ROOT
+
+WORDS = (  # noqa: SIM905 (a paragraph is easier to read than forty quoted words)
+    "river bank money loan crane tower bird python snake code java coffee island spring "
+    "season coil water mouse cursor field bat cave cricket pitch roof music rock stone "
+    "apple orchard phone jaguar car cat engine seal harbor jar trunk elephant luggage"
+).split()
+QUERIES = ["river bank erosion", "coffee from java", "tower crane", "apple orchard in spring"]
+BATCH_CHUNKS = 8
+
+_RUN_INDEXER = """
+import sys
+from indexer import Indexer
+Indexer(sys.argv[1], model=sys.argv[3], batch_chunks=int(sys.argv[4])).index_folder(sys.argv[2])
+"""
+
+
+def write_corpus(folder: Path, seed: int = 0, files: int = 30) -> Path:
+    """Deterministic documents of varied length (several chunks for the longer ones)."""
+    generator = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(files):
+        paragraphs = [
+            " ".join(generator.choice(WORDS) for _ in range(generator.randint(20, 60))) + "."
+            for _ in range(generator.randint(1, 6))
+        ]
+        (folder / f"doc-{number:03d}.txt").write_text("\n\n".join(paragraphs))
+    return folder
+
+
+def mutate_corpus(folder: Path) -> None:
+    """Change five files, delete five, add five."""
+    for number in range(5):
+        path = folder / f"doc-{number:03d}.txt"
+        path.write_text(path.read_text() + "\n\nAn added closing remark about harbor seals.")
+    for number in range(5, 10):
+        (folder / f"doc-{number:03d}.txt").unlink()
+    write_corpus(folder / "new", seed=99, files=5)
+
+
+def run_indexer_process(
+    index_dir: Path,
+    folder: Path,
+    model_dir: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess:
+    """Index in a separate process (so that it can be killed), returning how it ended."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _RUN_INDEXER,
+            str(index_dir),
+            str(folder),
+            str(model_dir),
+            str(BATCH_CHUNKS),
+        ],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def start_indexer_process(
+    index_dir: Path, folder: Path, model_dir: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """Start indexing in a separate process and return at once."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _RUN_INDEXER,
+            str(index_dir),
+            str(folder),
+            str(model_dir),
+            str(BATCH_CHUNKS),
+        ],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def index_in_process(index_dir: Path, folder: Path, model_dir: Path):
+    """Index in this process (the model stays loaded between calls)."""
+    return Indexer(index_dir, model=str(model_dir), batch_chunks=BATCH_CHUNKS).index_folder(folder)
+
+
+def state(index_dir: Path) -> dict:
+    """What a user can observe of an index: its documents, chunk count and search results."""
+    with Searcher(index_dir) as searcher:
+        index = searcher.index
+        documents = sorted(
+            (doc.path, doc.sha256) for doc in index.metadata.documents_under(Path("/")).values()
+        )
+        results = {
+            (query, mode): [
+                (hit.path, hit.start, hit.end, round(hit.score, 4))
+                for hit in searcher.search(query, k=5, mode=mode).results
+            ]
+            for query in QUERIES
+            for mode in ("lexical", "static", "contextual", "hybrid")
+        }
+        return {
+            "documents": documents,
+            "chunks": index.metadata.counts()["chunks"],
+            "results": results,
+        }
+
+
+def copy_index(source: Path, destination: Path) -> Path:
+    """A copy of an index directory, to start each crash from the same state."""
+    return Path(shutil.copytree(source, destination))
