@@ -21,7 +21,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from indexer.chunking import Chunk, chunk_text
-from indexer.errors import UnreadableFile
+from indexer.errors import SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
 from indexer.sources import Document, SourceFile, read_document, walk_folder
 from indexer.store.index import StoredIndex, check_can_create, has_manifest
@@ -119,6 +119,11 @@ class Indexer:
         report = progress or (lambda _event: None)
         folder = Path(folder).expanduser().resolve()
         sources = list(walk_folder(folder))
+        if not sources:
+            raise SourceNotFound(
+                f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
+                "and source code); nothing was changed"
+            )
         with self._locked_index(wait) as index:
             summary = IndexSummary()
             stored = index.metadata.documents_under(folder)

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 
 import pathspec
 
@@ -18,7 +19,8 @@ SKIPPED_FOLDERS = frozenset(
 )
 IGNORE_FILE = ".ctxsearchignore"
 # Files above this size are reported as failed instead of being read into memory.
-DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024
+_MB = 1024 * 1024
+DEFAULT_MAX_FILE_BYTES = 20 * _MB
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,9 @@ def walk_folder(root: Path) -> Iterator[SourceFile]:
             try:
                 stat = path.stat()
             except OSError:
-                continue  # a dangling symlink: nothing to read
+                continue  # a dangling symlink or a symlink loop: nothing to read
+            if not S_ISREG(stat.st_mode):
+                continue  # a FIFO or a device would block or never end
             yield SourceFile(path=path.absolute(), size=stat.st_size, mtime_ns=stat.st_mtime_ns)
 
 
@@ -100,7 +104,7 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
     """Read and decode one file; raise `UnreadableFile` with the reason when that fails."""
     if source.size > max_bytes:
         raise UnreadableFile(
-            f"{source.size / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB size cap"
+            f"{source.size / _MB:.1f} MB is over the {max_bytes / _MB:.0f} MB size cap"
         )
     try:
         data = source.path.read_bytes()

@@ -13,7 +13,13 @@ import click
 
 from indexer.version import __version__
 from search.cli_benchmarks import eval_command, polysemy, sts, tune_fusion, wic
-from search.cli_common import echo_json, index_option, json_option, translate_errors
+from search.cli_common import (
+    EXIT_PARTIAL,
+    echo_json,
+    index_option,
+    json_option,
+    translate_errors,
+)
 from search.modes import DEFAULT_MODE, MODES
 from search.paths import display_path
 
@@ -85,15 +91,17 @@ def index(
         bars.close()
     if as_json:
         echo_json(summary.to_dict())
-        return
     for failure in summary.failures:
         click.echo(f"skipped {display_path(failure.path)}: {failure.reason}", err=True)
-    click.echo(
-        f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
-        f"{summary.unchanged} unchanged, {summary.failed} failed; {summary.chunks} chunks encoded "
-        f"in {summary.seconds:.1f}s. The index holds {summary.total_documents} documents, "
-        f"{summary.total_chunks} chunks."
-    )
+    if not as_json:
+        click.echo(
+            f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
+            f"{summary.unchanged} unchanged, {summary.failed} failed; {summary.chunks} chunks "
+            f"encoded in {summary.seconds:.1f}s. The index holds {summary.total_documents} "
+            f"documents, {summary.total_chunks} chunks."
+        )
+    if summary.failed:
+        raise click.exceptions.Exit(EXIT_PARTIAL)
 
 
 def mode_option(default: str, help_text: str, name: str = "--mode"):  # -> click decorator
@@ -314,3 +322,7 @@ def repair(index_dir: Path, wait: bool, as_json: bool) -> None:
 def main() -> None:
     """Entry point of the `ctxsearch` console script."""
     cli(prog_name="ctxsearch")
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Errors the user can fix by changing the command: exit 2, like click's own usage errors.
 _USAGE_ERRORS = (InvalidQuery, SourceNotFound, IndexNotFound, ModelMismatch)
 EXIT_BUSY = 3
+# `index` finished, but some files could not be read (each is named on stderr).
+EXIT_PARTIAL = 4
 
 
 class BusyError(click.ClickException):

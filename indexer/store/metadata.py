@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -203,7 +204,7 @@ def _sqlite_engine(path: Path) -> Engine:
         cursor = connection.cursor()
         try:
             cursor.execute("PRAGMA foreign_keys = ON")
-            cursor.execute("PRAGMA busy_timeout = 10000")
+            cursor.execute(f"PRAGMA busy_timeout = {_busy_timeout_ms()}")
             cursor.execute("PRAGMA journal_mode = WAL")
         except Exception as error:  # the file is not a database: reported by the caller
             raise OperationalError("PRAGMA", {}, error) from error
@@ -211,6 +212,11 @@ def _sqlite_engine(path: Path) -> Engine:
             cursor.close()
 
     return engine
+
+
+def _busy_timeout_ms() -> int:
+    """How long to wait for a database another program holds locked (CTXSEARCH_BUSY_TIMEOUT_MS)."""
+    return int(os.environ.get("CTXSEARCH_BUSY_TIMEOUT_MS", "10000"))
 
 
 def _batches(values: list[int], size: int = 500) -> Iterator[list[int]]:

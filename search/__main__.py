@@ -1,0 +1,5 @@
+"""`python -m search` runs the ctxsearch command line."""
+
+from search.cli import main
+
+main()

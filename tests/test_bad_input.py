@@ -1,0 +1,222 @@
+"""Every kind of bad input: one clear line on stderr, a documented exit code, no damage.
+
+Exit codes: 2 usage mistake, 1 failure, 3 index busy, 4 indexed but some files failed.
+"""
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from search.cli import cli
+from tests.conftest import ROOT, make_pdf
+from tests.crash_harness import index_in_process
+
+
+@pytest.fixture
+def index_dir(tmp_path, notes, tiny_model_dir):
+    """A small index built with the tiny model, from the `notes` folder."""
+    index_in_process(tmp_path / "ix", notes, tiny_model_dir)
+    return tmp_path / "ix"
+
+
+def fingerprint(index_dir: Path) -> dict:
+    """The parts of an index that a failed command must leave exactly as they were."""
+    rows = sqlite3.connect(index_dir / "ctxsearch.sqlite")
+    try:
+        tables = {
+            table: rows.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+            for table in ("manifest", "documents", "chunks")
+        }
+    finally:
+        rows.close()
+    faiss = {p.name: p.read_bytes() for p in index_dir.glob("*.faiss")}
+    return {"tables": tables, "faiss": faiss}
+
+
+def run(*args, env=None):
+    result = CliRunner().invoke(cli, [str(a) for a in args], env=env)
+    assert "Traceback" not in result.output + result.stderr
+    return result
+
+
+def assert_error(result, code: int, message: str):
+    assert result.exit_code == code, (result.exit_code, result.output, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("Error")]
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+# -- paths ------------------------------------------------------------------------------
+
+
+def test_a_missing_path(index_dir, tmp_path):
+    before = fingerprint(index_dir)
+    assert_error(run("index", tmp_path / "nope", "--index", index_dir), 2, "no such folder")
+    assert fingerprint(index_dir) == before
+
+
+def test_a_file_where_a_folder_is_expected(index_dir, notes):
+    before = fingerprint(index_dir)
+    assert_error(run("index", notes / "money.txt", "--index", index_dir), 2, "not a folder")
+    assert fingerprint(index_dir) == before
+
+
+def test_an_empty_folder(index_dir, tmp_path):
+    (tmp_path / "empty").mkdir()
+    before = fingerprint(index_dir)
+    assert_error(run("index", tmp_path / "empty", "--index", index_dir), 2, "no files to index")
+    assert fingerprint(index_dir) == before
+
+
+def test_empty_files_are_indexed_without_chunks(index_dir, notes):
+    (notes / "blank.md").write_text("")
+    (notes / "spaces.txt").write_text("   \n\n  ")
+    result = run("index", notes, "--index", index_dir, "--json")
+    assert (
+        result.exit_code == 0 and '"added": 2' in result.stdout and '"chunks": 0' in result.stdout
+    )
+
+
+def test_symlink_loops_are_skipped(index_dir, notes):
+    (notes / "loop").symlink_to(notes)
+    (notes / "a.txt").symlink_to(notes / "b.txt")
+    (notes / "b.txt").symlink_to(notes / "a.txt")
+    result = run("index", notes, "--index", index_dir, "--json")
+    assert result.exit_code == 0 and '"added": 0' in result.stdout
+
+
+def test_names_with_spaces_and_non_ascii(index_dir, notes):
+    folder = notes / "Größere Notizen"
+    folder.mkdir()
+    (folder / "café crème 北京.md").write_text("Notes on brewing espresso in Beijing.")
+    assert run("index", notes, "--index", index_dir, "--quiet").exit_code == 0
+    result = run("query", "espresso Beijing", "--index", index_dir, "--mode", "lexical", "--json")
+    assert "café crème 北京.md" in result.stdout
+
+
+# -- file contents: the run goes on, the file is named on stderr, exit 4 ------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("binary.txt", b"\x00\x01\x02\x03" * 500, "binary content"),
+        ("broken.pdf", make_pdf(["a line of text"])[:150], "corrupt PDF"),
+        ("fake.pdf", b"this is not a PDF at all", "corrupt PDF"),
+    ],
+)
+def test_unreadable_contents_are_reported_and_skipped(index_dir, notes, name, content, reason):
+    (notes / name).write_bytes(content)
+    (notes / "good.md").write_text("A good note about kingfishers.")
+    result = run("index", notes, "--index", index_dir)
+    assert result.exit_code == 4
+    assert f"skipped {notes / name}: {reason}" in result.stderr or reason in result.stderr
+    assert "1 added" in result.stdout and "1 failed" in result.stdout
+
+
+def test_a_50_megabyte_file_is_capped_not_loaded(index_dir, notes):
+    with open(notes / "huge.txt", "wb") as handle:
+        line = b"a very long log line about nothing in particular\n"
+        handle.write(line * (50 * 1024 * 1024 // len(line)))
+    result = run("index", notes, "--index", index_dir)
+    assert result.exit_code == 4 and "over the 20 MB size cap" in result.stderr
+
+
+def test_other_encodings_are_detected(index_dir, notes):
+    (notes / "latin.txt").write_bytes(
+        "Le garçon a mangé une crème brûlée à la plage.".encode("cp1252")
+    )
+    (notes / "utf16.txt").write_text("Unicode sixteen with a naïve résumé.", encoding="utf-16")
+    assert run("index", notes, "--index", index_dir, "--quiet").exit_code == 0
+    result = run("query", "crème brûlée", "--index", index_dir, "--mode", "lexical", "--json")
+    assert "latin.txt" in result.stdout and "crème brûlée" in result.stdout
+
+
+def test_an_unreadable_file_permissions(tmp_path, notes, tiny_model_dir):
+    """Root reads any file, so as root the run drops the capabilities that allow it."""
+    (notes / "secret.md").write_text("Nobody may read this.")
+    os.chmod(notes / "secret.md", 0o000)
+    command = [
+        sys.executable,
+        "-m",
+        "search.cli",
+        "index",
+        str(notes),
+        "--index",
+        str(tmp_path / "ix"),
+        "--model",
+        str(tiny_model_dir),
+    ]
+    if os.geteuid() == 0:
+        caps = "-dac_override,-dac_read_search"
+        command = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}", *command]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 4, result.stderr
+    assert "secret.md: Permission denied" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# -- the index itself -------------------------------------------------------------------
+
+
+def test_a_folder_that_is_not_an_index(tmp_path, notes):
+    assert_error(run("query", "owls", "--index", notes), 2, "not a ctxsearch index")
+    assert_error(run("info", "--index", notes), 2, "not a ctxsearch index")
+    listing = sorted(p.name for p in notes.rglob("*"))
+    assert_error(run("index", notes, "--index", notes), 2, "not empty and holds no index")
+    assert sorted(p.name for p in notes.rglob("*")) == listing
+
+
+def test_a_corrupt_faiss_file(index_dir):
+    next(index_dir.glob("contextual-*.faiss")).write_bytes(b"garbage" * 100)
+    assert_error(run("query", "owls", "--index", index_dir), 1, "unreadable FAISS file")
+    result = run("verify", "--index", index_dir)
+    assert result.exit_code == 1 and "unreadable FAISS file" in result.stdout
+
+
+def test_a_corrupt_sqlite_file(index_dir):
+    (index_dir / "ctxsearch.sqlite").write_bytes(b"garbage" * 1000)
+    for name in ("ctxsearch.sqlite-wal", "ctxsearch.sqlite-shm"):
+        (index_dir / name).unlink(missing_ok=True)
+    assert_error(run("query", "owls", "--index", index_dir), 1, "not a readable SQLite database")
+
+
+def test_a_locked_sqlite_file(index_dir, notes):
+    (notes / "extra.md").write_text("One more note about herons.")
+    before = fingerprint(index_dir)
+    holder = sqlite3.connect(index_dir / "ctxsearch.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        result = run("index", notes, "--index", index_dir, env={"CTXSEARCH_BUSY_TIMEOUT_MS": "300"})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert_error(result, 3, "locked")
+    assert fingerprint(index_dir) == before
+
+
+# -- queries and models -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["query", ""], "the query is empty"),
+        (["query", "  \t "], "the query is empty"),
+        (["query", "owls", "-k", "0"], "k must be a positive number"),
+        (["query", "owls", "-k", "-3"], "k must be a positive number"),
+        (["query", "owls", "-k", "many"], "'many' is not a valid integer"),
+    ],
+)
+def test_bad_queries(index_dir, args, message):
+    assert_error(run(*args, "--index", index_dir), 2, message)
+
+
+def test_a_model_that_cannot_be_loaded_offline(tmp_path, notes):
+    result = run("index", notes, "--index", tmp_path / "new", "--model", "someone/not-here")
+    assert_error(result, 1, "cannot load model 'someone/not-here' from local files")
+    assert not (tmp_path / "new").exists()
