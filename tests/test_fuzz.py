@@ -1,0 +1,73 @@
+"""Property-based tests: arbitrary input never crashes the readers or the chunker."""
+
+import contextlib
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from indexer.chunking import chunk_text
+from indexer.errors import UnreadableFile
+from indexer.readers import decode_text, read_html, read_pdf
+from search.snippets import make_snippet
+
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=2000)
+
+
+def word_spans(text):
+    return [match.span() for match in re.finditer(r"\w+|[^\w\s]", text)]
+
+
+def reads_or_refuses(reader, data: bytes) -> None:
+    with contextlib.suppress(UnreadableFile):
+        assert isinstance(reader(data), str)
+
+
+@FAST
+@given(st.binary(max_size=4096))
+def test_decoding_arbitrary_bytes_returns_text_or_refuses(data):
+    reads_or_refuses(decode_text, data)
+
+
+@FAST
+@given(st.one_of(st.binary(max_size=4096), TEXT.map(lambda t: f"<p>{t}</p>".encode())))
+def test_html_reader_never_crashes(data):
+    reads_or_refuses(read_html, data)
+
+
+@FAST
+@given(st.binary(max_size=2048).map(lambda tail: b"%PDF-1.4\n" + tail))
+def test_pdf_reader_never_crashes(data):
+    reads_or_refuses(read_pdf, data)
+
+
+@FAST
+@given(TEXT, st.integers(min_value=2, max_value=40), st.integers(min_value=0, max_value=19))
+def test_chunk_offsets_point_back_to_their_text_and_nothing_is_dropped(text, size, overlap):
+    overlap = min(overlap, size // 2 - 1) if size >= 4 else 0
+    chunks = chunk_text(text, word_spans, max_tokens=size, overlap=overlap)
+    covered = [False] * len(text)
+    for ordinal, chunk in enumerate(chunks):
+        assert chunk.ordinal == ordinal
+        assert text[chunk.start : chunk.end] == chunk.text and chunk.text.strip()
+        assert len(word_spans(chunk.text)) <= size
+        covered[chunk.start : chunk.end] = [True] * (chunk.end - chunk.start)
+    assert all(hit or char.isspace() for char, hit in zip(text, covered, strict=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(TEXT)
+def test_chunking_with_the_real_tokenizer(model, text):
+    budget = 32
+    chunks = chunk_text(text, model.token_spans, max_tokens=budget, overlap=4)
+    for chunk in chunks:
+        assert text[chunk.start : chunk.end] == chunk.text
+
+
+@FAST
+@given(TEXT, st.lists(st.text(min_size=1, max_size=10), max_size=4))
+def test_snippet_highlights_lie_inside_the_snippet(text, terms):
+    snippet = make_snippet(text, terms)
+    for start, end in snippet.highlights:
+        assert 0 <= start < end <= len(snippet.text)
