@@ -242,16 +242,6 @@ def info(index_dir: Path, as_json: bool) -> None:
             click.echo(f"{key}: {value}")
 
 
-for command, name in (
-    (eval_command, "eval"),
-    (sts, "sts"),
-    (wic, "wic"),
-    (polysemy, "polysemy"),
-    (tune_fusion, "tune-fusion"),
-):
-    cli.add_command(command, name)
-
-
 @cli.command()
 @index_option
 @json_option
@@ -317,6 +307,16 @@ def repair(index_dir: Path, wait: bool, as_json: bool) -> None:
         )
     if not report.consistent:
         raise click.exceptions.Exit(1)
+
+
+for command, name in (
+    (eval_command, "eval"),
+    (sts, "sts"),
+    (wic, "wic"),
+    (polysemy, "polysemy"),
+    (tune_fusion, "tune-fusion"),
+):
+    cli.add_command(command, name)
 
 
 def main() -> None:

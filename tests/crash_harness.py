@@ -51,6 +51,11 @@ def mutate_corpus(folder: Path) -> None:
     write_corpus(folder / "new", seed=99, files=5)
 
 
+def _indexer_command(index_dir: Path, folder: Path, model_dir: Path) -> list[str]:
+    return [sys.executable, "-c", _RUN_INDEXER, str(index_dir), str(folder), str(model_dir),
+            str(BATCH_CHUNKS)]  # fmt: skip
+
+
 def run_indexer_process(
     index_dir: Path,
     folder: Path,
@@ -60,15 +65,7 @@ def run_indexer_process(
 ) -> subprocess.CompletedProcess:
     """Index in a separate process (so that it can be killed), returning how it ended."""
     return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _RUN_INDEXER,
-            str(index_dir),
-            str(folder),
-            str(model_dir),
-            str(BATCH_CHUNKS),
-        ],
+        _indexer_command(index_dir, folder, model_dir),
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         capture_output=True,
@@ -82,15 +79,7 @@ def start_indexer_process(
 ) -> subprocess.Popen:
     """Start indexing in a separate process and return at once."""
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _RUN_INDEXER,
-            str(index_dir),
-            str(folder),
-            str(model_dir),
-            str(BATCH_CHUNKS),
-        ],
+        _indexer_command(index_dir, folder, model_dir),
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
