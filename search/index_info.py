@@ -1,7 +1,12 @@
-"""Describe an index from its SQL store and file sizes, without FAISS or torch."""
+"""Describe an index from its SQL store and file sizes, fast.
+
+Only the standard library's sqlite3 is used, read-only: no SQLAlchemy, FAISS or torch,
+so `ctxsearch info` answers in a fraction of a second.
+"""
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -9,7 +14,7 @@ from typing import Any
 
 from indexer.errors import IndexCorrupt, IndexNotFound
 from indexer.store.layout import DATABASE_FILE, is_index, space_file
-from indexer.store.metadata import MetadataStore
+from indexer.store.manifest import Manifest
 
 
 def describe_index(index_dir: Path) -> dict[str, Any]:
@@ -19,19 +24,25 @@ def describe_index(index_dir: Path) -> dict[str, Any]:
         raise IndexNotFound(f"{directory}: no index here (build one with `ctxsearch index`)")
     if not is_index(directory):
         raise IndexNotFound(f"{directory}: not a ctxsearch index")
-    store = MetadataStore(directory / DATABASE_FILE)
+    database = directory / DATABASE_FILE
     try:
-        manifest = store.read_manifest()
-        if manifest is None:
-            raise IndexCorrupt(f"{directory}: the index has no manifest")
-        counts = store.counts()
-    finally:
-        store.close()
-    files = {DATABASE_FILE: directory / DATABASE_FILE}
-    files |= {
-        path.name: path
-        for path in (space_file(directory, space, manifest.generation) for space in manifest.spaces)
-    }
+        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+        try:
+            rows = dict(connection.execute("SELECT key, value FROM manifest").fetchall())
+            counts = {
+                table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("documents", "chunks")
+            }
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as error:
+        raise IndexCorrupt(f"{database}: not a readable SQLite database ({error})") from error
+    if not rows:
+        raise IndexCorrupt(f"{directory}: the index has no manifest")
+    manifest = Manifest.from_rows(rows)
+    files = [database] + [
+        space_file(directory, space, manifest.generation) for space in manifest.spaces
+    ]
     return {
         "index": str(directory),
         **counts,
@@ -40,9 +51,7 @@ def describe_index(index_dir: Path) -> dict[str, Any]:
             "created_at": _iso(manifest.created_at),
             "updated_at": _iso(manifest.updated_at),
         },
-        "files": {
-            name: (path.stat().st_size if path.exists() else None) for name, path in files.items()
-        },
+        "files": {path.name: (path.stat().st_size if path.exists() else None) for path in files},
     }
 
 
