@@ -149,7 +149,7 @@ class Indexer:
     def _locked_index(self, wait: bool) -> Iterator[StoredIndex]:
         """The index, opened or created, with this process as its only writer."""
         if not is_index(self.index_dir):
-            self._make_encoders(self._load_model(self.model_name), self.pooling or DEFAULT_POOLING)
+            self._encoders_for_new_index()  # a model that cannot load creates nothing
             check_can_create(self.index_dir)
             self.index_dir.mkdir(parents=True, exist_ok=True)
         with WriterLock(self.index_dir).acquire(wait):
@@ -188,6 +188,7 @@ class Indexer:
         return index
 
     def _encoders_for_new_index(self):  # -> LoadedModel
+        """The model (and encoders) a new index is built with, loaded once."""
         if self._encoders is None:
             self._make_encoders(self._load_model(self.model_name), self.pooling or DEFAULT_POOLING)
         assert self._encoders is not None
