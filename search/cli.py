@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from indexer.version import __version__
-from search.cli_benchmarks import eval_command, polysemy, sts, tune_fusion, wic
+from search.cli_benchmarks import bench, eval_command, polysemy, sts, tune_fusion, wic
 from search.cli_common import (
     EXIT_PARTIAL,
     echo_json,
@@ -315,6 +315,7 @@ for command, name in (
     (wic, "wic"),
     (polysemy, "polysemy"),
     (tune_fusion, "tune-fusion"),
+    (bench, "bench"),
 ):
     cli.add_command(command, name)
 

@@ -277,3 +277,62 @@ def _matrix_pair(static: list[list[float]], contextual: list[list[float]]) -> st
         right = f"S{row + 1:<3} " + "".join(f"{value:7.3f}" for value in contextual[row])
         lines.append(f"{left}   {right}")
     return "\n".join(lines)
+
+
+@click.command()
+@click.option(
+    "--texts",
+    "texts_path",
+    type=click.Path(exists=True, path_type=Path),
+    default=Path("sample_corpus"),
+    show_default=True,
+    help="A BEIR corpus.jsonl (or its folder), or a folder of documents to chunk.",
+)
+@click.option("--limit", default=512, show_default=True, help="How many texts to encode.")
+@click.option(
+    "--index",
+    "index_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="An index for timing `ctxsearch info`.",
+)
+@click.option("--out", type=click.Path(path_type=Path), help="Also write the table as JSON here.")
+@json_option
+@translate_errors
+def bench(
+    texts_path: Path, limit: int, index_dir: Path | None, out: Path | None, as_json: bool
+) -> None:
+    """Time ctxsearch against baselines measured in the same run; print the ratios.
+
+    \b
+    Rows: the contextual encoder against SentenceTransformer.encode on the same texts
+    and threads (target 1.3x, with the minimum cosine between their vectors), the
+    static encoder against the contextual one (target 100x), and the start-up time
+    of `ctxsearch --help` and `ctxsearch info` (target under 0.5 s).
+
+    \b
+    Examples:
+      ctxsearch bench
+      ctxsearch bench --texts ../shared/eval/scifact --limit 1000 --out reports/bench.json
+    """
+    from search.bench import encoding_rows, sample_texts, startup_rows
+
+    texts = sample_texts(texts_path, limit)
+    rows = encoding_rows(texts) + startup_rows(index_dir)
+    table = {"texts": str(texts_path), "count": len(texts), "rows": rows}
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(_json_text(table))
+    if as_json:
+        echo_json(table)
+        return
+    click.echo(f"{len(texts)} texts from {texts_path}")
+    click.echo(f"{'benchmark':<50} {'baseline s':>10} {'ours s':>8} {'ratio':>7} {'target':>7}")
+    for row in rows:
+        baseline = row.get("baseline_seconds")
+        ratio = row.get("ratio")
+        click.echo(
+            f"{row['benchmark']:<50} {(f'{baseline:.3f}' if baseline else '-'):>10} "
+            f"{row['seconds']:>8.3f} {(f'{ratio:.2f}x' if ratio else '-'):>7} "
+            f"{row['target']!s:>7}  {'ok' if row['meets_target'] else 'MISSED'}  {row['note']}"
+        )

@@ -144,3 +144,21 @@ def test_tune_fusion_sweeps_both_fusions(tmp_path):
 def test_eval_mode_option_selects_a_search_mode(tmp_path):
     payload = run_json("eval", SAMPLE_CORPUS, "--work-dir", tmp_path, "--mode", "hybrid")
     assert list(payload["methods"]) == ["hybrid"]
+
+
+def test_bench_reports_ratios_against_baselines_of_the_same_run(sample_index, tmp_path):
+    payload = run_json(
+        "bench", "--limit", "6", "--index", sample_index, "--out", tmp_path / "bench.json"
+    )
+    names = [row["benchmark"] for row in payload["rows"]]
+    assert names[:2] == [
+        "contextual encoder vs SentenceTransformer.encode",
+        "static encoder vs contextual encoder",
+    ]
+    assert {"ctxsearch --help", "ctxsearch info"} <= set(names)
+    for row in payload["rows"][:2]:
+        assert row["ratio"] > 0 and row["baseline_seconds"] > 0 and row["seconds"] > 0
+    assert (
+        "min cosine 1.0000" in payload["rows"][0]["note"] or "0.9999" in payload["rows"][0]["note"]
+    )
+    assert (tmp_path / "bench.json").exists()

@@ -1,0 +1,146 @@
+"""Benchmarks that print ratios against baselines measured in the same run.
+
+Every figure is a ratio of two timings taken here, one after the other, on the same
+inputs and thread settings, so the table means the same on any machine. Tests never
+assert timings; this command is where speed is judged.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Row = dict[str, Any]
+
+
+def _best_of(repeats: int, work: Callable[[], Any]) -> tuple[float, Any]:
+    """The fastest of `repeats` timed runs (the least disturbed by the rest of the machine)."""
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = work()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def encoding_rows(texts: list[str], repeats: int = 2) -> list[Row]:
+    """Contextual encoder vs SentenceTransformer.encode; static vs contextual."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from indexer.encoders.loading import load_model, model_location
+    from indexer.encoders.static import StaticEncoder
+    from indexer.encoders.transformer import ContextualEncoder
+
+    loaded = load_model()
+    contextual = ContextualEncoder(loaded)
+    static = StaticEncoder(loaded)
+    reference = SentenceTransformer(model_location(loaded.name), device="cpu")
+    tokens = _token_count(loaded, texts)
+    threads = torch.get_num_threads()
+    st_seconds, expected = _best_of(
+        repeats, lambda: reference.encode(texts, batch_size=32, normalize_embeddings=True)
+    )
+    our_seconds, actual = _best_of(repeats, lambda: contextual.encode(texts))
+    static_seconds, _ = _best_of(repeats, lambda: static.encode(texts))
+    cosine = float(np.min((np.asarray(expected) * actual).sum(axis=1)))
+    return [
+        _row(
+            "contextual encoder vs SentenceTransformer.encode",
+            st_seconds,
+            our_seconds,
+            len(texts),
+            tokens,
+            target=1.3,
+            note=f"{threads} torch threads; min cosine {cosine:.6f}",
+        ),
+        _row(
+            "static encoder vs contextual encoder",
+            our_seconds,
+            static_seconds,
+            len(texts),
+            tokens,
+            target=100.0,
+        ),
+    ]
+
+
+def _token_count(loaded: Any, texts: list[str]) -> int:
+    encoded = loaded.tokenizer(texts, truncation=True, max_length=loaded.max_tokens)
+    return sum(len(ids) for ids in encoded["input_ids"])
+
+
+def _row(
+    name: str,
+    baseline_seconds: float,
+    seconds: float,
+    chunks: int,
+    tokens: int,
+    target: float | None = None,
+    note: str = "",
+) -> Row:
+    ratio = baseline_seconds / seconds if seconds > 0 else float("inf")
+    return {
+        "benchmark": name,
+        "baseline_seconds": round(baseline_seconds, 4),
+        "seconds": round(seconds, 4),
+        "ratio": round(ratio, 2),
+        "target": target,
+        "meets_target": None if target is None else ratio >= target,
+        "chunks_per_second": round(chunks / seconds, 1) if seconds > 0 else None,
+        "tokens_per_second": round(tokens / seconds, 1) if seconds > 0 else None,
+        "note": note,
+    }
+
+
+def startup_rows(index_dir: Path | None) -> list[Row]:
+    """Seconds for `ctxsearch --help` and `ctxsearch info` (target: under 0.5 s)."""
+    commands = {"ctxsearch --help": ["--help"]}
+    if index_dir is not None:
+        commands["ctxsearch info"] = ["info", "--index", str(index_dir)]
+    rows = []
+    for name, args in commands.items():
+        seconds, _ = _best_of(
+            3,
+            lambda args=args: subprocess.run(
+                [sys.executable, "-m", "search.cli", *args], capture_output=True, check=True
+            ),
+        )
+        rows.append(
+            {
+                "benchmark": name,
+                "seconds": round(seconds, 3),
+                "target": 0.5,
+                "meets_target": seconds < 0.5,
+                "note": "whole process, best of 3",
+            }
+        )
+    return rows
+
+
+def sample_texts(path: Path, limit: int) -> list[str]:
+    """Texts to encode: a BEIR corpus.jsonl (title + text) or the chunks of a folder."""
+    if path.is_file() or (path / "corpus.jsonl").exists():
+        corpus = path if path.is_file() else path / "corpus.jsonl"
+        with corpus.open() as handle:
+            records = [json.loads(line) for _, line in zip(range(limit), handle, strict=False)]
+        return [f"{r.get('title', '')} {r['text']}".strip() for r in records]
+    from indexer.chunking import chunk_text
+    from indexer.encoders.loading import load_model
+    from indexer.sources import read_document, walk_folder
+
+    loaded = load_model()
+    texts: list[str] = []
+    for source in walk_folder(path):
+        document = read_document(source)
+        texts += [
+            c.text for c in chunk_text(document.text, loaded.token_spans, loaded.max_tokens - 2, 32)
+        ]
+    return texts[:limit]
