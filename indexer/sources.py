@@ -91,15 +91,6 @@ def _ignore_rules(root: Path) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes, read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Document:
     """Read and decode one file; raise `UnreadableFile` with the reason when that fails."""
     if source.size > max_bytes:

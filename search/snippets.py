@@ -19,14 +19,6 @@ class Snippet:
     text: str
     highlights: list[tuple[int, int]] = field(default_factory=list)
 
-    def marked(self, before: str, after: str) -> str:
-        """The excerpt with every highlighted span wrapped in `before` ... `after`."""
-        pieces, position = [], 0
-        for start, end in self.highlights:
-            pieces += [self.text[position:start], before, self.text[start:end], after]
-            position = end
-        return "".join([*pieces, self.text[position:]])
-
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from indexer.faults import KILL_POINTS
 from indexer.store.verify import verify_index
 from tests.crash_harness import (
     copy_index,
@@ -36,6 +37,11 @@ KILLS = [
     "before-publish",
     "after-publish",
 ]
+
+
+def test_every_kill_point_of_the_indexer_is_in_the_matrix():
+    named = {(k.values[0] if hasattr(k, "values") else k).split(":")[0] for k in KILLS}
+    assert named == set(KILL_POINTS)
 
 
 @pytest.fixture(scope="module")

@@ -114,8 +114,3 @@ class SqliteLexicalSpace:
             except Exception:
                 return False
         return True
-
-    def rebuild(self) -> None:
-        """Rebuild the FTS index from the chunk texts."""
-        with self.engine.begin() as connection:
-            connection.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')"))
