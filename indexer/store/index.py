@@ -66,18 +66,16 @@ class StoredIndex:
             raise IndexNotFound(f"{directory}: not a ctxsearch index")
         metadata = MetadataStore(directory / DATABASE_FILE)
         try:
-            for _attempt in range(_OPEN_ATTEMPTS):
-                manifest = metadata.read_manifest()
-                if manifest is None:
-                    raise IndexCorrupt(
-                        f"{directory}: the index has no manifest (its first run was "
-                        "interrupted: run `ctxsearch index` again)"
-                    )
-                try:
-                    return cls(directory, metadata, manifest, load_spaces)
-                except FileNotFoundError:
-                    continue  # a writer published a newer generation meanwhile: read again
-            raise IndexCorrupt(f"{directory}: a vector space file of the index is missing")
+            manifest = metadata.read_manifest()
+            if manifest is None:
+                raise IndexCorrupt(
+                    f"{directory}: the index has no manifest (its first run was "
+                    "interrupted: run `ctxsearch index` again)"
+                )
+            index = cls(directory, metadata, manifest, load_spaces=False)
+            if load_spaces:
+                index._load_published()
+            return index
         except Exception:
             metadata.close()
             raise
@@ -106,18 +104,27 @@ class StoredIndex:
 
     def refresh(self) -> bool:
         """Load the newest published generation if a writer published one; say if it did."""
+        if self.metadata.current_generation() == self.manifest.generation:
+            return False
+        self._load_published()
+        return True
+
+    def _load_published(self) -> None:
+        """Load the manifest and spaces of the published generation.
+
+        A writer may publish (and sweep the files we were about to read) meanwhile: then
+        the manifest is read again.
+        """
         for _attempt in range(_OPEN_ATTEMPTS):
-            generation = self.metadata.current_generation()
-            if generation == self.manifest.generation:
-                return False
             manifest = self.metadata.read_manifest()
-            assert manifest is not None
+            if manifest is None:
+                raise IndexCorrupt(f"{self.directory}: the index has no manifest")
             try:
                 self.spaces = self._load_spaces(manifest)
             except FileNotFoundError:
                 continue
             self.manifest = manifest
-            return True
+            return
         raise IndexCorrupt(f"{self.directory}: a vector space file of the index is missing")
 
     @contextmanager
