@@ -2,17 +2,18 @@
 
 For each run:
 1. walk the folder and compare each file's size and mtime with the store;
-2. read and chunk the files that may have changed (a file whose hash is unchanged is
-   only touched); a file that fails is reported and counted, its old version kept;
-3. delete the documents whose files are gone, from SQL and from every vector space;
-4. encode the new chunks batch by batch into the same transaction and the in-memory
-   vector spaces, then publish everything at once (see `StoredIndex.writing`).
+2. delete the documents whose files are gone, from SQL and from every vector space;
+3. stream the files that may have changed: read and chunk one file at a time (a file
+   whose hash is unchanged only gets its new mtime; a file that fails is reported and
+   counted, its old version kept), and encode and store about `batch_chunks` chunks at a
+   time into the run's transaction and the in-memory vector spaces;
+4. publish everything at once (see `StoredIndex.writing`), or nothing if nothing changed.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,7 +25,8 @@ from indexer.chunking import Chunk, chunk_text
 from indexer.errors import SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
 from indexer.sources import Document, SourceFile, read_document, walk_folder
-from indexer.store.index import StoredIndex, check_can_create, has_manifest
+from indexer.store.index import NothingToPublish, StoredIndex, check_can_create, has_manifest
+from indexer.store.index_types import DEFAULT_INDEX_TYPE
 from indexer.store.layout import is_index
 from indexer.store.lock import WriterLock
 from indexer.store.manifest import Manifest
@@ -70,6 +72,11 @@ class IndexSummary:
     total_chunks: int = 0
     seconds: float = 0.0
     failures: list[FileFailure] = field(default_factory=list)
+    touched: int = 0  # unchanged content, new mtime recorded
+
+    def changed_anything(self) -> bool:
+        """Whether the run changed a document (added, updated, or recorded a new mtime)."""
+        return bool(self.added or self.updated or self.touched)
 
     def to_dict(self) -> dict:
         """The summary as plain JSON-ready values."""
@@ -98,12 +105,14 @@ class Indexer:
         pooling: str | None = None,
         chunk_overlap: int = DEFAULT_OVERLAP,
         batch_chunks: int = BATCH_CHUNKS,
+        index_type: str | None = None,
     ):
         self.index_dir = Path(index_dir).expanduser().absolute()
         self.model_name = model
         self.pooling = pooling
         self.chunk_overlap = chunk_overlap
         self.batch_chunks = batch_chunks
+        self.index_type = index_type
         self._encoders: dict | None = None
 
     def index_folder(
@@ -113,7 +122,8 @@ class Indexer:
 
         The run is atomic: readers see the index as it was until the run publishes its
         result in one commit. Another process writing the same index makes this raise
-        `IndexLocked`, or wait for it with `wait`.
+        `IndexLocked`, or wait for it with `wait`. Files are read, chunked, encoded and
+        stored a batch at a time, so memory does not grow with the size of the folder.
         """
         started = time.perf_counter()
         report = progress or (lambda _event: None)
@@ -128,20 +138,30 @@ class Indexer:
             summary = IndexSummary()
             stored = index.metadata.documents_under(folder)
             candidates = self._changed_candidates(sources, stored, summary)
-            pending, touched = self._read_candidates(index.manifest, candidates, summary, report)
             kill_point("after-scan")
             present = {str(source.path) for source in sources}
             gone = [document.id for path, document in stored.items() if path not in present]
-            if pending or gone or touched:
+            retyped = self._apply_index_type(index.manifest)
+            if candidates or gone or retyped:
                 with index.writing() as session:
-                    self._remove_documents(index, session, gone, touched)
+                    self._remove_documents(index, session, gone)
                     kill_point("after-delete")
-                    self._encode_and_store(index, session, pending, summary, report)
+                    documents = self._read_candidates(index, session, candidates, summary, report)
+                    self._encode_and_store(index, session, documents, summary)
+                    if not (gone or retyped or summary.changed_anything()):
+                        raise NothingToPublish
             summary.removed = len(gone)
             counts = index.metadata.counts()
             summary.total_documents, summary.total_chunks = counts["documents"], counts["chunks"]
         summary.seconds = round(time.perf_counter() - started, 3)
         return summary
+
+    def _apply_index_type(self, manifest: Manifest) -> bool:
+        """Record a newly asked-for index type in the manifest; say if it changed."""
+        if self.index_type is None or self.index_type == manifest.index_type:
+            return False
+        manifest.index_type = self.index_type
+        return True
 
     # -- opening -------------------------------------------------------------------------
 
@@ -172,6 +192,7 @@ class Indexer:
                 chunk_tokens=content_tokens,
                 chunk_overlap=self.chunk_overlap,
                 version=__version__,
+                index_type=self.index_type or DEFAULT_INDEX_TYPE,
             )
             return StoredIndex.create(self.index_dir, manifest)
         index = StoredIndex.open(self.index_dir)
@@ -233,16 +254,17 @@ class Indexer:
 
     def _read_candidates(
         self,
-        manifest: Manifest,
+        index: StoredIndex,
+        session: Session,
         candidates: list[tuple[SourceFile, StoredDocument | None]],
         summary: IndexSummary,
         report: ProgressCallback,
-    ) -> tuple[list[_Pending], dict[int, int]]:
-        """Read and chunk the files that may have changed; return them and the mtimes to touch."""
-        pending: list[_Pending] = []
-        touched: dict[int, int] = {}
-        if not candidates:
-            return pending, touched
+    ) -> Iterator[_Pending]:
+        """Read and chunk the files that may have changed, one at a time.
+
+        A file whose content hash is unchanged only has its mtime recorded.
+        """
+        manifest = index.manifest
         loaded = self._encoders_for(manifest)["loaded"]
         for done, (source, old) in enumerate(candidates, start=1):
             try:
@@ -252,8 +274,9 @@ class Indexer:
                 summary.failures.append(FileFailure(str(source.path), str(error)))
             else:
                 if old is not None and old.sha256 == document.sha256:
-                    touched[old.id] = document.mtime_ns
+                    index.metadata.touch_document(session, old.id, document.mtime_ns)
                     summary.unchanged += 1
+                    summary.touched += 1
                 else:
                     chunks = chunk_text(
                         document.text,
@@ -261,18 +284,13 @@ class Indexer:
                         manifest.chunk_tokens,
                         manifest.chunk_overlap,
                     )
-                    pending.append(_Pending(document, chunks, old.id if old else None))
-            report(Progress("read", done, len(candidates)))
-        return pending, touched
+                    yield _Pending(document, chunks, old.id if old else None)
+            report(Progress("index", done, len(candidates)))
 
     # -- writing -------------------------------------------------------------------------
 
-    def _remove_documents(
-        self, index: StoredIndex, session: Session, gone: list[int], touched: dict[int, int]
-    ) -> None:
+    def _remove_documents(self, index: StoredIndex, session: Session, gone: list[int]) -> None:
         chunk_ids = index.metadata.delete_documents(session, gone)
-        for document_id, mtime_ns in touched.items():
-            index.metadata.touch_document(session, document_id, mtime_ns)
         for space in index.spaces.values():
             space.remove(np.asarray(chunk_ids, dtype=np.int64))
 
@@ -280,24 +298,21 @@ class Indexer:
         self,
         index: StoredIndex,
         session: Session,
-        pending: list[_Pending],
+        documents: Iterator[_Pending],
         summary: IndexSummary,
-        report: ProgressCallback,
     ) -> None:
-        total = sum(len(item.chunks) for item in pending)
-        encoders = self._encoders_for(index.manifest) if pending else {}
-        done = 0
-        for batch in _batches_by_chunks(pending, self.batch_chunks):
+        """Encode and store documents a batch of about `batch_chunks` chunks at a time."""
+        for batch in _batches_by_chunks(documents, self.batch_chunks):
+            encoders = self._encoders_for(index.manifest)
             texts = [chunk.text for item in batch for chunk in item.chunks]
             vectors = {name: encoders[name].encode(texts) for name in index.spaces}
             replaced = index.metadata.delete_documents(
                 session, [item.replaces for item in batch if item.replaces is not None]
             )
-            new_ids = [
-                chunk_id
-                for item in batch
-                for chunk_id in index.metadata.add_document(session, item.document, item.chunks)
-            ]
+            stored = index.metadata.add_documents(
+                session, [(item.document, item.chunks) for item in batch]
+            )
+            new_ids = [chunk_id for chunk_ids in stored for chunk_id in chunk_ids]
             ids = np.asarray(new_ids, dtype=np.int64)
             for name, space in index.spaces.items():
                 space.remove(np.asarray(replaced, dtype=np.int64))
@@ -308,22 +323,18 @@ class Indexer:
                 else:
                     summary.updated += 1
             summary.chunks += len(texts)
-            done += len(texts)
-            report(Progress("encode", done, total))
             kill_point("after-batch")
 
 
-def _batches_by_chunks(pending: list[_Pending], size: int) -> list[list[_Pending]]:
+def _batches_by_chunks(documents: Iterable[_Pending], size: int) -> Iterator[list[_Pending]]:
     """Group documents into batches of about `size` chunks (a document is never split)."""
-    batches: list[list[_Pending]] = []
     current: list[_Pending] = []
     count = 0
-    for item in pending:
+    for item in documents:
         current.append(item)
         count += len(item.chunks)
         if count >= size:
-            batches.append(current)
+            yield current
             current, count = [], 0
     if current:
-        batches.append(current)
-    return batches
+        yield current

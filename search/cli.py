@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
 from indexer.version import __version__
 from search.cli_benchmarks import bench, eval_command, polysemy, sts, tune_fusion, wic
 from search.cli_common import (
@@ -48,6 +49,14 @@ def cli() -> None:
 @click.option(
     "--pooling", default=None, help="mean (default), cls, max, or mean-lastK (e.g. mean-last4)."
 )
+@click.option(
+    "--index-type",
+    type=click.Choice(INDEX_TYPES),
+    default=None,
+    help="FAISS structure: flat (exact), hnsw (approximate graph), or auto: flat below "
+    f"{HNSW_FROM_VECTORS:,} chunks, hnsw from there (new index: auto; an existing index "
+    "keeps its type unless given).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
@@ -57,6 +66,7 @@ def index(
     index_dir: Path,
     model: str | None,
     pooling: str | None,
+    index_type: str | None,
     quiet: bool,
     wait: bool,
     as_json: bool,
@@ -72,6 +82,7 @@ def index(
       ctxsearch index ~/notes
       ctxsearch index sample_corpus --index /tmp/ix --json
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
+      ctxsearch index ~/archive --index-type hnsw
     """
     from indexer.encoders.pooling import Pooling
     from indexer.pipeline import Indexer
@@ -84,9 +95,8 @@ def index(
             raise click.BadParameter(str(error), param_hint="--pooling") from error
     bars = ProgressBars(enabled=not quiet and not as_json)
     try:
-        summary = Indexer(index_dir, model=model, pooling=pooling).index_folder(
-            path, progress=bars, wait=wait
-        )
+        indexer = Indexer(index_dir, model=model, pooling=pooling, index_type=index_type)
+        summary = indexer.index_folder(path, progress=bars, wait=wait)
     finally:
         bars.close()
     if as_json:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.errors import IndexCorrupt, IndexNotFound
+from indexer.store.index_types import structure_for
 from indexer.store.layout import DATABASE_FILE, is_index, space_file
 from indexer.store.manifest import Manifest
 
@@ -46,6 +47,7 @@ def describe_index(index_dir: Path) -> dict[str, Any]:
     return {
         "index": str(directory),
         **counts,
+        "vector_structure": structure_for(manifest.index_type, counts["chunks"]),
         "manifest": {
             **asdict(manifest),
             "created_at": _iso(manifest.created_at),

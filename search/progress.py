@@ -9,7 +9,7 @@ import click
 
 from indexer.pipeline import Progress
 
-_LABELS = {"read": "Reading files  ", "encode": "Encoding chunks"}
+_LABELS = {"index": "Indexing files", "encode": "Encoding chunks"}
 
 
 class ProgressBars:

@@ -28,6 +28,10 @@ from indexer.store.vectors import VectorSpace
 _OPEN_ATTEMPTS = 5
 
 
+class NothingToPublish(Exception):
+    """Raised inside `StoredIndex.writing()` to leave it without publishing anything."""
+
+
 class StoredIndex:
     """An opened index: its manifest, its metadata store and its vector spaces."""
 
@@ -133,6 +137,7 @@ class StoredIndex:
 
         The caller holds the writer lock, changes SQL through the session and the spaces
         in memory; leaving the block saves the spaces as the next generation and commits.
+        Raising `NothingToPublish` in the block rolls back instead, and publishes nothing.
         """
         self.sweep()
         next_generation = self.manifest.generation + 1
@@ -141,11 +146,15 @@ class StoredIndex:
                 yield session
                 kill_point("before-space-save")
                 for name, space in self.spaces.items():
+                    space.restructure(self.manifest.index_type)
                     space.save_to(space_file(self.directory, name, next_generation))
                 self.manifest.generation = next_generation
                 self.manifest.updated_at = time.time()
                 self.metadata.write_manifest(session, self.manifest)
                 kill_point("before-publish")
+        except NothingToPublish:
+            self.manifest.generation = next_generation - 1
+            return
         except BaseException:
             self.manifest.generation = next_generation - 1
             self.sweep()

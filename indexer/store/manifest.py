@@ -32,6 +32,7 @@ class Manifest:
     spaces: list[str] = field(default_factory=lambda: list(SPACES))
     lexical: dict[str, str] = field(default_factory=lambda: dict(LEXICAL_SETTINGS))
     metric: str = "cosine (inner product of L2-normalised vectors)"
+    index_type: str = "auto"
     format: int = INDEX_FORMAT
     generation: int = 0
     created_at: float = 0.0

@@ -103,19 +103,29 @@ class MetadataStore:
 
     def add_document(self, session: Session, document: Document, chunks: list[Chunk]) -> list[int]:
         """Insert a document and its chunks; return the new chunk ids in chunk order."""
-        row = DocumentRow(
-            path=str(document.path),
-            size=document.size,
-            mtime_ns=document.mtime_ns,
-            sha256=document.sha256,
-            indexed_at=time.time(),
-        )
-        row.chunks = [
-            ChunkRow(ordinal=c.ordinal, start=c.start, end=c.end, text=c.text) for c in chunks
-        ]
-        session.add(row)
+        return self.add_documents(session, [(document, chunks)])[0]
+
+    def add_documents(
+        self, session: Session, documents: list[tuple[Document, list[Chunk]]]
+    ) -> list[list[int]]:
+        """Insert documents with their chunks in one flush; return each one's chunk ids."""
+        now = time.time()
+        rows = []
+        for document, chunks in documents:
+            row = DocumentRow(
+                path=str(document.path),
+                size=document.size,
+                mtime_ns=document.mtime_ns,
+                sha256=document.sha256,
+                indexed_at=now,
+            )
+            row.chunks = [
+                ChunkRow(ordinal=c.ordinal, start=c.start, end=c.end, text=c.text) for c in chunks
+            ]
+            rows.append(row)
+        session.add_all(rows)
         session.flush()
-        return [chunk.id for chunk in row.chunks]
+        return [[chunk.id for chunk in row.chunks] for row in rows]
 
     def delete_documents(self, session: Session, document_ids: Iterable[int]) -> list[int]:
         """Delete documents and their chunks; return the ids of the deleted chunks."""

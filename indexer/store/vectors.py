@@ -1,8 +1,13 @@
 """One vector space in a FAISS file: vectors keyed by their SQL chunk id.
 
-FAISS holds only vectors and int64 ids (`IndexIDMap2` over inner product); everything
-else lives in SQL. A space is loaded from one generation's file and saved as the next
+FAISS holds only vectors and int64 ids (an `IndexIDMap2` over inner product); everything
+else lives in SQL. The vectors sit in an exact `IndexFlatIP` or in an HNSW graph (see
+`index_types`). A space is loaded from one generation's file and saved as the next
 generation's: written to a temporary file, synced, then renamed into place.
+
+HNSW cannot remove a node, so removing a vector from a graph overwrites its id with
+`TOMBSTONE` (the id map is part of the file, so tombstones persist) and searches skip
+negative ids; a rebuild drops them once they are `HNSW_REBUILD_TOMBSTONE_SHARE` of it.
 """
 
 from __future__ import annotations
@@ -15,19 +20,35 @@ import numpy as np
 
 from indexer.errors import IndexCorrupt
 from indexer.faults import kill_point
+from indexer.store.index_types import (
+    HNSW_EF_CONSTRUCTION,
+    HNSW_EF_SEARCH,
+    HNSW_NEIGHBOURS,
+    HNSW_REBUILD_TOMBSTONE_SHARE,
+    structure_for,
+)
+
+TOMBSTONE = -1
+_LIVE_IDS = faiss.IDSelectorNot(faiss.IDSelectorRange(np.iinfo(np.int64).min, 0))
+
+
+def empty_structure(dim: int, structure: str) -> faiss.IndexIDMap2:
+    """An empty space of unit vectors under inner product, in the given structure."""
+    if structure == "hnsw":
+        graph = faiss.IndexHNSWFlat(dim, HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        return faiss.IndexIDMap2(graph)
+    return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
 
 
 class VectorSpace:
     """A FAISS index of unit vectors under inner product (cosine), ids = chunk ids."""
 
-    def __init__(self, dim: int, path: Path | None = None):
+    def __init__(self, dim: int, path: Path | None = None, structure: str = "flat"):
         self.dim = dim
-        self.index = self._load(path) if path is not None else self._empty()
+        self.index = self._load(path) if path is not None else empty_structure(dim, structure)
 
-    def _empty(self) -> faiss.IndexIDMap2:
-        return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
-
-    def _load(self, path: Path) -> faiss.Index:
+    def _load(self, path: Path) -> faiss.IndexIDMap2:
         try:
             index = faiss.read_index(str(path))
         except RuntimeError as error:
@@ -36,14 +57,34 @@ class VectorSpace:
             raise IndexCorrupt(f"{path}: unreadable FAISS file") from error
         if index.d != self.dim:
             raise IndexCorrupt(f"{path}: dimension {index.d}, the manifest says {self.dim}")
+        if not isinstance(index, faiss.IndexIDMap2):
+            raise IndexCorrupt(f"{path}: not a FAISS index with ids")
         return index
 
+    @property
+    def structure(self) -> str:
+        """`hnsw` or `flat`."""
+        inner = faiss.downcast_index(self.index.index)
+        return "hnsw" if isinstance(inner, faiss.IndexHNSW) else "flat"
+
+    def _id_map(self) -> np.ndarray:
+        """The ids of the stored vectors in storage order (a view: writes go to FAISS)."""
+        count = int(self.index.ntotal)
+        if count == 0:
+            return np.zeros(0, dtype=np.int64)
+        return faiss.rev_swig_ptr(self.index.id_map.data(), count)
+
+    def tombstones(self) -> int:
+        """How many removed vectors an HNSW graph still holds."""
+        return int((self._id_map() < 0).sum())
+
     def __len__(self) -> int:
-        return int(self.index.ntotal)
+        return int(self.index.ntotal) - self.tombstones()
 
     def ids(self) -> np.ndarray:
         """Every id in the space."""
-        return faiss.vector_to_array(self.index.id_map).astype(np.int64)
+        stored = self._id_map()
+        return stored[stored >= 0].astype(np.int64)
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add vectors under the given ids."""
@@ -56,13 +97,46 @@ class VectorSpace:
         """Remove the given ids; return how many were present."""
         if not len(ids):
             return 0
-        return int(self.index.remove_ids(np.asarray(ids, dtype=np.int64)))
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.structure == "flat":
+            return int(self.index.remove_ids(ids))
+        stored = self._id_map()
+        hit = np.isin(stored, ids) & (stored >= 0)
+        stored[hit] = TOMBSTONE
+        self.index.construct_rev_map()
+        return int(hit.sum())
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The `k` nearest ids and their scores for each query row (-1 pads short lists)."""
         k = max(1, min(k, len(self)))
-        scores, ids = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
-        return scores, ids
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        if self.structure == "flat":
+            return self.index.search(queries, k)
+        params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k))
+        if self.tombstones():
+            params.sel = _LIVE_IDS
+        return self.index.search(queries, k, params=params)
+
+    def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """The ids and vectors of every live entry, in storage order."""
+        stored = self._id_map().copy()
+        vectors = faiss.downcast_index(self.index.index).reconstruct_n(0, len(stored))
+        live = stored >= 0
+        return stored[live], vectors[live]
+
+    def restructure(self, index_type: str) -> bool:
+        """Rebuild into the structure `index_type` wants at this size; say if it rebuilt.
+
+        Also rebuilds a graph whose tombstones reached their share.
+        """
+        wanted = structure_for(index_type, len(self))
+        crowded = self.tombstones() >= HNSW_REBUILD_TOMBSTONE_SHARE * max(1, self.index.ntotal)
+        if wanted == self.structure and not (self.structure == "hnsw" and crowded):
+            return False
+        ids, vectors = self.live_vectors()
+        self.index = empty_structure(self.dim, wanted)
+        self.add(ids, vectors)
+        return True
 
     def save_to(self, path: Path) -> None:
         """Write the space to `path` atomically and durably."""
