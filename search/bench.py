@@ -122,7 +122,29 @@ def startup_rows(index_dir: Path | None) -> list[Row]:
                 "note": "whole process, best of 3",
             }
         )
+    if index_dir is not None:
+        rows.append(_query_split_row(index_dir))
     return rows
+
+
+def _query_split_row(index_dir: Path) -> Row:
+    """One `ctxsearch query` process, and how its time splits (model load vs search)."""
+    command = [sys.executable, "-m", "search.cli", "query", "how do cranes stay upright"]
+    started = time.perf_counter()
+    output = subprocess.run(
+        [*command, "--index", str(index_dir), "--json"], capture_output=True, check=True
+    ).stdout
+    seconds = time.perf_counter() - started
+    timings = json.loads(output)["timings"]
+    split = ", ".join(
+        f"{name.removesuffix('_seconds')} {value:.3f} s" for name, value in timings.items()
+    )
+    return {
+        "benchmark": "ctxsearch query (hybrid, one process)",
+        "seconds": round(seconds, 3),
+        "timings": timings,
+        "note": f"{split}; the rest is interpreter and import start-up",
+    }
 
 
 def sample_texts(path: Path, limit: int) -> list[str]:

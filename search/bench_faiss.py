@@ -26,6 +26,7 @@ CLUSTER_SIZE = 100  # vectors per cluster, on average
 NOISE = 1.0  # per dimension, against centres of norm ~sqrt(DIM): cosine to centre ~0.7
 IVF_NPROBE = 16
 PQ_SUBVECTORS = 48  # 8 dimensions per 8-bit code
+PQ_TRAINING_POINTS = 39 * 256  # FAISS's minimum for 256 centroids per sub-quantizer
 
 
 def synthetic_vectors(count: int, queries: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -69,7 +70,7 @@ def _build(make: Callable[[], faiss.Index], vectors: np.ndarray) -> tuple[faiss.
     started = time.perf_counter()
     index = make()
     if not index.is_trained:
-        sample = min(len(vectors), 64 * index.nlist)
+        sample = min(len(vectors), max(64 * index.nlist, PQ_TRAINING_POINTS))
         index.train(vectors[np.random.default_rng(1).choice(len(vectors), sample, replace=False)])
         index.nprobe = IVF_NPROBE
     index.add(vectors)

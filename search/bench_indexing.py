@@ -137,23 +137,26 @@ def overhead_rows(folder: Path) -> list[Row]:
     encoders = [ContextualEncoder(loaded), StaticEncoder(loaded)]
     for encoder in encoders:
         encoder.encode(texts[:8])  # warm up
-    started = time.perf_counter()
-    for encoder in encoders:
-        encoder.encode(texts)
-    encode_seconds = time.perf_counter() - started
-    with tempfile.TemporaryDirectory() as scratch:
-        summary = Indexer(Path(scratch) / "ix").index_folder(folder)
-    assert summary.chunks == len(texts), (summary.chunks, len(texts))
+    encode_seconds = index_seconds = float("inf")
+    for _attempt in range(2):  # alternate, keep the best of each: the least disturbed
+        started = time.perf_counter()
+        for encoder in encoders:
+            encoder.encode(texts)
+        encode_seconds = min(encode_seconds, time.perf_counter() - started)
+        with tempfile.TemporaryDirectory() as scratch:
+            summary = Indexer(Path(scratch) / "ix").index_folder(folder)
+        assert summary.chunks == len(texts), (summary.chunks, len(texts))
+        index_seconds = min(index_seconds, summary.seconds)
     return [
         {
             "benchmark": "indexing a folder vs its encoders alone",
             "baseline_seconds": round(encode_seconds, 3),
-            "seconds": round(summary.seconds, 3),
-            "ratio": round(encode_seconds / summary.seconds, 3),
+            "seconds": round(index_seconds, 3),
+            "ratio": round(encode_seconds / index_seconds, 3),
             "target": round(1 / 1.1, 3),
-            "meets_target": summary.seconds <= 1.1 * encode_seconds,
+            "meets_target": index_seconds <= 1.1 * encode_seconds,
             "note": f"{len(texts)} chunks of {folder}; overhead "
-            f"{100 * (summary.seconds / encode_seconds - 1):.1f}% (target at most 10%)",
+            f"{100 * (index_seconds / encode_seconds - 1):.1f}% (target at most 10%); best of 2",
         }
     ]
 

@@ -13,7 +13,8 @@ import click
 
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
 from indexer.version import __version__
-from search.cli_benchmarks import bench, eval_command, polysemy, sts, tune_fusion, wic
+from search.cli_bench import bench
+from search.cli_benchmarks import eval_command, polysemy, sts, tune_fusion, wic
 from search.cli_common import (
     EXIT_PARTIAL,
     echo_json,

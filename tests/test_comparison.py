@@ -146,19 +146,46 @@ def test_eval_mode_option_selects_a_search_mode(tmp_path):
     assert list(payload["methods"]) == ["hybrid"]
 
 
-def test_bench_reports_ratios_against_baselines_of_the_same_run(sample_index, tmp_path):
+def test_bench_reports_ratios_against_baselines_of_the_same_run(sample_index, notes, tmp_path):
     payload = run_json(
-        "bench", "--limit", "6", "--index", sample_index, "--out", tmp_path / "bench.json"
-    )
-    names = [row["benchmark"] for row in payload["rows"]]
-    assert names[:2] == [
-        "contextual encoder vs SentenceTransformer.encode",
-        "static encoder vs contextual encoder",
-    ]
-    assert {"ctxsearch --help", "ctxsearch info"} <= set(names)
-    for row in payload["rows"][:2]:
-        assert row["ratio"] > 0 and row["baseline_seconds"] > 0 and row["seconds"] > 0
-    assert (
-        "min cosine 1.0000" in payload["rows"][0]["note"] or "0.9999" in payload["rows"][0]["note"]
-    )
-    assert (tmp_path / "bench.json").exists()
+        "bench",
+        "--texts", notes,
+        "--limit", "4",
+        "--index", sample_index,
+        "--only", "encoding,overhead,startup,faiss",
+        "--faiss-sizes", "1000",
+        "--out", tmp_path / "bench.json",
+    )  # fmt: skip
+    rows = {row["benchmark"]: row for row in payload["rows"]}
+    encoder = rows["contextual encoder vs SentenceTransformer.encode"]
+    assert encoder["ratio"] > 0 and encoder["baseline_seconds"] > 0 and encoder["seconds"] > 0
+    assert "min cosine 1.0000" in encoder["note"] or "0.9999" in encoder["note"]
+    assert rows["static encoder vs contextual encoder"]["ratio"] > 0
+    assert {"ctxsearch --help", "ctxsearch info"} <= set(rows)
+    assert rows["ctxsearch query (hybrid, one process)"]["timings"]["model_load_seconds"] > 0
+    assert rows["indexing a folder vs its encoders alone"]["baseline_seconds"] > 0
+    structures = {row["structure"]: row for row in payload["rows"] if "structure" in row}
+    assert set(structures) == {"flat", "hnsw", "ivf", "ivfpq"}
+    assert structures["flat"]["recall@10"] == 1.0 and structures["hnsw"]["recall@10"] > 0.9
+    assert json.loads((tmp_path / "bench.json").read_text())["rows"] == payload["rows"]
+
+
+@pytest.mark.slow
+def test_bench_scaling_and_incremental_sections_run_real_index_processes(tmp_path):
+    payload = run_json(
+        "bench",
+        "--only", "scaling,incremental",
+        "--scale-sizes", "10,30",
+        "--incremental-files", "20",
+        "--out", tmp_path / "bench.json",
+    )  # fmt: skip
+    rows = {row["benchmark"]: row for row in payload["rows"]}
+    assert [row["chunks"] for row in payload["rows"] if "chunks" in row] == [10, 30]
+    assert all(row["peak_megabytes"] > 0 for row in payload["rows"] if "chunks" in row)
+    assert rows["re-index 20 files, 1 file changed"]["seconds"] > 0
+    assert (tmp_path / "bench-scaling.png").exists()
+
+
+def test_bench_refuses_an_unknown_section():
+    result = CliRunner().invoke(cli, ["bench", "--only", "encoding,warp"])
+    assert result.exit_code == 2 and "unknown section warp" in result.output
