@@ -3,7 +3,8 @@
 Each index run in `scaling_rows` and `incremental_rows` is a real `ctxsearch index`
 process, so its time includes start-up and model load as a user sees them, and its peak
 memory is that process's own (`wait4`). Synthetic folders hold one short note per file
-(two sentences of `sample_corpus/`, one chunk each), so 100,000 chunks fit in minutes.
+(a sentence of `sample_corpus/` and a number, one chunk each), so 100,000 chunks take
+minutes rather than hours.
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ def sentences_of(folder: Path) -> list[str]:
 
 
 def write_synthetic_folder(folder: Path, files: int, sentences: list[str], seed: int = 0) -> None:
-    """`files` notes of two sentences each, 1,000 to a subfolder."""
+    """`files` one-sentence notes, 1,000 to a subfolder."""
     chooser = random.Random(seed)
     for number in range(files):
         path = folder / f"part-{number // 1000:04d}" / f"note-{number:06d}.txt"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{chooser.choice(sentences)} {chooser.choice(sentences)}\n")
+        path.write_text(f"Note {number}: {chooser.choice(sentences)}\n")
 
 
 def run_index(folder: Path, index_dir: Path, *extra: str) -> dict[str, Any]:

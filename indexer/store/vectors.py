@@ -110,12 +110,22 @@ class VectorSpace:
         """The `k` nearest ids and their scores for each query row (-1 pads short lists)."""
         k = max(1, min(k, len(self)))
         queries = np.ascontiguousarray(queries, dtype=np.float32)
-        if self.structure == "flat":
-            return self.index.search(queries, k)
-        params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k))
-        if self.tombstones():
-            params.sel = _LIVE_IDS
-        return self.index.search(queries, k, params=params)
+        params = None
+        if self.structure == "hnsw":
+            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k))
+            if self.tombstones():
+                params.sel = _LIVE_IDS
+        if len(queries) > 1:
+            return self.index.search(queries, k, params=params)
+        # One query runs on this thread alone: split over OpenMP threads, it waits on the
+        # slowest, and a busy core made single queries 5x slower (see bench_faiss). The
+        # setting is per calling thread, so it is restored for whatever runs next here.
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        try:
+            return self.index.search(queries, k, params=params)
+        finally:
+            faiss.omp_set_num_threads(threads)
 
     def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """The ids and vectors of every live entry, in storage order."""
