@@ -20,7 +20,7 @@ from search.cli_common import (
     json_option,
     translate_errors,
 )
-from search.cli_serve import serve
+from search.cli_serve import loadtest, serve
 from search.modes import DEFAULT_MODE, MODES
 from search.paths import display_path
 
@@ -318,6 +318,7 @@ for command, name in (
     (polysemy, "polysemy"),
     (tune_fusion, "tune-fusion"),
     (serve, "serve"),
+    (loadtest, "loadtest"),
     (bench, "bench"),
 ):
     cli.add_command(command, name)
