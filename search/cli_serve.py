@@ -47,7 +47,7 @@ def serve(index_dir: Path, host: str, port: int, token: str | None) -> None:
       ctxsearch serve --index notes.idx --host 0.0.0.0 --token "$(openssl rand -hex 16)"
       curl 'http://127.0.0.1:8765/search?q=river+bank+erosion&k=3'
     """
-    from search.server import is_loopback, run_server
+    from search.server import is_loopback, listen, run_server
 
     token = token or None
     if token is None and not is_loopback(host):
@@ -57,16 +57,18 @@ def serve(index_dir: Path, host: str, port: int, token: str | None) -> None:
         )
     from search.engine import Searcher
 
-    with Searcher(index_dir) as searcher:
+    with Searcher(index_dir) as searcher, listen(host, port) as listener:
         started = time.perf_counter()
         searcher.encoders()
+        bound = listener.getsockname()[1]
+        host = f"[{host}]" if ":" in host else host
         click.echo(
             f"ctxsearch: {display_path(str(searcher.index.directory))}, model "
             f"{searcher.manifest.model} loaded in {time.perf_counter() - started:.1f}s; "
-            f"serving http://{host}:{port}/" + (" (bearer token required)" if token else ""),
+            f"serving http://{host}:{bound}/" + (" (bearer token required)" if token else ""),
             err=True,
         )
-        run_server(searcher, host, port, token)
+        run_server(searcher, listener, token)
 
 
 @click.command()

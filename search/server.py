@@ -11,7 +11,9 @@ when `ctxsearch index` publishes a new generation.
 from __future__ import annotations
 
 import ipaddress
+import os
 import secrets
+import socket
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -122,11 +124,28 @@ def create_app(searcher: Searcher, token: str | None = None) -> FastAPI:
     return app
 
 
-def run_server(searcher: Searcher, host: str, port: int, token: str | None = None) -> None:
-    """Serve `searcher` with uvicorn until interrupted."""
+class AddressUnavailable(CtxsearchError):
+    """The server cannot listen on the host and port asked for (in use, not ours ...)."""
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port, opened before the model loads so that a port in
+    use fails at once (`AddressUnavailable`)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host.strip("[]"), port), family=family)
+    except OSError as error:
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise AddressUnavailable(f"cannot listen on {host}:{port}: {reason}") from error
+
+
+def run_server(searcher: Searcher, listener: socket.socket, token: str | None = None) -> None:
+    """Serve `searcher` with uvicorn on an open socket until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(searcher, token), host=host, port=port, log_level="info")
+    host, port = listener.getsockname()[:2]
+    config = uvicorn.Config(create_app(searcher, token), host=host, port=port, log_level="info")
+    uvicorn.Server(config).run(sockets=[listener])
 
 
 def _authorized(

@@ -1,6 +1,7 @@
 """The HTTP API, against a real `ctxsearch serve` process over the sample index."""
 
 import json
+import socket
 from pathlib import Path
 
 import httpx
@@ -170,3 +171,13 @@ def test_the_page_and_its_files_are_served(sample_server):
     assert '<input id="query"' in page.text
     for name in ("app.js", "style.css"):
         assert httpx.get(f"{sample_server.url}/static/{name}").status_code == 200
+
+
+def test_a_port_in_use_is_a_one_line_error_before_the_model_loads(sample_index):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            cli, ["serve", "--index", str(sample_index), "--port", str(port)]
+        )
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
