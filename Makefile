@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test eval clean
+.PHONY: install browser demo test eval clean
 
 install: $(VENV)/.installed
 
@@ -44,7 +44,14 @@ demo: install
 	@echo; echo "== Static vs contextual over the sample corpus's own judged queries:"
 	$(BIN)/ctxsearch eval sample_corpus --work-dir .work/eval --out $(REPORTS)/sample_corpus
 
-test: $(VENV)/.installed-test
+# Debian's Chromium for the browser test (never a browser downloaded by a test tool).
+browser:
+	@command -v chromium >/dev/null || { \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	    $$SUDO apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium chromium-driver; }
+
+test: $(VENV)/.installed-test browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q

@@ -13,6 +13,7 @@ from typing import Any
 
 from indexer.errors import (
     CtxsearchError,
+    DocumentNotFound,
     IndexCorrupt,
     IndexLocked,
     IndexNotFound,
@@ -32,6 +33,7 @@ _LAZY = {
 
 __all__ = [
     "CtxsearchError",
+    "DocumentNotFound",
     "IndexCorrupt",
     "IndexLocked",
     "IndexNotFound",

@@ -15,6 +15,10 @@ class IndexNotFound(CtxsearchError):
     """The index directory does not exist or holds no ctxsearch index."""
 
 
+class DocumentNotFound(CtxsearchError):
+    """No document with the id asked for is in the index."""
+
+
 class IndexCorrupt(CtxsearchError):
     """The index exists but one of its files cannot be read."""
 

@@ -22,6 +22,7 @@ from search.cli_common import (
     json_option,
     translate_errors,
 )
+from search.cli_serve import loadtest, serve
 from search.modes import DEFAULT_MODE, MODES
 from search.paths import display_path
 
@@ -38,6 +39,7 @@ def cli() -> None:
       ctxsearch query "bank erosion after a flood" --mode static -k 5
       ctxsearch compare "the python swallowed its prey"
       ctxsearch info
+      ctxsearch serve --port 8765
     """
 
 
@@ -326,6 +328,8 @@ for command, name in (
     (wic, "wic"),
     (polysemy, "polysemy"),
     (tune_fusion, "tune-fusion"),
+    (serve, "serve"),
+    (loadtest, "loadtest"),
     (bench, "bench"),
 ):
     cli.add_command(command, name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from indexer.store.index import StoredIndex
 from indexer.store.lexical import SqliteLexicalSpace, query_terms
 from indexer.store.manifest import Manifest
 from indexer.store.metadata import StaleGeneration
+from search.documents import DocumentText, load_document
 from search.fusion import hybrid_fusion
 from search.modes import DEFAULT_MODE, MODES
 from search.snippets import make_snippet
@@ -80,7 +82,9 @@ class Searcher:
     """Searches one index. The model loads on the first dense query, once.
 
     `model` and `pooling`, when given, must match the index's manifest (`ModelMismatch`
-    otherwise); by default the index's own are used.
+    otherwise); by default the index's own are used. Threads may share a Searcher: its
+    calls run one at a time, because the tokenizer, the lazily loaded model and the
+    spaces it reloads when a writer publishes are not safe to change under a running call.
     """
 
     def __init__(self, index_dir: str | Path, model: str | None = None, pooling: str | None = None):
@@ -97,6 +101,7 @@ class Searcher:
             raise
         self.lexical = SqliteLexicalSpace(self.index.metadata.engine)
         self._encoders: dict | None = None
+        self._lock = threading.RLock()
 
     @property
     def manifest(self) -> Manifest:
@@ -115,6 +120,10 @@ class Searcher:
 
     def encoders(self) -> dict:
         """The index's encoders by space name, loading the model on first use."""
+        with self._lock:
+            return self._load_encoders()
+
+    def _load_encoders(self) -> dict:
         if self._encoders is None:
             from indexer.encoders.loading import load_model
             from indexer.encoders.static import StaticEncoder
@@ -143,22 +152,27 @@ class Searcher:
         """
         mode = space or mode
         _check_query(query, k, mode)
-        timings = {"model_load_seconds": 0.0}
-        if mode != "lexical" and self._encoders is None:
+        with self._lock:
+            timings = {"model_load_seconds": 0.0}
+            if mode != "lexical" and self._encoders is None:
+                started = time.perf_counter()
+                self._load_encoders()
+                timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
             started = time.perf_counter()
-            self.encoders()
-            timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
-        started = time.perf_counter()
-        vectors = self._encode(query, mode)
-        timings["encode_seconds"] = round(time.perf_counter() - started, 4)
-        started = time.perf_counter()
-        hits = self._hits(query, vectors, k, mode, all_chunks)
-        timings["search_seconds"] = round(time.perf_counter() - started, 4)
+            vectors = self._encode(query, mode)
+            timings["encode_seconds"] = round(time.perf_counter() - started, 4)
+            started = time.perf_counter()
+            hits = self._hits(query, vectors, k, mode, all_chunks)
+            timings["search_seconds"] = round(time.perf_counter() - started, 4)
         return SearchResponse(query=query, mode=mode, results=hits, timings=timings)
+
+    def document(self, document_id: int) -> DocumentText:
+        """A document's stored facts and text (`DocumentNotFound` if the id is unknown)."""
+        return load_document(self.index.metadata, document_id)
 
     def _encode(self, query: str, mode: str) -> dict[str, np.ndarray]:
         spaces = {"hybrid": ["contextual"], "lexical": []}.get(mode, [mode])
-        return {space: self.encoders()[space].encode([query]) for space in spaces}
+        return {space: self._load_encoders()[space].encode([query]) for space in spaces}
 
     def _candidates(
         self, query: str, vectors: dict[str, np.ndarray], mode: str, depth: int

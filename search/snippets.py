@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,11 +27,17 @@ def stem(word: str) -> str:
     return _porter().stemWord(word.lower())
 
 
-@lru_cache(maxsize=1)
-def _porter():  # -> snowballstemmer.stemmer, imported lazily
-    import snowballstemmer
+_STEMMERS = threading.local()
 
-    return snowballstemmer.stemmer("porter")
+
+def _porter():  # -> snowballstemmer.stemmer, imported lazily
+    """This thread's stemmer: a snowball stemmer holds the word it works on, so threads
+    sharing one get wrong stems or IndexError (seen under the HTTP server's thread pool)."""
+    if not hasattr(_STEMMERS, "porter"):
+        import snowballstemmer
+
+        _STEMMERS.porter = snowballstemmer.stemmer("porter")
+    return _STEMMERS.porter
 
 
 def make_snippet(text: str, terms: Iterable[str] = (), limit: int = 240) -> Snippet:

@@ -120,3 +120,12 @@ def make_pdf(lines: list[str]) -> bytes:
         xref,
     )
     return bytes(output)
+
+
+@pytest.fixture(scope="session")
+def sample_server(sample_index, tmp_path_factory):
+    """`ctxsearch serve` over the sample index, in its own process, for the whole session."""
+    from tests.serving import running_server
+
+    with running_server(sample_index, tmp_path_factory.mktemp("server") / "server.log") as server:
+        yield server

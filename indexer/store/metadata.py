@@ -188,6 +188,24 @@ class MetadataStore:
                     )
         return found
 
+    def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
+        """A document and its chunks in order, read in one snapshot; None if there is none."""
+        with self.sessions() as session, session.begin():
+            row = session.get(DocumentRow, document_id)
+            if row is None:
+                return None
+            document = StoredDocument(row.id, row.path, row.size, row.mtime_ns, row.sha256)
+            rows = session.scalars(
+                select(ChunkRow)
+                .where(ChunkRow.document_id == document_id)
+                .order_by(ChunkRow.ordinal)
+            )
+            chunks = [
+                StoredChunk(c.id, c.document_id, row.path, c.ordinal, c.start, c.end, c.text)
+                for c in rows
+            ]
+        return document, chunks
+
     def counts(self) -> dict[str, int]:
         """How many documents and chunks the store holds."""
         with self.sessions() as session:

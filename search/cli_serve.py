@@ -1,0 +1,124 @@
+"""Commands of the HTTP side: `serve` the index, and `loadtest` a running server."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from search.cli_common import echo_json, index_option, json_option, translate_errors
+from search.modes import MODES
+from search.paths import display_path
+
+TOKEN_ENV = "CTXSEARCH_TOKEN"
+
+
+@click.command()
+@index_option
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind. Anything but loopback needs --token.",
+)
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    default=None,
+    help=f"Bearer token every data request must carry [${TOKEN_ENV}].",
+)
+@translate_errors
+def serve(index_dir: Path, host: str, port: int, token: str | None) -> None:
+    """Serve the index over HTTP: a JSON API and a search page at /.
+
+    \b
+    Endpoints: GET /search?q=...&k=...&mode=... (and POST /search with a JSON body),
+    GET /compare?q=..., GET /documents/{id}, GET /info, GET /health; the OpenAPI
+    schema is at /openapi.json and browsable at /docs. /search answers the JSON of
+    `ctxsearch query --json`. The model loads once, at start; searches keep working
+    while `ctxsearch index` updates the index, and see each update once it is published.
+
+    \b
+    Examples:
+      ctxsearch serve --index notes.idx
+      ctxsearch serve --index notes.idx --port 9000
+      ctxsearch serve --index notes.idx --host 0.0.0.0 --token "$(openssl rand -hex 16)"
+      curl 'http://127.0.0.1:8765/search?q=river+bank+erosion&k=3'
+    """
+    from search.server import is_loopback, listen, run_server
+
+    token = token or None
+    if token is None and not is_loopback(host):
+        raise click.UsageError(
+            f"--host {host} can be reached from other machines: give --token "
+            f"(or set ${TOKEN_ENV}) so that only clients holding it get answers"
+        )
+    from search.engine import Searcher
+
+    with Searcher(index_dir) as searcher, listen(host, port) as listener:
+        started = time.perf_counter()
+        searcher.encoders()
+        bound = listener.getsockname()[1]
+        host = f"[{host}]" if ":" in host else host
+        click.echo(
+            f"ctxsearch: {display_path(str(searcher.index.directory))}, model "
+            f"{searcher.manifest.model} loaded in {time.perf_counter() - started:.1f}s; "
+            f"serving http://{host}:{bound}/" + (" (bearer token required)" if token else ""),
+            err=True,
+        )
+        run_server(searcher, listener, token)
+
+
+@click.command()
+@click.argument("url", default="http://127.0.0.1:8765")
+@click.option("--clients", "-c", default=8, show_default=True, type=click.IntRange(1, 256))
+@click.option("--seconds", "-s", default=20.0, show_default=True, type=click.FloatRange(0.1, 3600))
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1), help="Results.")
+@click.option("--query", "queries", multiple=True, help="A query to send (repeat; has defaults).")
+@click.option("--token", envvar=TOKEN_ENV, default=None, help=f"Bearer token [${TOKEN_ENV}].")
+@json_option
+@translate_errors
+def loadtest(
+    url: str,
+    clients: int,
+    seconds: float,
+    mode: str,
+    k: int,
+    queries: tuple[str, ...],
+    token: str | None,
+    as_json: bool,
+) -> None:
+    """Load a running `ctxsearch serve` at URL: concurrent clients for a fixed time.
+
+    \b
+    Each client sends GET /search requests back to back until the time is up. Prints
+    the requests, errors, requests per second and the p50/p95/max latency; exits 1 if
+    any request failed. Run it from another terminal than the server.
+
+    \b
+    Examples:
+      ctxsearch loadtest
+      ctxsearch loadtest http://127.0.0.1:8765 --clients 8 --seconds 20 --mode hybrid
+      ctxsearch loadtest http://10.0.0.5:8765 --token s3cret --mode lexical --json
+    """
+    from search.load_test import DEFAULT_QUERIES, run_load
+
+    report = run_load(
+        url, clients, seconds, mode=mode, k=k, queries=queries or DEFAULT_QUERIES, token=token
+    )
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        click.echo(
+            f"{report.url} {report.mode}: {report.clients} clients for {report.seconds:.1f}s: "
+            f"{report.requests} requests, {report.errors} errors, "
+            f"{report.requests_per_second:.1f} req/s, p50 {report.p50_ms:.1f} ms, "
+            f"p95 {report.p95_ms:.1f} ms, max {report.max_ms:.1f} ms"
+        )
+    for sample in report.error_samples:
+        click.echo(f"error: {sample}", err=True)
+    if report.errors:
+        raise click.exceptions.Exit(1)

@@ -1,0 +1,181 @@
+"""The HTTP API: a thin layer over one `Searcher`, plus the search page at `/`.
+
+Handlers only parse requests, check the token and call the library; every answer is
+the JSON the command line prints (`/search` is `ctxsearch query --json`, `/compare` is
+`compare --json`, `/info` is `info --json`). Library errors become JSON with a 4xx code
+(503 when the index is busy). The endpoints are plain functions, so uvicorn runs them in
+its thread pool; the shared `Searcher` runs one call at a time and reloads by itself
+when `ctxsearch index` publishes a new generation.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+import socket
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
+
+from indexer.errors import CtxsearchError, DocumentNotFound, IndexLocked, InvalidQuery
+from indexer.version import __version__
+from search.comparison import compare_modes
+from search.engine import Searcher
+from search.index_info import describe_index
+from search.modes import DEFAULT_MODE, MODES
+
+STATIC = Path(__file__).parent / "static"
+Mode = Literal[MODES]  # type: ignore[valid-type]
+_STATUS = {InvalidQuery: 422, DocumentNotFound: 404, IndexLocked: 503}
+_BEARER = HTTPBearer(auto_error=False, description="Needed when the server has a --token.")
+
+
+class SearchRequest(BaseModel):
+    """The body of `POST /search`: the same fields as the query string of `GET /search`."""
+
+    q: str = Field(min_length=1, description="The query text.")
+    k: int = Field(10, ge=1, description="How many results.")
+    mode: Mode = Field(DEFAULT_MODE, description="hybrid, contextual, static or lexical.")
+    all_chunks: bool = Field(False, description="Every matching chunk, not one per document.")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable only from this machine (127.0.0.0/8, ::1, localhost)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host.lower() == "localhost"
+
+
+def create_app(searcher: Searcher, token: str | None = None) -> FastAPI:
+    """The application serving `searcher`; with `token`, data endpoints need that bearer token."""
+    app = FastAPI(
+        title="ctxsearch",
+        version=__version__,
+        description="Semantic search over an index built by `ctxsearch index`.",
+    )
+    app.state.token = token
+    guarded = [Depends(_authorized)]
+
+    @app.exception_handler(CtxsearchError)
+    def library_error(_request: Request, error: CtxsearchError) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=_status_of(error))
+
+    @app.exception_handler(RequestValidationError)
+    def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _validation_message(error)}, status_code=422)
+
+    @app.exception_handler(_Unauthorized)
+    def unauthorized(_request: Request, error: _Unauthorized) -> JSONResponse:
+        return JSONResponse(
+            {"detail": str(error)}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+        )
+
+    @app.get("/search", dependencies=guarded, summary="Search (same JSON as query --json)")
+    def search_get(
+        q: Annotated[str, Query(min_length=1, description="The query text.")],
+        k: Annotated[int, Query(ge=1, description="How many results.")] = 10,
+        mode: Annotated[Mode, Query(description="The search mode.")] = DEFAULT_MODE,
+        all_chunks: bool = False,
+    ) -> dict[str, Any]:
+        return searcher.search(q, k=k, mode=mode, all_chunks=all_chunks).to_dict()
+
+    @app.post("/search", dependencies=guarded, summary="Search with a JSON body")
+    def search_post(request: SearchRequest) -> dict[str, Any]:
+        return searcher.search(
+            request.q, k=request.k, mode=request.mode, all_chunks=request.all_chunks
+        ).to_dict()
+
+    @app.get("/compare", dependencies=guarded, summary="Two modes side by side (compare --json)")
+    def compare(
+        q: Annotated[str, Query(min_length=1, description="The query text.")],
+        k: Annotated[int, Query(ge=1, description="How many results in each list.")] = 10,
+        mode: Annotated[Mode, Query(description="The mode compared.")] = "contextual",
+        against: Annotated[Mode, Query(description="The baseline mode.")] = "static",
+    ) -> dict[str, Any]:
+        if mode == against:
+            raise InvalidQuery("mode and against must differ")
+        return compare_modes(searcher, q, k=k, mode=mode, against=against)
+
+    @app.get("/documents/{document_id}", dependencies=guarded, summary="A document's text")
+    def document(document_id: int) -> dict[str, Any]:
+        return searcher.document(document_id).to_dict()
+
+    @app.get("/info", dependencies=guarded, summary="The index's manifest (info --json)")
+    def info() -> dict[str, Any]:
+        return describe_index(searcher.index.directory)
+
+    @app.get("/health", summary="Liveness; says whether a token is needed")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__, "auth_required": token is not None}
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+class AddressUnavailable(CtxsearchError):
+    """The server cannot listen on the host and port asked for (in use, not ours ...)."""
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port, opened before the model loads so that a port in
+    use fails at once (`AddressUnavailable`)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host.strip("[]"), port), family=family)
+    except OSError as error:
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise AddressUnavailable(f"cannot listen on {host}:{port}: {reason}") from error
+
+
+def run_server(searcher: Searcher, listener: socket.socket, token: str | None = None) -> None:
+    """Serve `searcher` with uvicorn on an open socket until interrupted."""
+    import uvicorn
+
+    host, port = listener.getsockname()[:2]
+    config = uvicorn.Config(create_app(searcher, token), host=host, port=port, log_level="info")
+    uvicorn.Server(config).run(sockets=[listener])
+
+
+def _authorized(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
+) -> None:
+    """Let the request through if the server has no token or the request carries it."""
+    token: str | None = request.app.state.token
+    if token is None:
+        return
+    given = credentials.credentials if credentials else ""
+    if not secrets.compare_digest(given.encode(), token.encode()):
+        raise _Unauthorized("missing bearer token" if not given else "wrong bearer token")
+
+
+class _Unauthorized(Exception):
+    """The request lacks the server's bearer token."""
+
+
+def _status_of(error: CtxsearchError) -> int:
+    for kind, status in _STATUS.items():
+        if isinstance(error, kind):
+            return status
+    return 500
+
+
+def _validation_message(error: RequestValidationError) -> str:
+    """One line naming each bad field, e.g. `query k: Input should be greater than 0`."""
+    parts = []
+    for problem in error.errors():
+        where = " ".join(str(part) for part in problem.get("loc", ()))
+        parts.append(f"{where}: {problem.get('msg', 'invalid')}")
+    return "; ".join(parts)
