@@ -188,7 +188,7 @@ def scaling_plot(rows: list[Row], path: Path) -> None:
     left.set(xscale="log", yscale="log", xlabel="chunks", ylabel="seconds", title="Index time")
     left.legend()
     right.plot(chunks, [row["peak_megabytes"] for row in rows], "o-")
-    right.set(xscale="log", xlabel="chunks", ylabel="peak RSS (MB)", title="Peak memory")
+    right.set(xlabel="chunks", ylabel="peak RSS (MB)", title="Peak memory (linear axes)")
     right.set_ylim(bottom=0)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
