@@ -264,6 +264,8 @@ class Indexer:
 
         A file whose content hash is unchanged only has its mtime recorded.
         """
+        if not candidates:
+            return  # a run that only removes files or changes the index type needs no model
         manifest = index.manifest
         loaded = self._encoders_for(manifest)["loaded"]
         for done, (source, old) in enumerate(candidates, start=1):

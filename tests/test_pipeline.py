@@ -42,6 +42,16 @@ def test_second_run_on_an_unchanged_folder_encodes_nothing(tmp_path, notes):
     assert again._encoders is None, "an unchanged folder must not even load the model"
 
 
+def test_a_run_that_only_removes_files_does_not_load_the_model(tmp_path, notes):
+    run(tmp_path / "ix", notes)
+    (notes / "money.txt").unlink()
+    again = Indexer(tmp_path / "ix")
+    summary = again.index_folder(notes)
+    assert (summary.removed, summary.total_documents) == (1, 3)
+    assert again._encoders is None
+    assert_consistent(tmp_path / "ix")
+
+
 def test_a_changed_file_is_the_only_one_re_encoded(tmp_path, notes):
     run(tmp_path / "ix", notes)
     (notes / "money.txt").write_text("Compound interest makes savings grow over decades.\n")
