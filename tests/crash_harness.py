@@ -117,3 +117,21 @@ def state(index_dir: Path) -> dict:
 def copy_index(source: Path, destination: Path) -> Path:
     """A copy of an index directory, to start each crash from the same state."""
     return Path(shutil.copytree(source, destination))
+
+
+def index_before_and_after_a_change(
+    tmp_path: Path, model_dir: Path
+) -> tuple[Path, Path, dict, dict]:
+    """An indexed corpus whose folder has since changed, with the search results of both.
+
+    Returns the folder, the index (still at the old state), and the results of the old
+    state and of the new one (from an index copy brought up to date).
+    """
+    folder = write_corpus(tmp_path / "docs")
+    index_dir = tmp_path / "ix"
+    index_in_process(index_dir, folder, model_dir)
+    old = state(index_dir)["results"]
+    mutate_corpus(folder)
+    reference = copy_index(index_dir, tmp_path / "reference")
+    index_in_process(reference, folder, model_dir)
+    return folder, index_dir, old, state(reference)["results"]

@@ -13,12 +13,9 @@ from search.cli import cli
 from tests.conftest import ROOT
 from tests.crash_harness import (
     QUERIES,
-    copy_index,
+    index_before_and_after_a_change,
     index_in_process,
-    mutate_corpus,
     start_indexer_process,
-    state,
-    write_corpus,
 )
 
 HOLD_LOCK = """
@@ -92,14 +89,7 @@ def test_a_lock_left_by_a_killed_writer_is_recovered(small_index, notes):
 
 
 def test_readers_see_the_old_state_or_the_new_never_a_mix(tmp_path, tiny_model_dir):
-    folder = write_corpus(tmp_path / "docs")
-    index_dir = tmp_path / "ix"
-    index_in_process(index_dir, folder, tiny_model_dir)
-    old = state(index_dir)["results"]
-    mutate_corpus(folder)
-    reference = copy_index(index_dir, tmp_path / "reference")
-    index_in_process(reference, folder, tiny_model_dir)
-    new = state(reference)["results"]
+    folder, index_dir, old, new = index_before_and_after_a_change(tmp_path, tiny_model_dir)
 
     writer = start_indexer_process(
         index_dir, folder, tiny_model_dir, env={"CTXSEARCH_PAUSE_AT": "after-batch:0.5"}

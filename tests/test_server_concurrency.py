@@ -6,12 +6,8 @@ import httpx
 
 from tests.crash_harness import (
     QUERIES,
-    copy_index,
-    index_in_process,
-    mutate_corpus,
+    index_before_and_after_a_change,
     start_indexer_process,
-    state,
-    write_corpus,
 )
 from tests.serving import running_server
 
@@ -20,14 +16,7 @@ CLIENTS = 8
 
 
 def test_requests_during_an_index_run_all_answer_the_old_or_the_new_state(tmp_path, tiny_model_dir):
-    folder = write_corpus(tmp_path / "docs")
-    index_dir = tmp_path / "ix"
-    index_in_process(index_dir, folder, tiny_model_dir)
-    old = state(index_dir)["results"]
-    mutate_corpus(folder)
-    reference = copy_index(index_dir, tmp_path / "reference")
-    index_in_process(reference, folder, tiny_model_dir)
-    new = state(reference)["results"]
+    folder, index_dir, old, new = index_before_and_after_a_change(tmp_path, tiny_model_dir)
     assert old != new
 
     def ask(client: httpx.Client, query: str, mode: str) -> str:
@@ -48,6 +37,8 @@ def test_requests_during_an_index_run_all_answer_the_old_or_the_new_state(tmp_pa
         httpx.Client(base_url=server.url, timeout=120) as client,
         ThreadPoolExecutor(CLIENTS) as pool,
     ):
+        ask(client, QUERIES[0], "hybrid")  # load the model first: a busy machine may
+        # otherwise take longer to load it than the writer takes to publish
         writer = start_indexer_process(
             index_dir, folder, tiny_model_dir, env={"CTXSEARCH_PAUSE_AT": "after-batch:0.5"}
         )
