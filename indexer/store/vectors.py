@@ -47,6 +47,9 @@ class VectorSpace:
     def __init__(self, dim: int, path: Path | None = None, structure: str = "flat"):
         self.dim = dim
         self.index = self._load(path) if path is not None else empty_structure(dim, structure)
+        # Counted once here and kept up to date by `remove`: `len` and `search` need it on
+        # every query, and counting means scanning the whole id map.
+        self._tombstones = int((self._id_map() < 0).sum())
 
     def _load(self, path: Path) -> faiss.IndexIDMap2:
         try:
@@ -76,7 +79,7 @@ class VectorSpace:
 
     def tombstones(self) -> int:
         """How many removed vectors an HNSW graph still holds."""
-        return int((self._id_map() < 0).sum())
+        return self._tombstones
 
     def __len__(self) -> int:
         return int(self.index.ntotal) - self.tombstones()
@@ -103,6 +106,7 @@ class VectorSpace:
         stored = self._id_map()
         hit = np.isin(stored, ids) & (stored >= 0)
         stored[hit] = TOMBSTONE
+        self._tombstones += int(hit.sum())
         self.index.construct_rev_map()
         return int(hit.sum())
 
@@ -145,6 +149,7 @@ class VectorSpace:
             return False
         ids, vectors = self.live_vectors()
         self.index = empty_structure(self.dim, wanted)
+        self._tombstones = 0
         self.add(ids, vectors)
         return True
 
