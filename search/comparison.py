@@ -5,10 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from search.engine import Hit, Searcher
+from search.modes import Mode
 
 
 def compare_modes(
-    searcher: Searcher, query: str, k: int = 10, mode: str = "contextual", against: str = "static"
+    searcher: Searcher,
+    query: str,
+    k: int = 10,
+    mode: str = Mode.CONTEXTUAL,
+    against: str = Mode.STATIC,
 ) -> dict[str, Any]:
     """Both result lists, keyed by mode name; `mode`'s hits say how far they moved.
 

@@ -1,6 +1,36 @@
 """The ways a query can be answered, and the default (cheap to import: no FAISS, no torch)."""
 
-MODES = ("hybrid", "contextual", "static", "lexical")
+from __future__ import annotations
+
+from enum import Enum
+
+from indexer.spaces import Space
+
+
+class Mode(str, Enum):
+    """A search mode; its value is the name the CLI, the HTTP API and the JSON use."""
+
+    HYBRID = "hybrid"  # contextual and lexical lists fused
+    CONTEXTUAL = Space.CONTEXTUAL.value
+    STATIC = Space.STATIC.value
+    LEXICAL = Space.LEXICAL.value
+
+    __str__ = str.__str__
+
+    @property
+    def spaces(self) -> tuple[Space, ...]:
+        """The spaces this mode searches."""
+        if self is Mode.HYBRID:
+            return (Space.CONTEXTUAL, Space.LEXICAL)
+        return (Space(self.value),)
+
+    @property
+    def vector_spaces(self) -> tuple[Space, ...]:
+        """The spaces whose query vector needs the model."""
+        return tuple(space for space in self.spaces if space is not Space.LEXICAL)
+
+
+MODES: tuple[str, ...] = tuple(mode.value for mode in Mode)
 # Hybrid is the default because it measured best on SciFact (see the README's table):
 # it needs the model like contextual does, and its lexical half adds ~1-2 ms.
-DEFAULT_MODE = "hybrid"
+DEFAULT_MODE = Mode.HYBRID

@@ -143,7 +143,7 @@ def test_an_unreadable_file_permissions(tmp_path, notes, tiny_model_dir):
     command = [
         sys.executable,
         "-m",
-        "search.cli",
+        "search",
         "index",
         str(notes),
         "--index",

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.skipif(not (SHARED_EVAL / "scifact").exists(), reason="no SciFact data")
 def test_scifact_reproduces_the_published_contextual_figure():
-    from search.evaluation import evaluate_retrieval
+    from search.lab.evaluation import evaluate_retrieval
 
     result = evaluate_retrieval(
         SHARED_EVAL / "scifact", split="test", methods=["static", "contextual"]
@@ -20,8 +20,8 @@ def test_scifact_reproduces_the_published_contextual_figure():
 
 @pytest.mark.skipif(not (SHARED_EVAL / "stsb").exists(), reason="no STS-B data")
 def test_stsb_reproduces_the_published_contextual_figure(model):
-    from search.datasets import load_sts
-    from search.similarity import sts_correlation
+    from search.lab.datasets import load_sts
+    from search.lab.similarity import sts_correlation
 
     result = sts_correlation(model, load_sts(SHARED_EVAL / "stsb" / "sts-test.csv"))
     assert result["contextual"] == pytest.approx(0.820, abs=0.005)

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from search.metrics import (
+from search.lab.metrics import (
     average_precision_at,
     mean_metrics,
     ndcg_at,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from search.report import human_bytes, human_seconds, write_report
+from search.lab.report import human_bytes, human_seconds, write_report
 from tests.conftest import ROOT
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -191,7 +191,7 @@ def test_human_seconds(seconds, text):
 
 
 def test_import_does_not_load_matplotlib():
-    code = "import sys, search.report; print('matplotlib' in sys.modules)"
+    code = "import sys, search.lab.report; print('matplotlib' in sys.modules)"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from indexer.errors import InvalidQuery
-from search.similarity import best_threshold, roc_auc
-from search.word_vectors import find_word, word_at
+from search.lab.similarity import best_threshold, roc_auc
+from search.lab.word_vectors import find_word, word_at
 
 
 def test_auc_perfect_inverse_and_ties():

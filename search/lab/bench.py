@@ -114,7 +114,7 @@ def startup_rows(index_dir: Path | None) -> list[Row]:
         seconds, _ = _best_of(
             3,
             lambda args=args: subprocess.run(
-                [sys.executable, "-m", "search.cli", *args], capture_output=True, check=True
+                [sys.executable, "-m", "search", *args], capture_output=True, check=True
             ),
         )
         rows.append(
@@ -133,7 +133,7 @@ def startup_rows(index_dir: Path | None) -> list[Row]:
 
 def _query_split_row(index_dir: Path) -> Row:
     """One `ctxsearch query` process, and how its time splits (model load vs search)."""
-    command = [sys.executable, "-m", "search.cli", "query", "how do cranes stay upright"]
+    command = [sys.executable, "-m", "search", "query", "how do cranes stay upright"]
     started = time.perf_counter()
     output = subprocess.run(
         [*command, "--index", str(index_dir), "--json"], capture_output=True, check=True

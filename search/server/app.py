@@ -29,10 +29,10 @@ from indexer.version import __version__
 from search.comparison import compare_modes
 from search.engine import Searcher
 from search.index_info import describe_index
-from search.modes import DEFAULT_MODE, MODES
+from search.modes import DEFAULT_MODE, MODES, Mode
 
 STATIC = Path(__file__).parent / "static"
-Mode = Literal[MODES]  # type: ignore[valid-type]
+ModeName = Literal[MODES]  # type: ignore[valid-type]
 _STATUS = {InvalidQuery: 422, DocumentNotFound: 404, IndexLocked: 503}
 _BEARER = HTTPBearer(auto_error=False, description="Needed when the server has a --token.")
 
@@ -42,7 +42,7 @@ class SearchRequest(BaseModel):
 
     q: str = Field(min_length=1, description="The query text.")
     k: int = Field(10, ge=1, description="How many results.")
-    mode: Mode = Field(DEFAULT_MODE, description="hybrid, contextual, static or lexical.")
+    mode: ModeName = Field(DEFAULT_MODE.value, description=", ".join(MODES) + ".")
     all_chunks: bool = Field(False, description="Every matching chunk, not one per document.")
 
 
@@ -82,7 +82,7 @@ def create_app(searcher: Searcher, token: str | None = None) -> FastAPI:
     def search_get(
         q: Annotated[str, Query(min_length=1, description="The query text.")],
         k: Annotated[int, Query(ge=1, description="How many results.")] = 10,
-        mode: Annotated[Mode, Query(description="The search mode.")] = DEFAULT_MODE,
+        mode: Annotated[ModeName, Query(description="The search mode.")] = DEFAULT_MODE.value,
         all_chunks: bool = False,
     ) -> dict[str, Any]:
         return searcher.search(q, k=k, mode=mode, all_chunks=all_chunks).to_dict()
@@ -97,8 +97,8 @@ def create_app(searcher: Searcher, token: str | None = None) -> FastAPI:
     def compare(
         q: Annotated[str, Query(min_length=1, description="The query text.")],
         k: Annotated[int, Query(ge=1, description="How many results in each list.")] = 10,
-        mode: Annotated[Mode, Query(description="The mode compared.")] = "contextual",
-        against: Annotated[Mode, Query(description="The baseline mode.")] = "static",
+        mode: Annotated[ModeName, Query(description="The mode compared.")] = Mode.CONTEXTUAL.value,
+        against: Annotated[ModeName, Query(description="The baseline mode.")] = Mode.STATIC.value,
     ) -> dict[str, Any]:
         if mode == against:
             raise InvalidQuery("mode and against must differ")

@@ -27,9 +27,9 @@ from indexer.encoders.loading import LoadedModel, load_model
 from indexer.encoders.static import StaticEncoder
 from indexer.errors import InvalidQuery
 from indexer.store.lexical import SqliteLexicalSpace, create_fts_space
-from search.datasets import RetrievalDataset, load_retrieval_dataset
 from search.fusion import hybrid_fusion, linear_fusion, reciprocal_rank_fusion
-from search.metrics import mean_metrics
+from search.lab.datasets import RetrievalDataset, load_retrieval_dataset
+from search.lab.metrics import mean_metrics
 
 CACHE_FORMAT = 1
 TOP_K = 100

@@ -13,17 +13,17 @@ import click
 
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
 from indexer.version import __version__
-from search.cli_bench import bench
-from search.cli_benchmarks import eval_command, polysemy, sts, tune_fusion, wic
-from search.cli_common import (
+from search.cli.bench import bench
+from search.cli.common import (
     EXIT_PARTIAL,
     echo_json,
     index_option,
     json_option,
     translate_errors,
 )
-from search.cli_serve import loadtest, serve
-from search.modes import DEFAULT_MODE, MODES
+from search.cli.lab import eval_command, polysemy, sts, tune_fusion, wic
+from search.cli.serve import loadtest, serve
+from search.modes import DEFAULT_MODE, MODES, Mode
 from search.paths import display_path
 
 
@@ -89,7 +89,7 @@ def index(
     """
     from indexer.encoders.pooling import Pooling
     from indexer.pipeline import Indexer
-    from search.progress import ProgressBars
+    from search.cli.progress import ProgressBars
 
     if pooling is not None:
         try:
@@ -117,12 +117,12 @@ def index(
         raise click.exceptions.Exit(EXIT_PARTIAL)
 
 
-def mode_option(default: str, help_text: str, name: str = "--mode"):  # -> click decorator
+def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> click decorator
     """A --mode style option over every search mode."""
     return click.option(
         name,
         type=click.Choice(MODES),
-        default=default,
+        default=default.value,
         show_default=True,
         help=help_text,
     )
@@ -196,8 +196,8 @@ def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:
 @click.argument("text")
 @index_option
 @click.option("-k", "k", default=10, show_default=True, help="How many results in each list.")
-@mode_option("contextual", "The mode shown on the right.")
-@mode_option("static", "The baseline shown on the left.", name="--against")
+@mode_option(Mode.CONTEXTUAL, "The mode shown on the right.")
+@mode_option(Mode.STATIC, "The baseline shown on the left.", name="--against")
 @json_option
 @translate_errors
 def compare(text: str, index_dir: Path, k: int, mode: str, against: str, as_json: bool) -> None:
@@ -214,8 +214,8 @@ def compare(text: str, index_dir: Path, k: int, mode: str, against: str, as_json
       ctxsearch compare "jaguar top speed" -k 5 --json
       ctxsearch compare "pitch of a roof" --mode hybrid --against lexical
     """
+    from search.cli.comparison_view import side_by_side
     from search.comparison import compare_modes
-    from search.comparison_view import side_by_side
     from search.engine import Searcher
 
     if mode == against:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from search.cli_common import echo_json, json_option, translate_errors
+from search.cli.common import echo_json, json_option, translate_errors
 from search.modes import MODES
 
 model_option = click.option(
@@ -66,8 +66,8 @@ def eval_command(
       ctxsearch eval ../shared/eval/scifact --methods static,contextual --json
       ctxsearch eval ../shared/eval/scifact --mode hybrid --methods lexical,contextual
     """
-    from search.evaluation import evaluate_retrieval
-    from search.progress import ProgressBars
+    from search.cli.progress import ProgressBars
+    from search.lab.evaluation import evaluate_retrieval
 
     bars = ProgressBars(enabled=not quiet and not as_json)
     try:
@@ -82,7 +82,7 @@ def eval_command(
     finally:
         bars.close()
     if out is not None:
-        from search.report import write_report
+        from search.lab.report import write_report
 
         report = write_report(result, out)
         (out / "results.json").write_text(_json_text(result))
@@ -145,7 +145,7 @@ def tune_fusion(
     Examples:
       ctxsearch tune-fusion ../shared/eval/scifact --split train
     """
-    from search.fusion_tuning import tune_fusion as sweep
+    from search.lab.fusion_tuning import tune_fusion as sweep
 
     result = sweep(dataset_dir, split=split, work_dir=work_dir, model=model)
     if as_json:
@@ -178,8 +178,8 @@ def sts(path: Path, split: str, model: str | None, as_json: bool) -> None:
       ctxsearch sts ../shared/eval/stsb --split dev --json
     """
     from indexer.encoders.loading import load_model
-    from search.datasets import load_sts
-    from search.similarity import sts_correlation
+    from search.lab.datasets import load_sts
+    from search.lab.similarity import sts_correlation
 
     file = path / f"sts-{split}.csv" if path.is_dir() else path
     if not file.exists():
@@ -214,8 +214,8 @@ def wic(folder: Path, split: str, train_split: str, model: str | None, as_json: 
       ctxsearch wic ../shared/eval/wic --split dev --json
     """
     from indexer.encoders.loading import load_model
-    from search.datasets import load_wic
-    from search.similarity import wic_evaluation
+    from search.lab.datasets import load_wic
+    from search.lab.similarity import wic_evaluation
 
     for name in (split, train_split):
         if not (folder / name / f"{name}.data.txt").exists():
@@ -255,7 +255,7 @@ def polysemy(word: str, sentences: tuple[str, ...], model: str | None, as_json: 
           "I deposited the cheque at the bank." "The bank approved the loan."
     """
     from indexer.encoders.loading import load_model
-    from search.similarity import polysemy_matrices
+    from search.lab.similarity import polysemy_matrices
 
     if len(sentences) < 2:
         raise click.UsageError("give at least two sentences")

@@ -1,6 +1,6 @@
 """Turn a retrieval evaluation result into a Markdown + HTML report with PNG plots.
 
-    from search.report import write_report
+    from search.lab.report import write_report
     write_report(json.loads(Path("eval.json").read_text()), Path("report/"))
 
 The input is the JSON object `ctxsearch eval --json` prints. matplotlib is imported inside

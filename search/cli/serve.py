@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from search.cli_common import echo_json, index_option, json_option, translate_errors
-from search.modes import MODES
+from search.cli.common import echo_json, index_option, json_option, translate_errors
+from search.modes import DEFAULT_MODE, MODES
 from search.paths import display_path
 
 TOKEN_ENV = "CTXSEARCH_TOKEN"
@@ -47,7 +47,7 @@ def serve(index_dir: Path, host: str, port: int, token: str | None) -> None:
       ctxsearch serve --index notes.idx --host 0.0.0.0 --token "$(openssl rand -hex 16)"
       curl 'http://127.0.0.1:8765/search?q=river+bank+erosion&k=3'
     """
-    from search.server import is_loopback, listen, run_server
+    from search.server.app import is_loopback, listen, run_server
 
     token = token or None
     if token is None and not is_loopback(host):
@@ -75,7 +75,7 @@ def serve(index_dir: Path, host: str, port: int, token: str | None) -> None:
 @click.argument("url", default="http://127.0.0.1:8765")
 @click.option("--clients", "-c", default=8, show_default=True, type=click.IntRange(1, 256))
 @click.option("--seconds", "-s", default=20.0, show_default=True, type=click.FloatRange(0.1, 3600))
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default=DEFAULT_MODE.value, show_default=True)
 @click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1), help="Results.")
 @click.option("--query", "queries", multiple=True, help="A query to send (repeat; has defaults).")
 @click.option("--token", envvar=TOKEN_ENV, default=None, help=f"Bearer token [${TOKEN_ENV}].")
@@ -104,7 +104,7 @@ def loadtest(
       ctxsearch loadtest http://127.0.0.1:8765 --clients 8 --seconds 20 --mode hybrid
       ctxsearch loadtest http://10.0.0.5:8765 --token s3cret --mode lexical --json
     """
-    from search.load_test import DEFAULT_QUERIES, run_load
+    from search.server.load_test import DEFAULT_QUERIES, run_load
 
     report = run_load(
         url, clients, seconds, mode=mode, k=k, queries=queries or DEFAULT_QUERIES, token=token

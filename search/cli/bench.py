@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from search.cli_common import echo_json, json_option, translate_errors
+from search.cli.common import echo_json, json_option, translate_errors
 
 SECTIONS = ("encoding", "overhead", "startup", "faiss", "scaling", "incremental")
 
@@ -29,10 +29,9 @@ def _sizes(text: str) -> list[int]:
     "--texts",
     "texts_path",
     type=click.Path(exists=True, path_type=Path),
-    default=Path("sample_corpus"),
-    show_default=True,
+    default=None,
     help="A BEIR corpus.jsonl (or its folder), or a folder of documents, for the encoder "
-    "and overhead rows.",
+    "and overhead rows [default: sentences shipped with ctxsearch].",
 )
 @click.option("--limit", default=512, show_default=True, help="How many texts or documents.")
 @click.option(
@@ -55,7 +54,7 @@ def _sizes(text: str) -> list[int]:
 @json_option
 @translate_errors
 def bench(
-    texts_path: Path,
+    texts_path: Path | None,
     limit: int,
     index_dir: Path | None,
     only: str,
@@ -91,7 +90,11 @@ def bench(
             f"unknown section {', '.join(unknown)}; choose from {', '.join(SECTIONS)}",
             param_hint="--only",
         )
-    table: dict[str, Any] = {"texts": str(texts_path), "sections": sections, "rows": []}
+    table: dict[str, Any] = {
+        "texts": str(texts_path or "built-in sentences"),
+        "sections": sections,
+        "rows": [],
+    }
     with tempfile.TemporaryDirectory(prefix="ctxsearch-bench-") as scratch:
         for section in sections:
             rows = _run_section(
@@ -106,7 +109,7 @@ def bench(
             )
             table["rows"] += rows
             if section == "scaling" and out is not None:
-                from search.bench_indexing import scaling_plot
+                from search.lab.bench_indexing import scaling_plot
 
                 plot = out.with_name(f"{out.stem}-scaling.png")
                 scaling_plot(rows, plot)
@@ -122,7 +125,7 @@ def bench(
 
 def _run_section(
     section: str,
-    texts_path: Path,
+    texts_path: Path | None,
     limit: int,
     index_dir: Path | None,
     scratch: Path,
@@ -130,11 +133,17 @@ def _run_section(
     scale_sizes: list[int],
     incremental_files: int,
 ) -> list[dict[str, Any]]:
-    from search import bench, bench_indexing
+    from search.lab import bench, bench_indexing
 
+    sentences = bench_indexing.builtin_sentences()
     if section == "encoding":
-        return bench.encoding_rows(bench.sample_texts(texts_path, limit))
+        texts = bench.sample_texts(texts_path, limit) if texts_path else sentences[:limit]
+        return bench.encoding_rows(texts)
     if section == "overhead":
+        if texts_path is None:
+            folder = scratch / "overhead"
+            bench_indexing.write_synthetic_folder(folder, limit, sentences)
+            return bench_indexing.overhead_rows(folder)
         folder = texts_path
         if not texts_path.is_dir() or (texts_path / "corpus.jsonl").exists():
             corpus = texts_path if texts_path.is_file() else texts_path / "corpus.jsonl"
@@ -143,10 +152,9 @@ def _run_section(
     if section == "startup":
         return bench.startup_rows(index_dir)
     if section == "faiss":
-        from search.bench_faiss import faiss_rows
+        from search.lab.bench_faiss import faiss_rows
 
         return faiss_rows(faiss_sizes)
-    sentences = bench_indexing.sentences_of(Path(__file__).parents[1] / "sample_corpus")
     if section == "scaling":
         return bench_indexing.scaling_rows(scale_sizes, sentences, scratch)
     return bench_indexing.incremental_rows(incremental_files, sentences, scratch)

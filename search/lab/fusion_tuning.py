@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from indexer.encoders.loading import load_model
-from search.datasets import load_retrieval_dataset
-from search.evaluation import Retrieval
 from search.fusion import linear_fusion, reciprocal_rank_fusion
-from search.metrics import mean_metrics
+from search.lab.datasets import load_retrieval_dataset
+from search.lab.evaluation import Retrieval
+from search.lab.metrics import mean_metrics
 
 RRF_KS = (1, 2, 5, 10, 20, 30, 60, 100, 200)
 DENSE_WEIGHTS = tuple(round(0.1 * step, 1) for step in range(11))

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 import httpx
 
 from indexer.errors import CtxsearchError
+from search.modes import DEFAULT_MODE
 
 DEFAULT_QUERIES = (
     "where can I open a savings account at the bank",
@@ -76,7 +77,7 @@ def run_load(
     url: str,
     clients: int = 8,
     seconds: float = 20.0,
-    mode: str = "hybrid",
+    mode: str = DEFAULT_MODE.value,
     k: int = 10,
     queries: tuple[str, ...] = DEFAULT_QUERIES,
     token: str | None = None,

@@ -8,11 +8,12 @@ from typing import Any
 import click
 
 from search.comparison import change_marker
+from search.modes import Mode
 from search.paths import display_path
 
 
 def side_by_side(
-    comparison: dict[str, Any], left: str = "static", right: str = "contextual"
+    comparison: dict[str, Any], left: str = Mode.STATIC, right: str = Mode.CONTEXTUAL
 ) -> str:
     """Two ranked columns, the baseline on the left, the compared mode on the right."""
     width = max(80, shutil.get_terminal_size((120, 24)).columns)

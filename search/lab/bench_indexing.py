@@ -3,8 +3,8 @@
 Each index run in `scaling_rows` and `incremental_rows` is a real `ctxsearch index`
 process, so its time includes start-up and model load as a user sees them, and its peak
 memory is that process's own (`wait4`). Synthetic folders hold one short note per file
-(a sentence of `sample_corpus/` and a number, one chunk each), so 100,000 chunks take
-minutes rather than hours.
+(a sentence of `sentences.txt`, which ships with ctxsearch, and a number: one chunk each),
+so 100,000 chunks take minutes rather than hours.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -21,18 +20,11 @@ from pathlib import Path
 from typing import Any
 
 Row = dict[str, Any]
-SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
-def sentences_of(folder: Path) -> list[str]:
-    """The prose sentences of a folder's documents (headings and short scraps left out)."""
-    from indexer.sources import read_document, walk_folder
-
-    found = []
-    for source in walk_folder(folder):
-        text = read_document(source).text
-        found += [s.strip() for s in SENTENCE.split(text) if 40 <= len(s.strip()) <= 240]
-    return [s for s in found if "#" not in s and "\n" not in s]
+def builtin_sentences() -> list[str]:
+    """The prose sentences shipped with ctxsearch (from its own sample corpus) for benchmarks."""
+    return (Path(__file__).with_name("sentences.txt")).read_text().splitlines()
 
 
 def write_synthetic_folder(folder: Path, files: int, sentences: list[str], seed: int = 0) -> None:
@@ -46,7 +38,7 @@ def write_synthetic_folder(folder: Path, files: int, sentences: list[str], seed:
 
 def run_index(folder: Path, index_dir: Path, *extra: str) -> dict[str, Any]:
     """Run `ctxsearch index` as its own process; its summary, wall seconds and peak MB."""
-    command = [sys.executable, "-m", "search.cli", "index", str(folder), "--index"]
+    command = [sys.executable, "-m", "search", "index", str(folder), "--index"]
     command += [str(index_dir), "--json", "--quiet", *extra]
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

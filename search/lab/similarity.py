@@ -10,8 +10,8 @@ from scipy.stats import rankdata, spearmanr
 from indexer.encoders.loading import LoadedModel
 from indexer.encoders.static import StaticEncoder
 from indexer.encoders.transformer import ContextualEncoder
-from search.datasets import SentencePair, WordInContext
-from search.word_vectors import (
+from search.lab.datasets import SentencePair, WordInContext
+from search.lab.word_vectors import (
     contextual_word_vectors,
     find_word,
     static_word_vectors,
