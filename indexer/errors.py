@@ -45,3 +45,15 @@ class SourceNotFound(CtxsearchError):
 
 class InvalidQuery(CtxsearchError):
     """The query text or its options are unusable (empty text, k <= 0, unknown space)."""
+
+
+class InvalidTarget(CtxsearchError):
+    """`--index` names something that cannot be an index (a malformed URL, say)."""
+
+
+class StoreUnavailable(CtxsearchError):
+    """The database holding the index cannot be reached or is not ready (no pgvector)."""
+
+
+class BackendNotInstalled(CtxsearchError):
+    """An optional backend's packages are missing; the message says what to install."""

@@ -2,12 +2,14 @@
 
 For each run:
 1. walk the folder and compare each file's size and mtime with the store;
-2. delete the documents whose files are gone, from SQL and from every vector space;
+2. delete the documents whose files are gone (the store drops them from every space);
 3. stream the files that may have changed: read and chunk one file at a time (a file
    whose hash is unchanged only gets its new mtime; a file that fails is reported and
    counted, its old version kept), and encode and store about `batch_chunks` chunks at a
-   time into the run's transaction and the in-memory vector spaces;
-4. publish everything at once (see `StoredIndex.writing`), or nothing if nothing changed.
+   time into the run's change;
+4. publish everything at once (see `Store.change`), or nothing if nothing changed.
+
+The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
 """
 
 from __future__ import annotations
@@ -18,19 +20,23 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
-from sqlalchemy.orm import Session
-
 from indexer.chunking import Chunk, chunk_text
 from indexer.errors import SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
 from indexer.sources import Document, SourceFile, read_document, walk_folder
-from indexer.store.index import NothingToPublish, StoredIndex, check_can_create, has_manifest
+from indexer.store.base import (
+    Change,
+    NewDocument,
+    Store,
+    StoredDocument,
+    Target,
+    check_can_create,
+    is_database_url,
+    open_store,
+    store_exists,
+)
 from indexer.store.index_types import DEFAULT_INDEX_TYPE
-from indexer.store.layout import is_index
-from indexer.store.lock import WriterLock
 from indexer.store.manifest import Manifest
-from indexer.store.metadata import StoredDocument
 from indexer.version import __version__
 
 DEFAULT_POOLING = "mean"
@@ -91,23 +97,24 @@ class _Pending:
 
 
 class Indexer:
-    """Builds and updates an index directory from folders of documents.
+    """Builds and updates an index from folders of documents.
 
-    `model` and `pooling` default to those of an existing index (or all-MiniLM-L6-v2 and
-    mean pooling for a new one); giving different ones for an existing index raises
-    `ModelMismatch`.
+    `index` is a folder (the embedded SQLite + FAISS store) or a `postgresql+psycopg://`
+    URL. `model` and `pooling` default to those of an existing index (or
+    all-MiniLM-L6-v2 and mean pooling for a new one); giving different ones for an
+    existing index raises `ModelMismatch`.
     """
 
     def __init__(
         self,
-        index_dir: str | Path,
+        index: Target,
         model: str | None = None,
         pooling: str | None = None,
         chunk_overlap: int = DEFAULT_OVERLAP,
         batch_chunks: int = BATCH_CHUNKS,
         index_type: str | None = None,
     ):
-        self.index_dir = Path(index_dir).expanduser().absolute()
+        self.target = normalise_target(index)
         self.model_name = model
         self.pooling = pooling
         self.chunk_overlap = chunk_overlap
@@ -134,79 +141,72 @@ class Indexer:
                 f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
                 "and source code); nothing was changed"
             )
-        with self._locked_index(wait) as index:
+        with self._writable_store(wait) as store:
             summary = IndexSummary()
-            stored = index.metadata.documents_under(folder)
+            # Roots indexed on their own below this one keep their documents (and files).
+            nested = [Path(root) for root in store.roots_under(folder)]
+            sources = [s for s in sources if not any(s.path.is_relative_to(r) for r in nested)]
+            stored = store.documents_under(folder)
             candidates = self._changed_candidates(sources, stored, summary)
             kill_point("after-scan")
             present = {str(source.path) for source in sources}
             gone = [document.id for path, document in stored.items() if path not in present]
-            retyped = self._apply_index_type(index.manifest)
-            if candidates or gone or retyped:
-                with index.writing() as session:
-                    self._remove_documents(index, session, gone)
-                    kill_point("after-delete")
-                    documents = self._read_candidates(index, session, candidates, summary, report)
-                    self._encode_and_store(index, session, documents, summary)
-                    if not (gone or retyped or summary.changed_anything()):
-                        raise NothingToPublish
+            with store.change() as change:
+                change.record_root(folder)
+                if self.index_type is not None:
+                    change.set_index_type(self.index_type)
+                change.remove_documents(gone)
+                kill_point("after-delete")
+                documents = self._read_candidates(change, candidates, summary, report)
+                self._encode_and_store(change, documents, summary)
             summary.removed = len(gone)
-            counts = index.metadata.counts()
+            with store.snapshot() as snapshot:
+                counts = snapshot.counts()
             summary.total_documents, summary.total_chunks = counts["documents"], counts["chunks"]
         summary.seconds = round(time.perf_counter() - started, 3)
         return summary
 
-    def _apply_index_type(self, manifest: Manifest) -> bool:
-        """Record a newly asked-for index type in the manifest; say if it changed."""
-        if self.index_type is None or self.index_type == manifest.index_type:
-            return False
-        manifest.index_type = self.index_type
-        return True
-
     # -- opening -------------------------------------------------------------------------
 
     @contextmanager
-    def _locked_index(self, wait: bool) -> Iterator[StoredIndex]:
+    def _writable_store(self, wait: bool) -> Iterator[Store]:
         """The index, opened or created, with this process as its only writer."""
-        if not is_index(self.index_dir):
+        if not store_exists(self.target):
             self._encoders_for_new_index()  # a model that cannot load creates nothing
-            check_can_create(self.index_dir)
-            self.index_dir.mkdir(parents=True, exist_ok=True)
-        with WriterLock(self.index_dir).acquire(wait):
-            index = self._open_or_create()
-            try:
-                yield index
-            finally:
-                index.close()
-
-    def _open_or_create(self) -> StoredIndex:
-        if not has_manifest(self.index_dir):
-            loaded = self._encoders_for_new_index()
-            content_tokens = loaded.max_tokens - loaded.tokenizer.num_special_tokens_to_add()
-            manifest = Manifest(
-                model=loaded.name,
-                model_fingerprint=loaded.fingerprint,
-                pooling=self.pooling or DEFAULT_POOLING,
-                dim=loaded.dim,
-                max_tokens=loaded.max_tokens,
-                chunk_tokens=content_tokens,
-                chunk_overlap=self.chunk_overlap,
-                version=__version__,
-                index_type=self.index_type or DEFAULT_INDEX_TYPE,
-            )
-            return StoredIndex.create(self.index_dir, manifest)
-        index = StoredIndex.open(self.index_dir)
+            check_can_create(self.target)
+        store = open_store(self.target, create=True)
         try:
-            if self.model_name is not None:
-                from indexer.encoders.loading import canonical_model_name
+            with store.writer(wait):
+                if store.manifest is None:
+                    store.initialise(self._new_manifest())
+                else:
+                    self._check_settings(store.manifest)
+                yield store
+        finally:
+            store.close()
 
-                index.manifest.check_model(canonical_model_name(self.model_name))
-            if self.pooling is not None:
-                index.manifest.check_pooling(self.pooling)
-        except Exception:
-            index.close()
-            raise
-        return index
+    def _new_manifest(self) -> Manifest:
+        loaded = self._encoders_for_new_index()
+        content_tokens = loaded.max_tokens - loaded.tokenizer.num_special_tokens_to_add()
+        return Manifest(
+            model=loaded.name,
+            model_fingerprint=loaded.fingerprint,
+            pooling=self.pooling or DEFAULT_POOLING,
+            dim=loaded.dim,
+            max_tokens=loaded.max_tokens,
+            chunk_tokens=content_tokens,
+            chunk_overlap=self.chunk_overlap,
+            version=__version__,
+            index_type=self.index_type or DEFAULT_INDEX_TYPE,
+        )
+
+    def _check_settings(self, manifest: Manifest) -> None:
+        if self.model_name is not None:
+            from indexer.encoders.loading import canonical_model_name
+
+            manifest.check_model(canonical_model_name(self.model_name))
+        if self.pooling is not None:
+            manifest.check_pooling(self.pooling)
 
     def _encoders_for_new_index(self):  # -> LoadedModel
         """The model (and encoders) a new index is built with, loaded once."""
@@ -221,14 +221,9 @@ class Indexer:
         return load_model(name)
 
     def _make_encoders(self, loaded, pooling: str) -> None:
-        from indexer.encoders.static import StaticEncoder
-        from indexer.encoders.transformer import ContextualEncoder
+        from indexer.encoders.spaces import space_encoders
 
-        self._encoders = {
-            "loaded": loaded,
-            "contextual": ContextualEncoder(loaded, pooling),
-            "static": StaticEncoder(loaded),
-        }
+        self._encoders = {"loaded": loaded, **space_encoders(loaded, pooling)}
 
     def _encoders_for(self, manifest: Manifest) -> dict:
         if self._encoders is None:
@@ -254,8 +249,7 @@ class Indexer:
 
     def _read_candidates(
         self,
-        index: StoredIndex,
-        session: Session,
+        change: Change,
         candidates: list[tuple[SourceFile, StoredDocument | None]],
         summary: IndexSummary,
         report: ProgressCallback,
@@ -266,7 +260,7 @@ class Indexer:
         """
         if not candidates:
             return  # a run that only removes files or changes the index type needs no model
-        manifest = index.manifest
+        manifest = change.manifest
         loaded = self._encoders_for(manifest)["loaded"]
         for done, (source, old) in enumerate(candidates, start=1):
             try:
@@ -276,7 +270,7 @@ class Indexer:
                 summary.failures.append(FileFailure(str(source.path), str(error)))
             else:
                 if old is not None and old.sha256 == document.sha256:
-                    index.metadata.touch_document(session, old.id, document.mtime_ns)
+                    change.touch_document(old.id, document.mtime_ns)
                     summary.unchanged += 1
                     summary.touched += 1
                 else:
@@ -291,41 +285,35 @@ class Indexer:
 
     # -- writing -------------------------------------------------------------------------
 
-    def _remove_documents(self, index: StoredIndex, session: Session, gone: list[int]) -> None:
-        chunk_ids = index.metadata.delete_documents(session, gone)
-        for space in index.spaces.values():
-            space.remove(np.asarray(chunk_ids, dtype=np.int64))
-
     def _encode_and_store(
-        self,
-        index: StoredIndex,
-        session: Session,
-        documents: Iterator[_Pending],
-        summary: IndexSummary,
+        self, change: Change, documents: Iterator[_Pending], summary: IndexSummary
     ) -> None:
         """Encode and store documents a batch of about `batch_chunks` chunks at a time."""
         for batch in _batches_by_chunks(documents, self.batch_chunks):
-            encoders = self._encoders_for(index.manifest)
+            encoders = self._encoders_for(change.manifest)
             texts = [chunk.text for item in batch for chunk in item.chunks]
-            vectors = {name: encoders[name].encode(texts) for name in index.spaces}
-            replaced = index.metadata.delete_documents(
-                session, [item.replaces for item in batch if item.replaces is not None]
-            )
-            stored = index.metadata.add_documents(
-                session, [(item.document, item.chunks) for item in batch]
-            )
-            new_ids = [chunk_id for chunk_ids in stored for chunk_id in chunk_ids]
-            ids = np.asarray(new_ids, dtype=np.int64)
-            for name, space in index.spaces.items():
-                space.remove(np.asarray(replaced, dtype=np.int64))
-                space.add(ids, vectors[name])
+            vectors = {name: encoders[name].encode(texts) for name in change.manifest.spaces}
+            change.remove_documents(item.replaces for item in batch if item.replaces is not None)
+            new, offset = [], 0
             for item in batch:
+                end = offset + len(item.chunks)
+                own = {name: matrix[offset:end] for name, matrix in vectors.items()}
+                new.append(NewDocument(item.document, item.chunks, own))
+                offset = end
                 if item.replaces is None:
                     summary.added += 1
                 else:
                     summary.updated += 1
+            change.add_documents(new)
             summary.chunks += len(texts)
             kill_point("after-batch")
+
+
+def normalise_target(index: Target) -> Target:
+    """A database URL as given; a folder as an absolute path."""
+    if is_database_url(index):
+        return str(index)
+    return Path(index).expanduser().absolute()
 
 
 def _batches_by_chunks(documents: Iterable[_Pending], size: int) -> Iterator[list[_Pending]]:

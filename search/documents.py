@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from indexer.errors import DocumentNotFound
-from indexer.store.metadata import MetadataStore, StoredChunk
+from indexer.store.base import Snapshot, StoredChunk
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,9 @@ class DocumentText:
         return asdict(self)
 
 
-def load_document(metadata: MetadataStore, document_id: int) -> DocumentText:
+def load_document(snapshot: Snapshot, document_id: int) -> DocumentText:
     """The document with this id, or `DocumentNotFound`."""
-    found = metadata.document(document_id)
+    found = snapshot.document(document_id)
     if found is None:
         raise DocumentNotFound(f"no document with id {document_id} in the index")
     document, chunks = found

@@ -1,27 +1,29 @@
-"""The read path: encode a query, search one space or fuse several, hydrate hits from SQL."""
+"""The read path: encode a query, search one space or fuse several, hydrate hits.
+
+Every query reads one `Snapshot` of the store, so its candidates, scores and hydrated
+chunks all come from one published state, whatever a writer does meanwhile.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from indexer.errors import IndexLocked, InvalidQuery
-from indexer.store.index import StoredIndex
-from indexer.store.lexical import SqliteLexicalSpace, query_terms
+from indexer.errors import InvalidQuery
+from indexer.spaces import Space
+from indexer.store.base import Snapshot, Store, Target, open_store
 from indexer.store.manifest import Manifest
-from indexer.store.metadata import StaleGeneration
+from indexer.terms import query_terms
 from search.documents import DocumentText, load_document
 from search.fusion import hybrid_fusion
-from search.modes import DEFAULT_MODE, MODES
+from search.modes import DEFAULT_MODE, MODES, Mode
 from search.snippets import make_snippet
 
 # How deep each space is searched before hybrid fusion.
 FUSION_DEPTH = 100
-_SNAPSHOT_ATTEMPTS = 20
 
 
 @dataclass(frozen=True)
@@ -79,34 +81,34 @@ class _Candidates:
 
 
 class Searcher:
-    """Searches one index. The model loads on the first dense query, once.
+    """Searches one index: a folder, or a `postgresql+psycopg://` URL.
 
-    `model` and `pooling`, when given, must match the index's manifest (`ModelMismatch`
-    otherwise); by default the index's own are used. Threads may share a Searcher: its
-    calls run one at a time, because the tokenizer, the lazily loaded model and the
-    spaces it reloads when a writer publishes are not safe to change under a running call.
+    The model loads on the first dense query, once. `model` and `pooling`, when given,
+    must match the index's manifest (`ModelMismatch` otherwise); by default the index's
+    own are used. Threads may share a Searcher: each search reads its own snapshot, and
+    the lazily loaded model is used by one thread at a time.
     """
 
-    def __init__(self, index_dir: str | Path, model: str | None = None, pooling: str | None = None):
-        self.index = StoredIndex.open(Path(index_dir))
+    def __init__(self, index: Target, model: str | None = None, pooling: str | None = None):
+        self.store: Store = open_store(index)
         try:
             if model is not None:
                 from indexer.encoders.loading import canonical_model_name
 
-                self.index.manifest.check_model(canonical_model_name(model))
+                self.manifest.check_model(canonical_model_name(model))
             if pooling is not None:
-                self.index.manifest.check_pooling(pooling)
+                self.manifest.check_pooling(pooling)
         except Exception:
-            self.index.close()
+            self.store.close()
             raise
-        self.lexical = SqliteLexicalSpace(self.index.metadata.engine)
         self._encoders: dict | None = None
         self._lock = threading.RLock()
 
     @property
     def manifest(self) -> Manifest:
         """The settings the index was built with."""
-        return self.index.manifest
+        assert self.store.manifest is not None  # open_store refuses an index without one
+        return self.store.manifest
 
     def __enter__(self) -> Searcher:
         return self
@@ -116,7 +118,7 @@ class Searcher:
 
     def close(self) -> None:
         """Release the index."""
-        self.index.close()
+        self.store.close()
 
     def encoders(self) -> dict:
         """The index's encoders by space name, loading the model on first use."""
@@ -126,15 +128,11 @@ class Searcher:
     def _load_encoders(self) -> dict:
         if self._encoders is None:
             from indexer.encoders.loading import load_model
-            from indexer.encoders.static import StaticEncoder
-            from indexer.encoders.transformer import ContextualEncoder
+            from indexer.encoders.spaces import space_encoders
 
             loaded = load_model(self.manifest.model)
             self.manifest.check_model(loaded.name, loaded.fingerprint)
-            self._encoders = {
-                "contextual": ContextualEncoder(loaded, self.manifest.pooling),
-                "static": StaticEncoder(loaded),
-            }
+            self._encoders = space_encoders(loaded, self.manifest.pooling)
         return self._encoders
 
     def search(
@@ -150,115 +148,106 @@ class Searcher:
         `mode` is `hybrid` (contextual and lexical, scores normalised and combined),
         `contextual`, `static` or `lexical`; `space` is an older name for `mode`.
         """
-        mode = space or mode
-        _check_query(query, k, mode)
+        chosen = _check_query(query, k, space or mode)
+        timings = {"model_load_seconds": 0.0}
+        if chosen.vector_spaces and self._encoders is None:
+            started = time.perf_counter()
+            self.encoders()
+            timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
+        started = time.perf_counter()
         with self._lock:
-            timings = {"model_load_seconds": 0.0}
-            if mode != "lexical" and self._encoders is None:
-                started = time.perf_counter()
-                self._load_encoders()
-                timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
-            started = time.perf_counter()
-            vectors = self._encode(query, mode)
-            timings["encode_seconds"] = round(time.perf_counter() - started, 4)
-            started = time.perf_counter()
-            hits = self._hits(query, vectors, k, mode, all_chunks)
-            timings["search_seconds"] = round(time.perf_counter() - started, 4)
-        return SearchResponse(query=query, mode=mode, results=hits, timings=timings)
+            vectors = {
+                space: self._load_encoders()[space.value].encode([query])
+                for space in chosen.vector_spaces
+            }
+        timings["encode_seconds"] = round(time.perf_counter() - started, 4)
+        started = time.perf_counter()
+        with self.store.snapshot() as snapshot:
+            hits = _hits(snapshot, query, vectors, k, chosen, all_chunks)
+        timings["search_seconds"] = round(time.perf_counter() - started, 4)
+        return SearchResponse(query=query, mode=chosen.value, results=hits, timings=timings)
 
     def document(self, document_id: int) -> DocumentText:
         """A document's stored facts and text (`DocumentNotFound` if the id is unknown)."""
-        return load_document(self.index.metadata, document_id)
+        with self.store.snapshot() as snapshot:
+            return load_document(snapshot, document_id)
 
-    def _encode(self, query: str, mode: str) -> dict[str, np.ndarray]:
-        spaces = {"hybrid": ["contextual"], "lexical": []}.get(mode, [mode])
-        return {space: self._load_encoders()[space].encode([query]) for space in spaces}
 
-    def _candidates(
-        self, query: str, vectors: dict[str, np.ndarray], mode: str, depth: int
-    ) -> _Candidates:
-        lists: dict[str, list[tuple[int, float]]] = {}
-        exhausted = True
-        depth = max(depth, FUSION_DEPTH) if mode == "hybrid" else depth
-        for space, vector in vectors.items():
-            scores, ids = self.index.spaces[space].search(vector, depth)
-            lists[space] = [
-                (int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0
-            ]
-            exhausted = exhausted and depth >= len(self.index.spaces[space])
-        if mode in ("hybrid", "lexical"):
-            lists["lexical"] = self.lexical.search(query, depth)
-            exhausted = exhausted and len(lists["lexical"]) < depth
-        found_by: dict[int, dict[str, int]] = {}
-        for space, ranked in lists.items():
-            for rank, (chunk_id, _score) in enumerate(ranked, start=1):
-                found_by.setdefault(chunk_id, {})[space] = rank
-        if mode == "hybrid":
-            fused = hybrid_fusion(lists["contextual"], lists["lexical"])
-        else:
-            fused = lists[mode]
-        return _Candidates(fused, found_by, exhausted)
+def _candidates(
+    snapshot: Snapshot, query: str, vectors: dict[Space, np.ndarray], mode: Mode, depth: int
+) -> _Candidates:
+    lists: dict[str, list[tuple[int, float]]] = {}
+    exhausted = True
+    depth = max(depth, FUSION_DEPTH) if mode is Mode.HYBRID else depth
+    for space, vector in vectors.items():
+        lists[space.value] = snapshot.vector_search(space.value, vector, depth)[0]
+        exhausted = exhausted and depth >= snapshot.space_size(space.value)
+    if Space.LEXICAL in mode.spaces:
+        lists[Space.LEXICAL.value] = snapshot.lexical_search(query, depth)
+        exhausted = exhausted and len(lists[Space.LEXICAL.value]) < depth
+    found_by: dict[int, dict[str, int]] = {}
+    for space, ranked in lists.items():
+        for rank, (chunk_id, _score) in enumerate(ranked, start=1):
+            found_by.setdefault(chunk_id, {})[space] = rank
+    if mode is Mode.HYBRID:
+        fused = hybrid_fusion(lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value])
+    else:
+        fused = lists[mode.value]
+    return _Candidates(fused, found_by, exhausted)
 
-    def _hits(
-        self, query: str, vectors: dict[str, np.ndarray], k: int, mode: str, all_chunks: bool
-    ) -> list[Hit]:
-        for _attempt in range(_SNAPSHOT_ATTEMPTS):
-            self.index.refresh()
-            try:
-                return self._hits_in_generation(query, vectors, k, mode, all_chunks)
-            except StaleGeneration:
-                continue  # a writer published meanwhile: search the new state instead
-        raise IndexLocked(f"{self.index.directory}: the index changes too fast to read")
 
-    def _hits_in_generation(
-        self, query: str, vectors: dict[str, np.ndarray], k: int, mode: str, all_chunks: bool
-    ) -> list[Hit]:
-        """Hits whose ids and rows all come from the generation the spaces were loaded at."""
-        terms = query_terms(query)
-        depth = k if all_chunks else k * 4
-        generation = self.index.manifest.generation
-        while True:
-            candidates = self._candidates(query, vectors, mode, depth)
-            chunks = self.index.metadata.chunks(
-                (chunk_id for chunk_id, _ in candidates.ranked), generation=generation
-            )
-            hits: list[Hit] = []
-            seen_documents: set[int] = set()
-            for chunk_id, score in candidates.ranked:
-                chunk = chunks.get(chunk_id)
-                if chunk is None:  # only if the store is inconsistent (`ctxsearch verify`)
-                    continue
-                if not all_chunks and chunk.document_id in seen_documents:
-                    continue
-                seen_documents.add(chunk.document_id)
-                snippet = make_snippet(chunk.text, terms)
-                hits.append(
-                    Hit(
-                        rank=len(hits) + 1,
-                        score=round(score, 6),
-                        path=chunk.path,
-                        start=chunk.start,
-                        end=chunk.end,
-                        snippet=snippet.text,
-                        chunk_id=chunk.id,
-                        document_id=chunk.document_id,
-                        ordinal=chunk.ordinal,
-                        space=mode,
-                        found_by=candidates.found_by.get(chunk_id, {}),
-                        highlights=snippet.highlights,
-                    )
+def _hits(
+    snapshot: Snapshot,
+    query: str,
+    vectors: dict[Space, np.ndarray],
+    k: int,
+    mode: Mode,
+    all_chunks: bool,
+) -> list[Hit]:
+    """The best `k` hits, searching deeper while documents repeat and more is left."""
+    terms = query_terms(query)
+    depth = k if all_chunks else k * 4
+    while True:
+        candidates = _candidates(snapshot, query, vectors, mode, depth)
+        chunks = snapshot.chunks(chunk_id for chunk_id, _ in candidates.ranked)
+        hits: list[Hit] = []
+        seen_documents: set[int] = set()
+        for chunk_id, score in candidates.ranked:
+            chunk = chunks.get(chunk_id)
+            if chunk is None:  # only if the store is inconsistent (`ctxsearch verify`)
+                continue
+            if not all_chunks and chunk.document_id in seen_documents:
+                continue
+            seen_documents.add(chunk.document_id)
+            snippet = make_snippet(chunk.text, terms)
+            hits.append(
+                Hit(
+                    rank=len(hits) + 1,
+                    score=round(score, 6),
+                    path=chunk.path,
+                    start=chunk.start,
+                    end=chunk.end,
+                    snippet=snippet.text,
+                    chunk_id=chunk.id,
+                    document_id=chunk.document_id,
+                    ordinal=chunk.ordinal,
+                    space=mode.value,
+                    found_by=candidates.found_by.get(chunk_id, {}),
+                    highlights=snippet.highlights,
                 )
-                if len(hits) == k:
-                    return hits
-            if candidates.exhausted:
+            )
+            if len(hits) == k:
                 return hits
-            depth *= 4
+        if candidates.exhausted:
+            return hits
+        depth *= 4
 
 
-def _check_query(query: str, k: int, mode: str) -> None:
+def _check_query(query: str, k: int, mode: str) -> Mode:
     if not query or not query.strip():
         raise InvalidQuery("the query is empty")
     if k <= 0:
         raise InvalidQuery(f"k must be a positive number of results, not {k}")
     if mode not in MODES:
         raise InvalidQuery(f"unknown mode {mode!r}: choose one of {', '.join(MODES)}")
+    return Mode(mode)

@@ -8,12 +8,20 @@ from pathlib import Path
 INDEX_ENV = "CTXSEARCH_INDEX"
 
 
-def default_index_dir() -> Path:
-    """$CTXSEARCH_INDEX, else $XDG_DATA_HOME/ctxsearch/index (~/.local/share/ctxsearch/index)."""
+def default_index() -> str | Path:
+    """$CTXSEARCH_INDEX (a folder or a database URL), else $XDG_DATA_HOME/ctxsearch/index
+    (~/.local/share/ctxsearch/index)."""
     if os.environ.get(INDEX_ENV):
-        return Path(os.environ[INDEX_ENV]).expanduser()
+        return index_target(os.environ[INDEX_ENV])
     data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     return Path(data_home) / "ctxsearch" / "index"
+
+
+def index_target(value: str) -> str | Path:
+    """What `--index` names: a database URL as given, else a folder path."""
+    from indexer.store.base import is_database_url
+
+    return value if is_database_url(value) else Path(value).expanduser()
 
 
 def display_path(path: str) -> str:

@@ -6,15 +6,11 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 
 from indexer.errors import IndexCorrupt, ModelMismatch
+from indexer.spaces import VECTOR_SPACES
 
 # Bumped when the on-disk layout changes in a way old code cannot read.
 INDEX_FORMAT = 1
-SPACES = ("contextual", "static")
-LEXICAL_SETTINGS = {
-    "backend": "sqlite-fts5 bm25",
-    "tokenizer": "porter unicode61 remove_diacritics 2",
-    "query_stop_words": "english (stop-words package, alphabetic entries)",
-}
+SPACES = tuple(space.value for space in VECTOR_SPACES)
 
 
 @dataclass
@@ -30,13 +26,15 @@ class Manifest:
     chunk_overlap: int
     version: str
     spaces: list[str] = field(default_factory=lambda: list(SPACES))
-    lexical: dict[str, str] = field(default_factory=lambda: dict(LEXICAL_SETTINGS))
+    lexical: dict[str, str] = field(default_factory=dict)  # set by the store that keeps it
     metric: str = "cosine (inner product of L2-normalised vectors)"
     index_type: str = "auto"
     format: int = INDEX_FORMAT
     generation: int = 0
     created_at: float = 0.0
     updated_at: float = 0.0
+    # A new identity for every new index, so that readers notice an index rebuilt in place.
+    index_id: str = ""
 
     def to_rows(self) -> dict[str, str]:
         """The manifest as key -> JSON text, one row per setting."""

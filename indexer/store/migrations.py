@@ -1,8 +1,8 @@
 """Named schema migrations, applied in order and recorded in the `migrations` table.
 
-A migration is written out as the SQL of its own time, never derived from the current
-models, so an old database always migrates the same way. Append; never edit one that
-has shipped.
+One list of names for every SQL backend; each migration writes the SQL of its own time for
+each dialect, never derived from the current models, so an old database always migrates
+the same way. Append; never edit one that has shipped.
 """
 
 from __future__ import annotations
@@ -10,42 +10,97 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 
 Migration = Callable[[Connection], None]
 
 
+def _run(connection: Connection, statements: list[str]) -> None:
+    for statement in statements:
+        connection.execute(text(statement))
+
+
 def _m0001_initial(connection: Connection) -> None:
-    for statement in (
-        "CREATE TABLE manifest (key VARCHAR NOT NULL PRIMARY KEY, value TEXT NOT NULL)",
-        """CREATE TABLE documents (
+    if connection.dialect.name == "postgresql":
+        _run(
+            connection,
+            [
+                "CREATE TABLE manifest (key VARCHAR NOT NULL PRIMARY KEY, value TEXT NOT NULL)",
+                """CREATE TABLE documents (
+                    id BIGSERIAL NOT NULL PRIMARY KEY,
+                    path VARCHAR NOT NULL,
+                    size BIGINT NOT NULL,
+                    mtime_ns BIGINT NOT NULL,
+                    sha256 VARCHAR(64) NOT NULL,
+                    indexed_at DOUBLE PRECISION NOT NULL)""",
+                """CREATE TABLE chunks (
+                    id BIGSERIAL NOT NULL PRIMARY KEY,
+                    document_id BIGINT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+                    ordinal INTEGER NOT NULL,
+                    start INTEGER NOT NULL,
+                    "end" INTEGER NOT NULL,
+                    text TEXT NOT NULL)""",
+                "CREATE INDEX ix_chunks_document_id ON chunks (document_id)",
+            ],
+        )
+        return
+    _run(
+        connection,
+        [
+            "CREATE TABLE manifest (key VARCHAR NOT NULL PRIMARY KEY, value TEXT NOT NULL)",
+            """CREATE TABLE documents (
             id INTEGER NOT NULL PRIMARY KEY,
             path VARCHAR NOT NULL UNIQUE,
             size INTEGER NOT NULL,
             mtime_ns INTEGER NOT NULL,
             sha256 VARCHAR(64) NOT NULL,
             indexed_at FLOAT NOT NULL)""",
-        """CREATE TABLE chunks (
+            """CREATE TABLE chunks (
             id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
             document_id INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
             ordinal INTEGER NOT NULL,
             start INTEGER NOT NULL,
             "end" INTEGER NOT NULL,
             text TEXT NOT NULL)""",
-        "CREATE INDEX ix_chunks_document_id ON chunks (document_id)",
-    ):
-        connection.execute(text(statement))
+            "CREATE INDEX ix_chunks_document_id ON chunks (document_id)",
+        ],
+    )
 
 
 def _m0002_lexical_space(connection: Connection) -> None:
-    from indexer.store.lexical import create_fts_space
+    if connection.dialect.name == "postgresql":
+        from indexer.store.postgres.fulltext import create_fulltext_space
+
+        create_fulltext_space(connection)
+        return
+    from indexer.store.local.fts import create_fts_space
 
     create_fts_space(connection, "chunks", tokenizer="porter unicode61 remove_diacritics 2")
+
+
+def _m0003_hosts_and_roots(connection: Connection) -> None:
+    """Documents keyed by (host, path), so that machines sharing a database never collide;
+    and the roots indexed on their own, whose documents a parent's run leaves alone."""
+    postgres = connection.dialect.name == "postgresql"
+    _run(
+        connection,
+        [
+            "ALTER TABLE documents ADD COLUMN host VARCHAR NOT NULL DEFAULT ''",
+            "CREATE UNIQUE INDEX uq_documents_host_path ON documents (host, path)",
+            f"""CREATE TABLE roots (
+            id {"BIGSERIAL" if postgres else "INTEGER"} NOT NULL PRIMARY KEY,
+            host VARCHAR NOT NULL DEFAULT '',
+            path VARCHAR NOT NULL,
+            indexed_at {"DOUBLE PRECISION" if postgres else "FLOAT"} NOT NULL)""",
+            "CREATE UNIQUE INDEX uq_roots_host_path ON roots (host, path)",
+        ],
+    )
 
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
+    ("0003_hosts_and_roots", _m0003_hosts_and_roots),
 ]
 
 
@@ -73,8 +128,7 @@ def migrate(connection: Connection) -> list[str]:
 
 def pending(connection: Connection) -> list[str]:
     """The names of migrations this database still lacks."""
-    tables = {row[0] for row in connection.execute(text("SELECT name FROM sqlite_master"))}
-    if "migrations" not in tables:
+    if not inspect(connection).has_table("migrations"):
         return [name for name, _ in MIGRATIONS]
     done = {row[0] for row in connection.execute(text("SELECT name FROM migrations"))}
     return [name for name, _ in MIGRATIONS if name not in done]

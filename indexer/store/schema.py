@@ -1,13 +1,19 @@
-"""The SQL tables of an index, as SQLAlchemy 2.0 ORM models.
+"""The SQL tables of an index, as SQLAlchemy 2.0 ORM models, shared by every SQL backend.
 
 The tables are created and changed only by the named migrations in `migrations.py`;
-a test checks that the migrated database matches these models.
+a test checks, on each backend, that the migrated database matches these models. Each
+backend adds its own lexical and vector structures beside them (FTS5 and FAISS files for
+the embedded store; a tsvector column and pgvector tables for PostgreSQL).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# 64-bit ids on PostgreSQL; SQLite's INTEGER PRIMARY KEY is already 64-bit (and must be
+# spelt INTEGER to be the rowid, which FTS5 and AUTOINCREMENT rely on).
+Id = BigInteger().with_variant(Integer, "sqlite")
 
 
 class Base(DeclarativeBase):
@@ -24,14 +30,16 @@ class ManifestEntry(Base):
 
 
 class DocumentRow(Base):
-    """A source file as it was when indexed."""
+    """A source file as it was when indexed, keyed by the host that read it and its path."""
 
     __tablename__ = "documents"
+    __table_args__ = (UniqueConstraint("host", "path", name="uq_documents_host_path"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    path: Mapped[str] = mapped_column(String, unique=True)
-    size: Mapped[int] = mapped_column(Integer)
-    mtime_ns: Mapped[int] = mapped_column(Integer)
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    host: Mapped[str] = mapped_column(String, default="")
+    path: Mapped[str] = mapped_column(String)
+    size: Mapped[int] = mapped_column(BigInteger)
+    mtime_ns: Mapped[int] = mapped_column(BigInteger)
     sha256: Mapped[str] = mapped_column(String(64))
     indexed_at: Mapped[float]
     chunks: Mapped[list[ChunkRow]] = relationship(
@@ -40,7 +48,7 @@ class DocumentRow(Base):
 
 
 class ChunkRow(Base):
-    """A window of a document. Its id is the id of its vector in every FAISS space."""
+    """A window of a document. Its id is the id of its vector in every vector space."""
 
     __tablename__ = "chunks"
     # AUTOINCREMENT: an id is never reused, so a stale vector can never name a new chunk.
@@ -49,13 +57,25 @@ class ChunkRow(Base):
         {"sqlite_autoincrement": True},
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    document_id: Mapped[int] = mapped_column(Id, ForeignKey("documents.id", ondelete="CASCADE"))
     ordinal: Mapped[int]
     start: Mapped[int]
     end: Mapped[int]
     text: Mapped[str] = mapped_column(Text)
     document: Mapped[DocumentRow] = relationship(back_populates="chunks")
+
+
+class RootRow(Base):
+    """A folder indexed as a root of its own: its documents belong to it, not to a parent."""
+
+    __tablename__ = "roots"
+    __table_args__ = (UniqueConstraint("host", "path", name="uq_roots_host_path"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    host: Mapped[str] = mapped_column(String, default="")
+    path: Mapped[str] = mapped_column(String)
+    indexed_at: Mapped[float]
 
 
 class MigrationRow(Base):

@@ -18,7 +18,7 @@ from indexer.errors import (
     ModelMismatch,
     SourceNotFound,
 )
-from search.paths import INDEX_ENV, default_index_dir
+from search.paths import INDEX_ENV, default_index, index_target
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -65,13 +65,22 @@ def _database_error(error: Exception) -> click.ClickException:
     return click.ClickException(f"the index database failed: {message}")
 
 
+class IndexTarget(click.ParamType):
+    """`--index`: a folder (the embedded store) or a postgresql+psycopg:// URL."""
+
+    name = "FOLDER|URL"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        return value if isinstance(value, Path) else index_target(str(value))
+
+
 index_option = click.option(
     "--index",
-    "index_dir",
-    type=click.Path(file_okay=True, path_type=Path),
-    default=default_index_dir,
+    "target",
+    type=IndexTarget(),
+    default=default_index,
     show_default=f"${INDEX_ENV} or ~/.local/share/ctxsearch/index",
-    help="The index directory.",
+    help="The index: a folder, or a postgresql+psycopg://USER@HOST:PORT/DB URL.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
 from indexer.version import __version__
 from search.cli.bench import bench
@@ -66,7 +67,7 @@ def cli() -> None:
 @translate_errors
 def index(
     path: Path,
-    index_dir: Path,
+    target: Target,
     model: str | None,
     pooling: str | None,
     index_type: str | None,
@@ -98,7 +99,7 @@ def index(
             raise click.BadParameter(str(error), param_hint="--pooling") from error
     bars = ProgressBars(enabled=not quiet and not as_json)
     try:
-        indexer = Indexer(index_dir, model=model, pooling=pooling, index_type=index_type)
+        indexer = Indexer(target, model=model, pooling=pooling, index_type=index_type)
         summary = indexer.index_folder(path, progress=bars, wait=wait)
     finally:
         bars.close()
@@ -139,7 +140,7 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
 @translate_errors
 def query(
     text: str,
-    index_dir: Path,
+    target: Target,
     k: int,
     mode: str,
     space: str | None,
@@ -156,7 +157,7 @@ def query(
     """
     from search.engine import Searcher
 
-    with Searcher(index_dir) as searcher:
+    with Searcher(target) as searcher:
         response = searcher.search(text, k=k, mode=space or mode, all_chunks=all_chunks)
     if as_json:
         echo_json(response.to_dict())
@@ -200,7 +201,7 @@ def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:
 @mode_option(Mode.STATIC, "The baseline shown on the left.", name="--against")
 @json_option
 @translate_errors
-def compare(text: str, index_dir: Path, k: int, mode: str, against: str, as_json: bool) -> None:
+def compare(text: str, target: Target, k: int, mode: str, against: str, as_json: bool) -> None:
     """Show two modes' results for TEXT side by side (static vs contextual by default).
 
     \b
@@ -220,7 +221,7 @@ def compare(text: str, index_dir: Path, k: int, mode: str, against: str, as_json
 
     if mode == against:
         raise click.UsageError("--mode and --against must differ")
-    with Searcher(index_dir) as searcher:
+    with Searcher(target) as searcher:
         comparison = compare_modes(searcher, text, k=k, mode=mode, against=against)
     if as_json:
         echo_json(comparison)
@@ -232,7 +233,7 @@ def compare(text: str, index_dir: Path, k: int, mode: str, against: str, as_json
 @index_option
 @json_option
 @translate_errors
-def info(index_dir: Path, as_json: bool) -> None:
+def info(target: Target, as_json: bool) -> None:
     """Show how an index was built and what it holds (fast: loads no model).
 
     \b
@@ -240,9 +241,9 @@ def info(index_dir: Path, as_json: bool) -> None:
       ctxsearch info
       ctxsearch info --index /tmp/ix --json
     """
-    from search.index_info import describe_index
+    from indexer.store.base import describe_store
 
-    description = describe_index(index_dir)
+    description = describe_store(target)
     if as_json:
         echo_json(description)
         return
@@ -259,7 +260,7 @@ def info(index_dir: Path, as_json: bool) -> None:
 @index_option
 @json_option
 @translate_errors
-def verify(index_dir: Path, as_json: bool) -> None:
+def verify(target: Target, as_json: bool) -> None:
     """Check that SQL, every vector space and the lexical space agree (exit 1 if not).
 
     \b
@@ -269,9 +270,9 @@ def verify(index_dir: Path, as_json: bool) -> None:
     """
     from dataclasses import asdict
 
-    from indexer.store.verify import verify_index
+    from indexer.store.base import verify_target
 
-    report = verify_index(index_dir)
+    report = verify_target(target)
     if as_json:
         echo_json({**asdict(report), "consistent": report.consistent})
     else:
@@ -289,7 +290,7 @@ def verify(index_dir: Path, as_json: bool) -> None:
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
 @translate_errors
-def repair(index_dir: Path, wait: bool, as_json: bool) -> None:
+def repair(target: Target, wait: bool, as_json: bool) -> None:
     """Rebuild the vector spaces and the lexical space from the stored chunks.
 
     \b
@@ -302,10 +303,10 @@ def repair(index_dir: Path, wait: bool, as_json: bool) -> None:
       ctxsearch repair --index /tmp/ix --json
     """
     from indexer.repair import repair_index
-    from indexer.store.verify import verify_index
+    from indexer.store.base import verify_target
 
-    result = repair_index(index_dir, wait=wait)
-    report = verify_index(index_dir)
+    result = repair_index(target, wait=wait)
+    report = verify_target(target)
     result = {**result, "consistent": report.consistent, "problems": report.problems}
     if as_json:
         echo_json(result)

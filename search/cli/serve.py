@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import click
 
+from indexer.store.base import Target
 from search.cli.common import echo_json, index_option, json_option, translate_errors
 from search.modes import DEFAULT_MODE, MODES
 from search.paths import display_path
@@ -30,7 +30,7 @@ TOKEN_ENV = "CTXSEARCH_TOKEN"
     help=f"Bearer token every data request must carry [${TOKEN_ENV}].",
 )
 @translate_errors
-def serve(index_dir: Path, host: str, port: int, token: str | None) -> None:
+def serve(target: Target, host: str, port: int, token: str | None) -> None:
     """Serve the index over HTTP: a JSON API and a search page at /.
 
     \b
@@ -57,13 +57,13 @@ def serve(index_dir: Path, host: str, port: int, token: str | None) -> None:
         )
     from search.engine import Searcher
 
-    with Searcher(index_dir) as searcher, listen(host, port) as listener:
+    with Searcher(target) as searcher, listen(host, port) as listener:
         started = time.perf_counter()
         searcher.encoders()
         bound = listener.getsockname()[1]
         host = f"[{host}]" if ":" in host else host
         click.echo(
-            f"ctxsearch: {display_path(str(searcher.index.directory))}, model "
+            f"ctxsearch: {display_path(searcher.store.target)}, model "
             f"{searcher.manifest.model} loaded in {time.perf_counter() - started:.1f}s; "
             f"serving http://{host}:{bound}/" + (" (bearer token required)" if token else ""),
             err=True,

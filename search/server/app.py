@@ -28,7 +28,6 @@ from indexer.errors import CtxsearchError, DocumentNotFound, IndexLocked, Invali
 from indexer.version import __version__
 from search.comparison import compare_modes
 from search.engine import Searcher
-from search.index_info import describe_index
 from search.modes import DEFAULT_MODE, MODES, Mode
 
 STATIC = Path(__file__).parent / "static"
@@ -110,7 +109,7 @@ def create_app(searcher: Searcher, token: str | None = None) -> FastAPI:
 
     @app.get("/info", dependencies=guarded, summary="The index's manifest (info --json)")
     def info() -> dict[str, Any]:
-        return describe_index(searcher.index.directory)
+        return searcher.store.describe()
 
     @app.get("/health", summary="Liveness; says whether a token is needed")
     def health() -> dict[str, Any]:

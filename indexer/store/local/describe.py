@@ -1,4 +1,4 @@
-"""Describe an index from its SQL store and file sizes, fast.
+"""Describe an embedded index from its SQLite file and file sizes, fast.
 
 Only the standard library's sqlite3 is used, read-only: no SQLAlchemy, FAISS or torch,
 so `ctxsearch info` answers in a fraction of a second.
@@ -7,18 +7,16 @@ so `ctxsearch info` answers in a fraction of a second.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import asdict
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from indexer.errors import IndexCorrupt, IndexNotFound
-from indexer.store.index_types import structure_for
-from indexer.store.layout import DATABASE_FILE, is_index, space_file
+from indexer.store.describe import description
+from indexer.store.local.layout import DATABASE_FILE, is_index, space_file
 from indexer.store.manifest import Manifest
 
 
-def describe_index(index_dir: Path) -> dict[str, Any]:
+def describe_folder(index_dir: Path) -> dict[str, Any]:
     """The manifest, the counts of documents and chunks, and the size of each file."""
     directory = Path(index_dir).expanduser().absolute()
     if not directory.exists():
@@ -34,6 +32,7 @@ def describe_index(index_dir: Path) -> dict[str, Any]:
                 table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                 for table in ("documents", "chunks")
             }
+            roots = _roots(connection)
         finally:
             connection.close()
     except sqlite3.DatabaseError as error:
@@ -44,18 +43,12 @@ def describe_index(index_dir: Path) -> dict[str, Any]:
     files = [database] + [
         space_file(directory, space, manifest.generation) for space in manifest.spaces
     ]
-    return {
-        "index": str(directory),
-        **counts,
-        "vector_structure": structure_for(manifest.index_type, counts["chunks"]),
-        "manifest": {
-            **asdict(manifest),
-            "created_at": _iso(manifest.created_at),
-            "updated_at": _iso(manifest.updated_at),
-        },
-        "files": {path.name: (path.stat().st_size if path.exists() else None) for path in files},
-    }
+    sizes = {path.name: (path.stat().st_size if path.exists() else None) for path in files}
+    return description(str(directory), "sqlite+faiss", manifest, counts, roots, sizes)
 
 
-def _iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat(timespec="seconds")
+def _roots(connection: sqlite3.Connection) -> list[str]:
+    try:
+        return [row[0] for row in connection.execute("SELECT path FROM roots ORDER BY path")]
+    except sqlite3.OperationalError:  # an index from before roots were recorded
+        return []

@@ -1,0 +1,264 @@
+"""The storage seam: one `Store` interface, whatever keeps the index, and `open_store`.
+
+A store keeps a whole index: its manifest, documents and chunks, one vector space per
+encoder and a lexical space. Callers never see files, SQL dialects or FAISS: they
+
+- take the writer lock (`store.writer(wait)`), then make one `change()`: remove
+  documents, add documents with their chunks and each space's vectors, record new
+  mtimes. Leaving the change publishes all of it at once, or nothing (an exception, or
+  a change that changed nothing). The store keeps SQL rows and vector ids in step.
+- read through a `snapshot()`: vector and lexical search and the hydration of hits, all
+  from one consistent state, even while a writer publishes.
+- `describe()` (for `info`), `verify()` and `rebuild()` (for `repair`).
+
+Two backends: a folder path is the embedded store (SQLite + FTS5 + FAISS files, see
+`local/`); a `postgresql+psycopg://` URL is PostgreSQL + pgvector (see `postgres/`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, Union
+
+if TYPE_CHECKING:  # kept cheap to import: `ctxsearch info` and `--help` use this module
+    import numpy as np
+
+    from indexer.chunking import Chunk
+    from indexer.sources import Document
+    from indexer.store.manifest import Manifest
+
+# What `open_store` accepts: a folder (str or Path) or a database URL.
+Target = Union[str, Path]  # noqa: UP007 (evaluated at run time on Python 3.10)
+# (chunk id, score) pairs, best first.
+Ranked = list[tuple[int, float]]
+# Encodes chunk texts into one array of unit vectors per vector space (for `rebuild`).
+SpaceEncoder = Callable[[list[str]], "dict[str, np.ndarray]"]
+RebuildProgress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """What the store remembers of a file, to tell whether it changed."""
+
+    id: int
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    host: str = ""
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk with the path of its document, as search results need it."""
+
+    id: int
+    document_id: int
+    path: str
+    ordinal: int
+    start: int
+    end: int
+    text: str
+    host: str = ""
+
+
+@dataclass(frozen=True)
+class NewDocument:
+    """A document to add: its chunks, and each vector space's vectors of those chunks."""
+
+    document: Document
+    chunks: list[Chunk]
+    vectors: dict[str, np.ndarray]
+
+
+@dataclass
+class VerifyReport:
+    """What `verify` found: problems (empty when consistent) and what it counted."""
+
+    directory: str
+    problems: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def consistent(self) -> bool:
+        """Whether no problem was found."""
+        return not self.problems
+
+
+class Change(Protocol):
+    """One atomic change of the index, made by the writer inside `Store.change()`."""
+
+    manifest: Manifest
+
+    def remove_documents(self, document_ids: Iterable[int]) -> int:
+        """Remove documents, their chunks and every space's entries; return the chunks removed."""
+        ...
+
+    def add_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
+        """Add documents with their chunks and vectors; return each one's new chunk ids."""
+        ...
+
+    def touch_document(self, document_id: int, mtime_ns: int) -> None:
+        """Record a new mtime for a document whose content did not change."""
+        ...
+
+    def record_root(self, root: Path) -> None:
+        """Remember that `root` was indexed as a root of its own."""
+        ...
+
+
+class Snapshot(Protocol):
+    """One consistent state of the index, for reading."""
+
+    manifest: Manifest
+
+    def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
+        """The `k` nearest chunks of each query row in a vector space (cosine, best first)."""
+        ...
+
+    def space_size(self, space: str) -> int:
+        """How many vectors a space holds."""
+        ...
+
+    def lexical_search(self, query: str, k: int) -> Ranked:
+        """The best `k` chunks by full-text relevance (higher is better)."""
+        ...
+
+    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
+        """The chunks with these ids, with their documents' paths; unknown ids left out."""
+        ...
+
+    def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
+        """A document and its chunks in order, or None."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """How many documents and chunks the index holds."""
+        ...
+
+
+class Store(Protocol):
+    """A whole index, whatever keeps it."""
+
+    target: str  # where it is, fit to show (a folder, or a URL without its password)
+    host: str  # whose documents `documents_under` sees
+    manifest: Manifest | None  # None for a store whose first run has not published yet
+
+    def writer(self, wait: bool = False) -> AbstractContextManager[None]:
+        """Be the only writer (`IndexLocked`, or wait with `wait`); re-reads the manifest."""
+        ...
+
+    def initialise(self, manifest: Manifest) -> None:
+        """Publish the manifest and empty spaces of a new index (writer only)."""
+        ...
+
+    def documents_under(self, root: Path) -> dict[str, StoredDocument]:
+        """This host's documents under `root`, by path, but those of roots nested in it."""
+        ...
+
+    def roots_under(self, root: Path) -> list[str]:
+        """The roots indexed on their own strictly under `root` (this host's)."""
+        ...
+
+    def change(self) -> AbstractContextManager[Change]:
+        """An atomic change (writer only): published when the block ends, or not at all."""
+        ...
+
+    def snapshot(self) -> AbstractContextManager[Snapshot]:
+        """A consistent state to read from."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest, the counts and the sizes of what the index keeps."""
+        ...
+
+    def verify(self) -> VerifyReport:
+        """Cross-check the SQL rows, every vector space and the lexical space."""
+        ...
+
+    def rebuild(
+        self, encode: SpaceEncoder, progress: RebuildProgress | None = None
+    ) -> dict[str, int]:
+        """Re-encode every stored chunk into fresh spaces and rebuild the lexical space."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and files."""
+        ...
+
+
+def is_database_url(target: Target) -> bool:
+    """Whether `target` names a database (a URL) rather than a folder."""
+    return isinstance(target, str) and target.split(":", 1)[0].startswith("postgresql")
+
+
+def open_store(target: Target, create: bool = False, read_only: bool = False) -> Store:
+    """The store at `target`: a folder path (embedded) or a `postgresql+psycopg://` URL.
+
+    Without `create`, a target holding no index raises `IndexNotFound`; with it, a store
+    that may still be empty is returned (its manifest is None until `initialise`).
+    """
+    if is_database_url(target):
+        from indexer.store.postgres.store import PostgresStore
+
+        return PostgresStore(str(target), create=create)
+    from indexer.store.local.store import LocalStore
+
+    return LocalStore(Path(target), create=create, read_only=read_only)
+
+
+def store_exists(target: Target) -> bool:
+    """Whether `target` holds an index whose first run published (cheap; loads no model)."""
+    if is_database_url(target):
+        from indexer.store.postgres.store import postgres_index_exists
+
+        return postgres_index_exists(str(target))
+    from indexer.store.local.store import local_index_exists
+
+    return local_index_exists(Path(target))
+
+
+def check_can_create(target: Target) -> None:
+    """Raise `IndexNotFound` unless a new index may be made at `target` (nothing lost)."""
+    if is_database_url(target):
+        return  # a schema of our own: made by the first run, next to anything else
+    from indexer.store.local.store import check_folder_can_hold_index
+
+    check_folder_can_hold_index(Path(target))
+
+
+def batches(values: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
+    """`values` in slices of at most `size`."""
+    for first in range(0, len(values), size):
+        yield values[first : first + size]
+
+
+def describe_store(target: Target) -> dict[str, Any]:
+    """`info`: the manifest, counts and sizes, read without loading any vector space."""
+    if is_database_url(target):
+        store = open_store(target)
+        try:
+            return store.describe()
+        finally:
+            store.close()
+    from indexer.store.local.describe import describe_folder
+
+    return describe_folder(Path(target))
+
+
+def verify_target(target: Target) -> VerifyReport:
+    """`verify`: open the index and cross-check everything; an index that does not open
+    is one problem of the report, not an error."""
+    from indexer.errors import CtxsearchError
+
+    try:
+        store = open_store(target)
+    except CtxsearchError as error:
+        return VerifyReport(str(target), problems=[f"the index does not open: {error}"])
+    try:
+        return store.verify()
+    finally:
+        store.close()

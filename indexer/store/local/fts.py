@@ -1,0 +1,121 @@
+"""The embedded lexical space: BM25 over chunk text with SQLite FTS5.
+
+The FTS5 table indexes the `chunks` table as external content, and triggers keep it in
+step: a chunk inserted or deleted changes the lexical space in the same transaction, so
+it is as incremental and crash-consistent as the rest of the store.
+
+Settings, measured on SciFact *train* (809 claims; see the README): the Porter stemmer
+over unicode61 with diacritics folded, and English stop words dropped from queries
+(nDCG@10 0.699 vs 0.701 with them, at a third of the query time).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Connection, create_engine, text
+
+from indexer.terms import query_terms
+
+FTS_TABLE = "chunks_fts"
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+SETTINGS = {
+    "backend": "sqlite-fts5 bm25",
+    "tokenizer": TOKENIZER,
+    "query_stop_words": "english (stop-words package, alphabetic entries)",
+}
+
+
+def create_fts_space(
+    connection: Connection, content_table: str = "chunks", tokenizer: str = TOKENIZER
+) -> None:
+    """Create the FTS5 table over `content_table(id, text)`, its triggers, and fill it."""
+    statements = [
+        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(text, content='{content_table}', "
+        f"content_rowid='id', tokenize='{tokenizer}')",
+        f"CREATE TRIGGER {FTS_TABLE}_insert AFTER INSERT ON {content_table} BEGIN "
+        f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, new.text); END",
+        f"CREATE TRIGGER {FTS_TABLE}_delete AFTER DELETE ON {content_table} BEGIN "
+        f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, text) VALUES ('delete', old.id, old.text); "
+        "END",
+        f"CREATE TRIGGER {FTS_TABLE}_update AFTER UPDATE OF text ON {content_table} BEGIN "
+        f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, text) VALUES ('delete', old.id, old.text); "
+        f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (new.id, new.text); END",
+        f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')",
+    ]
+    for statement in statements:
+        connection.execute(text(statement))
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression: any of the query's terms, each quoted (no syntax leaks)."""
+    terms = query_terms(query)
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def bm25_search(connection: Connection, query: str, k: int) -> list[tuple[int, float]]:
+    """The best `k` chunks by BM25 (FTS5's bm25() negated, so higher is better)."""
+    expression = match_expression(query)
+    if expression is None:
+        return []
+    sql = text(
+        f"SELECT rowid, -bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
+        f"WHERE {FTS_TABLE} MATCH :expression ORDER BY bm25({FTS_TABLE}) LIMIT :k"
+    )
+    rows = connection.execute(sql, {"expression": expression, "k": k}).all()
+    return [(int(rowid), float(score)) for rowid, score in rows]
+
+
+def fts_ids(connection: Connection) -> set[int]:
+    """The chunk ids the FTS index holds."""
+    return {row[0] for row in connection.execute(text(f"SELECT rowid FROM {FTS_TABLE}"))}
+
+
+def fts_intact(connection: Connection) -> bool:
+    """Whether the FTS index agrees with its content table (FTS5 integrity-check)."""
+    try:
+        connection.execute(
+            text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('integrity-check', 1)")
+        )
+    except Exception:
+        return False
+    return True
+
+
+def rebuild_fts(connection: Connection) -> None:
+    """Re-read every chunk into the FTS index."""
+    connection.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')"))
+
+
+class TextCollection:
+    """BM25 over a list of texts in a standalone SQLite file (the lab's lexical baseline):
+    the same FTS5 setup as an index's lexical space, with row = position in the list."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.engine = create_engine(f"sqlite:///{self.path}")
+
+    @classmethod
+    def write(cls, path: Path, texts: list[str]) -> TextCollection:
+        """Make the file from `texts` (replacing any old one)."""
+        Path(path).unlink(missing_ok=True)
+        collection = cls(path)
+        with collection.engine.begin() as connection:
+            connection.execute(text("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT)"))
+            create_fts_space(connection, "chunks")
+            connection.execute(
+                text("INSERT INTO chunks (id, text) VALUES (:id, :text)"),
+                [{"id": row, "text": value} for row, value in enumerate(texts)],
+            )
+        return collection
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """The best `k` (row, BM25 score) pairs."""
+        with self.engine.connect() as connection:
+            return bm25_search(connection, query, k)
+
+    def close(self) -> None:
+        """Release the file."""
+        self.engine.dispose()

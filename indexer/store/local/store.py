@@ -1,0 +1,423 @@
+"""The embedded store: an index folder holding a SQLite database and FAISS files.
+
+Every change is published atomically. A writer changes SQL inside one transaction and
+the vector spaces in memory, saves the spaces as the next generation's files, then
+commits the new generation number with the rest: the commit is the instant the new
+state appears. A crash before it leaves the old state whole (SQLite rolls back, the
+new files are ignored and swept); a crash after it leaves the new state whole.
+A snapshot is one SQLite read transaction plus the spaces of the generation it names,
+so readers see the old state or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy.exc import DatabaseError
+from sqlalchemy.orm import Session
+
+from indexer.errors import IndexCorrupt, IndexNotFound
+from indexer.faults import kill_point
+from indexer.store import records
+from indexer.store.base import (
+    NewDocument,
+    Ranked,
+    RebuildProgress,
+    SpaceEncoder,
+    StoredChunk,
+    StoredDocument,
+    VerifyReport,
+)
+from indexer.store.local import fts
+from indexer.store.local.database import WRITE, sqlite_engine
+from indexer.store.local.layout import DATABASE_FILE, LOCK_FILE, is_index, space_file, space_files
+from indexer.store.local.lock import WriterLock
+from indexer.store.manifest import Manifest
+from indexer.store.migrations import migrate, pending
+
+if TYPE_CHECKING:
+    from indexer.store.local.vectors import VectorSpace
+
+_OPEN_ATTEMPTS = 20
+REBUILD_BATCH = 256
+
+
+class LocalStore:
+    """An index folder: SQLite (manifest, documents, chunks, FTS5) and FAISS spaces."""
+
+    host = ""  # an embedded index belongs to the machine whose disk holds it
+
+    def __init__(self, directory: Path, create: bool = False, read_only: bool = False):
+        self.directory = Path(directory).expanduser().absolute()
+        self.target = str(self.directory)
+        if not create:
+            _check_is_index(self.directory)
+        elif not is_index(self.directory):
+            check_folder_can_hold_index(self.directory)
+            _clear_aborted_creation(self.directory)
+            self.directory.mkdir(parents=True, exist_ok=True)
+        self.engine = sqlite_engine(self.directory / DATABASE_FILE, read_only=read_only)
+        self._writer_lock: WriterLock | None = None
+        self._loaded: tuple[int, dict[str, VectorSpace]] | None = None
+        self._loading = threading.Lock()
+        try:
+            self._migrate(read_only)
+            self.manifest = self._read_manifest()
+        except Exception:
+            self.engine.dispose()
+            raise
+        if self.manifest is None and not create:
+            self.engine.dispose()
+            raise IndexCorrupt(
+                f"{self.directory}: the index has no manifest (its first run was "
+                "interrupted: run `ctxsearch index` again)"
+            )
+
+    def _migrate(self, read_only: bool) -> None:
+        try:
+            with self.engine.connect() as connection:
+                needed = pending(connection)
+            if needed and not read_only:
+                with self.engine.execution_options(**{WRITE: True}).begin() as connection:
+                    migrate(connection)
+        except DatabaseError as error:
+            raise IndexCorrupt(
+                f"{self.directory / DATABASE_FILE}: not a readable SQLite database ({error.orig})"
+            ) from error
+
+    def _read_manifest(self) -> Manifest | None:
+        with Session(self.engine) as session:
+            return records.read_manifest(session)
+
+    # -- writing -------------------------------------------------------------------------
+
+    @contextmanager
+    def writer(self, wait: bool = False) -> Iterator[None]:
+        """Hold the folder's writer lock (flock on `write.lock`) for the block."""
+        with WriterLock(self.directory).acquire(wait) as lock:
+            self._writer_lock = lock
+            try:
+                self.manifest = self._read_manifest()
+                self.sweep()
+                yield
+            finally:
+                self._writer_lock = None
+
+    def _check_writer(self) -> None:
+        if self._writer_lock is None:
+            raise RuntimeError("take the writer lock (`with store.writer():`) first")
+
+    def initialise(self, manifest: Manifest) -> None:
+        """Publish the manifest and the empty generation-0 spaces of a new index."""
+        from indexer.store.local.vectors import VectorSpace
+
+        self._check_writer()
+        manifest = copy.deepcopy(manifest)
+        manifest.created_at = manifest.updated_at = time.time()
+        manifest.generation = 0
+        manifest.index_id = uuid.uuid4().hex
+        manifest.lexical = dict(fts.SETTINGS)
+        for name in manifest.spaces:
+            VectorSpace(manifest.dim).save_to(space_file(self.directory, name, 0))
+        with self._write_session() as session:
+            records.write_manifest(session, manifest)
+        self.manifest = manifest
+
+    @contextmanager
+    def _write_session(self) -> Iterator[Session]:
+        with Session(self.engine.execution_options(**{WRITE: True})) as session, session.begin():
+            yield session
+
+    def documents_under(self, root: Path) -> dict[str, StoredDocument]:
+        """This machine's documents under `root` (not those of roots nested in it)."""
+        with Session(self.engine) as session:
+            return records.documents_under(session, self.host, root)
+
+    def roots_under(self, root: Path) -> list[str]:
+        """The roots indexed on their own strictly under `root`."""
+        with Session(self.engine) as session:
+            return records.roots_under(session, self.host, root)
+
+    @contextmanager
+    def change(self) -> Iterator[LocalChange]:
+        """A change of SQL and of in-memory copies of the spaces, published on leaving."""
+        self._check_writer()
+        manifest = self._current_manifest()
+        spaces = self._load_spaces(manifest)
+        with self._publishing(manifest, spaces) as session:
+            yield LocalChange(session, spaces, manifest, self.host)
+
+    def rebuild(
+        self, encode: SpaceEncoder, progress: RebuildProgress | None = None
+    ) -> dict[str, int]:
+        """Re-encode every stored chunk into new spaces, rebuild FTS5, publish."""
+        from indexer.store.local.vectors import VectorSpace
+
+        self._check_writer()
+        manifest = self._current_manifest()
+        spaces = {name: VectorSpace(manifest.dim) for name in manifest.spaces}
+        with self._publishing(manifest, spaces) as session:
+            total, done, last = records.counts(session)["chunks"], 0, 0
+            while batch := records.chunk_texts(session, last, REBUILD_BATCH):
+                ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
+                vectors = encode([value for _, value in batch])
+                for name, space in spaces.items():
+                    space.add(ids, vectors[name])
+                done, last = done + len(batch), int(ids[-1])
+                if progress is not None:
+                    progress(done, total)
+            fts.rebuild_fts(session.connection())
+        return {"chunks": done, "generation": manifest.generation}
+
+    def _current_manifest(self) -> Manifest:
+        if self.manifest is None:
+            raise IndexCorrupt(f"{self.directory}: the index has no manifest")
+        return copy.deepcopy(self.manifest)
+
+    @contextmanager
+    def _publishing(self, manifest: Manifest, spaces: dict[str, VectorSpace]) -> Iterator[Session]:
+        """One write transaction; on leaving, save the spaces as the next generation and
+        commit it with the manifest. A change that changed nothing publishes nothing."""
+        next_generation = manifest.generation + 1
+        session = Session(self.engine.execution_options(**{WRITE: True}))
+        try:
+            session.begin()
+            session.info["changed"] = False
+            yield session
+            if not session.info["changed"]:
+                session.rollback()
+                return
+            kill_point("before-space-save")
+            for name, space in spaces.items():
+                space.restructure(manifest.index_type)
+                space.save_to(space_file(self.directory, name, next_generation))
+            manifest.generation = next_generation
+            manifest.updated_at = time.time()
+            records.write_manifest(session, manifest)
+            kill_point("before-publish")
+            session.commit()
+        except BaseException:
+            session.rollback()
+            self.sweep()
+            raise
+        finally:
+            session.close()
+        self.manifest = manifest
+        kill_point("after-publish")
+        self.sweep()
+
+    def sweep(self) -> None:
+        """Delete space files of other generations than the published one (writer only)."""
+        published = self.manifest.generation if self.manifest else 0
+        for path, _space, generation in space_files(self.directory):
+            if generation != published:
+                path.unlink(missing_ok=True)
+        for leftover in self.directory.glob(".*.faiss.tmp-*"):
+            leftover.unlink(missing_ok=True)
+
+    # -- reading -------------------------------------------------------------------------
+
+    @contextmanager
+    def snapshot(self) -> Iterator[LocalSnapshot]:
+        """A read transaction and the spaces of the generation it sees."""
+        for _attempt in range(_OPEN_ATTEMPTS):
+            with Session(self.engine) as session:
+                manifest = records.read_manifest(session)  # starts the read transaction
+                if manifest is None:
+                    raise IndexCorrupt(f"{self.directory}: the index has no manifest")
+                try:
+                    spaces = self._spaces_for_reading(manifest)
+                except FileNotFoundError:
+                    continue  # a writer published and swept this generation: read again
+                yield LocalSnapshot(session, spaces, manifest)
+                return
+        raise IndexCorrupt(f"{self.directory}: a vector space file of the index is missing")
+
+    def _spaces_for_reading(self, manifest: Manifest) -> dict[str, VectorSpace]:
+        """The spaces of the manifest's generation, loaded once and shared by readers."""
+        with self._loading:
+            if self._loaded is None or self._loaded[0] != manifest.generation:
+                self._loaded = (manifest.generation, self._load_spaces(manifest))
+            return self._loaded[1]
+
+    def _load_spaces(self, manifest: Manifest) -> dict[str, VectorSpace]:
+        from indexer.store.local.vectors import VectorSpace
+
+        return {
+            name: VectorSpace(manifest.dim, space_file(self.directory, name, manifest.generation))
+            for name in manifest.spaces
+        }
+
+    # -- describing, checking ------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest, the counts of documents and chunks, and the size of each file."""
+        from indexer.store.local.describe import describe_folder
+
+        return describe_folder(self.directory)
+
+    def verify(self) -> VerifyReport:
+        """Cross-check SQLite, every FAISS space and the FTS5 space."""
+        from indexer.store.local.verify import verify_store
+
+        return verify_store(self)
+
+    def close(self) -> None:
+        """Release the database and the loaded spaces."""
+        self._loaded = None
+        self.engine.dispose()
+
+
+class LocalChange:
+    """The writer's view inside `LocalStore.change()`: SQL rows and spaces kept in step."""
+
+    def __init__(
+        self, session: Session, spaces: dict[str, VectorSpace], manifest: Manifest, host: str
+    ):
+        self.session = session
+        self.spaces = spaces
+        self.manifest = manifest
+        self.host = host
+
+    def _changed(self) -> None:
+        self.session.info["changed"] = True
+
+    def remove_documents(self, document_ids: Iterable[int]) -> int:
+        """Remove documents, their chunks, and their vectors from every space."""
+        document_ids = list(document_ids)
+        if not document_ids:
+            return 0
+        chunk_ids = np.asarray(records.delete_documents(self.session, document_ids), np.int64)
+        for space in self.spaces.values():
+            space.remove(chunk_ids)
+        self._changed()
+        return len(chunk_ids)
+
+    def add_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
+        """Insert documents and chunks, and add each chunk's vectors under its new id."""
+        if not documents:
+            return []
+        stored = records.add_documents(
+            self.session, self.host, [(item.document, item.chunks) for item in documents]
+        )
+        ids = np.asarray([chunk_id for chunk_ids in stored for chunk_id in chunk_ids], np.int64)
+        for name, space in self.spaces.items():
+            space.add(ids, np.concatenate([item.vectors[name] for item in documents]))
+        self._changed()
+        return stored
+
+    def touch_document(self, document_id: int, mtime_ns: int) -> None:
+        """Record a new mtime for an unchanged document."""
+        records.touch_document(self.session, document_id, mtime_ns)
+        self._changed()
+
+    def record_root(self, root: Path) -> None:
+        """Remember `root` as indexed on its own."""
+        if records.record_root(self.session, self.host, root):
+            self._changed()
+
+    def set_index_type(self, index_type: str) -> None:
+        """Switch the vector structure the spaces use from this change on."""
+        if index_type != self.manifest.index_type:
+            self.manifest.index_type = index_type
+            self._changed()
+
+
+class LocalSnapshot:
+    """One SQLite read transaction and the FAISS spaces of the generation it sees."""
+
+    def __init__(self, session: Session, spaces: dict[str, VectorSpace], manifest: Manifest):
+        self.session = session
+        self.spaces = spaces
+        self.manifest = manifest
+
+    def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
+        """The `k` nearest chunks of each query row."""
+        vectors = self.spaces[space]
+        if len(vectors) == 0:
+            return [[] for _ in range(len(queries))]
+        scores, ids = vectors.search(queries, k)
+        return [
+            [(int(i), float(s)) for s, i in zip(row_scores, row_ids, strict=True) if i >= 0]
+            for row_scores, row_ids in zip(scores, ids, strict=True)
+        ]
+
+    def space_size(self, space: str) -> int:
+        """How many vectors a space holds."""
+        return len(self.spaces[space])
+
+    def lexical_search(self, query: str, k: int) -> Ranked:
+        """BM25 over FTS5, in this snapshot."""
+        return fts.bm25_search(self.session.connection(), query, k)
+
+    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
+        """The chunks with these ids, with their documents' paths."""
+        return records.chunks(self.session, chunk_ids)
+
+    def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
+        """A document and its chunks in order."""
+        return records.document(self.session, document_id)
+
+    def counts(self) -> dict[str, int]:
+        """How many documents and chunks there are."""
+        return records.counts(self.session)
+
+
+def local_index_exists(directory: Path) -> bool:
+    """Whether the folder holds an index whose creation completed."""
+    directory = Path(directory).expanduser().absolute()
+    if not is_index(directory):
+        return False
+    engine = sqlite_engine(directory / DATABASE_FILE, read_only=True)
+    try:
+        with Session(engine) as session:
+            return records.read_manifest(session) is not None
+    except DatabaseError:
+        return True  # an index, if a damaged one: opening it reports what is wrong
+    finally:
+        engine.dispose()
+
+
+def _check_is_index(directory: Path) -> None:
+    if not directory.exists():
+        raise IndexNotFound(f"{directory}: no index here (build one with `ctxsearch index`)")
+    if not directory.is_dir() or not is_index(directory):
+        raise IndexNotFound(f"{directory}: not a ctxsearch index")
+
+
+def _our_files(directory: Path) -> set[str]:
+    ours = {DATABASE_FILE, f"{DATABASE_FILE}-wal", f"{DATABASE_FILE}-shm", LOCK_FILE}
+    return ours | {path.name for path, _space, _generation in space_files(directory)}
+
+
+def check_folder_can_hold_index(directory: Path) -> None:
+    """Raise `IndexNotFound` unless a new index may be made here (nothing of the user's lost)."""
+    directory = Path(directory).expanduser().absolute()
+    if directory.exists() and not directory.is_dir():
+        raise IndexNotFound(f"{directory}: is a file, not an index directory")
+    if not directory.exists():
+        return
+    others = [path for path in directory.iterdir() if path.name not in _our_files(directory)]
+    if others:
+        raise IndexNotFound(
+            f"{directory}: the folder is not empty and holds no index; "
+            "give a new or empty folder for the index"
+        )
+    if local_index_exists(directory):
+        raise IndexNotFound(f"{directory}: already holds an index")
+
+
+def _clear_aborted_creation(directory: Path) -> None:
+    """Make room for a new index: the folder must be empty but for an aborted creation."""
+    if not directory.exists():
+        return
+    for name in _our_files(directory) - {LOCK_FILE}:
+        (directory / name).unlink(missing_ok=True)

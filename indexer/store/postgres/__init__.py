@@ -1,0 +1,1 @@
+"""The PostgreSQL backend: one index per schema, pgvector spaces, full-text search."""

@@ -1,0 +1,89 @@
+"""Connections to the PostgreSQL database of an index, and its errors in our words."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from indexer.errors import BackendNotInstalled, IndexCorrupt, IndexLocked, StoreUnavailable
+from indexer.store.postgres.location import PostgresLocation
+
+F = TypeVar("F", bound=Callable[..., Any])
+CONNECT_TIMEOUT_SECONDS = 10
+
+
+def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") -> Engine:
+    """An engine whose connections see the index's schema first, then pgvector's."""
+    try:
+        import pgvector  # noqa: F401
+        import psycopg  # noqa: F401
+    except ImportError as error:
+        raise BackendNotInstalled(
+            f"the PostgreSQL backend needs packages that are not installed ({error.name}): "
+            "pip install 'ctxsearch[postgres]'"
+        ) from error
+    engine = create_engine(
+        location.url,  # type: ignore[arg-type]
+        pool_pre_ping=True,
+        connect_args={"application_name": application, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+    )
+    schema = location.schema
+
+    @event.listens_for(engine, "connect")
+    def _search_path(connection, _record) -> None:  # type: ignore[no-untyped-def]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT n.nspname FROM pg_extension e "
+                "JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+            )
+            found = cursor.fetchone()
+            path = [schema] + ([found[0]] if found and found[0] != schema else [])
+            cursor.execute("SET search_path TO " + ", ".join(f'"{name}"' for name in path))
+        connection.commit()
+
+    return engine
+
+
+def translate_errors(where: str) -> Callable[[F], F]:
+    """Raise database errors out of the decorated function as ctxsearch's own errors."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with database_errors(where):
+                return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+@contextmanager
+def database_errors(where: str) -> Iterator[None]:
+    """Turn SQLAlchemy/psycopg errors raised in the block into one-line ctxsearch errors."""
+    try:
+        yield
+    except DBAPIError as error:
+        raise translated(error, where) from error
+
+
+def translated(error: DBAPIError, where: str) -> Exception:
+    """The ctxsearch error a database error means, with the driver's first line."""
+    message = first_line(error)
+    if isinstance(error, OperationalError) or error.connection_invalidated:
+        if "lock" in message and "timeout" in message:
+            return IndexLocked(f"{where}: the database is busy ({message})")
+        return StoreUnavailable(f"cannot use the index database {where}: {message}")
+    return IndexCorrupt(f"the index database {where} failed: {message}")
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of a database error's own message."""
+    original = getattr(error, "orig", None) or error
+    lines = str(original).strip().splitlines()
+    return lines[0] if lines else type(original).__name__

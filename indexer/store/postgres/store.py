@@ -1,0 +1,372 @@
+"""The PostgreSQL store: a whole index in one schema of a database, pgvector for vectors.
+
+A change is one transaction: documents, chunks, their tsvectors and their vectors go in
+together, and the commit publishes them (with the manifest's next generation). A crash
+rolls it back on the server. A snapshot is one REPEATABLE READ, read-only transaction,
+so everything a query reads comes from one committed state (MVCC). One writer at a time
+holds the schema's advisory lock.
+
+Documents are keyed by (host, path): each machine indexing into a shared database sees
+and removes only its own documents (`$CTXSEARCH_HOST`, else the machine's host name).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, text
+from sqlalchemy.orm import Session
+
+from indexer.errors import IndexCorrupt, IndexNotFound, StoreUnavailable
+from indexer.faults import kill_point
+from indexer.store import records
+from indexer.store.base import (
+    NewDocument,
+    Ranked,
+    RebuildProgress,
+    SpaceEncoder,
+    StoredChunk,
+    StoredDocument,
+    VerifyReport,
+)
+from indexer.store.describe import description
+from indexer.store.manifest import Manifest
+from indexer.store.migrations import migrate, pending
+from indexer.store.postgres import fulltext, vectors
+from indexer.store.postgres.database import database_errors, postgres_engine
+from indexer.store.postgres.location import PostgresLocation
+from indexer.store.postgres.lock import AdvisoryLock
+
+HOST_ENV = "CTXSEARCH_HOST"
+REBUILD_BATCH = 256
+
+
+def document_host() -> str:
+    """The name this machine's documents are stored under ($CTXSEARCH_HOST, else hostname)."""
+    return os.environ.get(HOST_ENV) or socket.gethostname()
+
+
+class PostgresStore:
+    """An index in one schema of a PostgreSQL database with the pgvector extension."""
+
+    def __init__(self, url: str, create: bool = False):
+        self.location = PostgresLocation.parse(url)
+        self.target = self.location.display
+        self.host = document_host()
+        self.schema = self.location.schema
+        self.engine = postgres_engine(self.location)
+        self._lock: AdvisoryLock | None = None
+        self._sizes: dict[tuple[int, str], int] = {}
+        self._sizes_lock = threading.Lock()
+        try:
+            with database_errors(self.target):
+                self._check_vector_extension()
+                self.manifest = self._read_manifest() if self._has_schema() else None
+                if self.manifest is None and not create:
+                    raise IndexNotFound(
+                        f"{self.target}: no index here (build one with `ctxsearch index`)"
+                    )
+        except Exception:
+            self.engine.dispose()
+            raise
+
+    def _check_vector_extension(self) -> None:
+        with self.engine.connect() as connection:
+            found = connection.execute(
+                text("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+            ).first()
+        if found is None:
+            raise StoreUnavailable(
+                f"{self.target}: the database has no `vector` extension: install pgvector on "
+                "the server and run `CREATE EXTENSION vector;` in this database"
+            )
+
+    def _has_schema(self) -> bool:
+        with self.engine.connect() as connection:
+            return (
+                connection.execute(
+                    text("SELECT to_regclass(:t)"), {"t": f'"{self.schema}".manifest'}
+                ).scalar()
+                is not None
+            )
+
+    def _read_manifest(self) -> Manifest | None:
+        with Session(self.engine) as session:
+            return records.read_manifest(session)
+
+    # -- writing -------------------------------------------------------------------------
+
+    @contextmanager
+    def writer(self, wait: bool = False) -> Iterator[None]:
+        """Hold the schema's advisory lock; create or migrate the schema under it."""
+        with (
+            database_errors(self.target),
+            AdvisoryLock(self.engine, self.schema, self.target).acquire(wait) as lock,
+        ):
+            self._lock = lock
+            try:
+                with self.engine.begin() as connection:
+                    connection.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
+                    if pending(connection):
+                        migrate(connection)
+                self.manifest = self._read_manifest()
+                yield
+            finally:
+                self._lock = None
+
+    def _check_writer(self) -> None:
+        if self._lock is None:
+            raise RuntimeError("take the writer lock (`with store.writer():`) first")
+
+    def initialise(self, manifest: Manifest) -> None:
+        """Create the spaces' tables and publish the manifest of a new index."""
+        self._check_writer()
+        manifest = copy.deepcopy(manifest)
+        manifest.created_at = manifest.updated_at = time.time()
+        manifest.generation = 0
+        manifest.index_id = uuid.uuid4().hex
+        manifest.lexical = dict(fulltext.SETTINGS)
+        with database_errors(self.target), Session(self.engine) as session, session.begin():
+            for space in manifest.spaces:
+                vectors.create_space(session.connection(), space, manifest.dim)
+            records.write_manifest(session, manifest)
+        self.manifest = manifest
+
+    def documents_under(self, root: Path) -> dict[str, StoredDocument]:
+        """This host's documents under `root` (not those of roots nested in it)."""
+        with database_errors(self.target), Session(self.engine) as session:
+            return records.documents_under(session, self.host, root)
+
+    def roots_under(self, root: Path) -> list[str]:
+        """This host's roots indexed on their own strictly under `root`."""
+        with database_errors(self.target), Session(self.engine) as session:
+            return records.roots_under(session, self.host, root)
+
+    @contextmanager
+    def change(self) -> Iterator[PostgresChange]:
+        """One transaction for the whole run, committed with the next generation."""
+        self._check_writer()
+        manifest = self._current_manifest()
+        with self._publishing(manifest) as session:
+            yield PostgresChange(session, manifest, self.host)
+
+    def rebuild(
+        self, encode: SpaceEncoder, progress: RebuildProgress | None = None
+    ) -> dict[str, int]:
+        """Re-encode every stored chunk into emptied spaces, reindex the text, publish."""
+        self._check_writer()
+        manifest = self._current_manifest()
+        with self._publishing(manifest) as session:
+            connection = session.connection()
+            for space in manifest.spaces:
+                vectors.clear(connection, space)
+            total, done, last = records.counts(session)["chunks"], 0, 0
+            while batch := records.chunk_texts(session, last, REBUILD_BATCH):
+                ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
+                encoded = encode([value for _, value in batch])
+                for space in manifest.spaces:
+                    vectors.add_vectors(connection, space, ids, encoded[space])
+                done, last = done + len(batch), int(ids[-1])
+                if progress is not None:
+                    progress(done, total)
+            fulltext.reindex_fulltext(connection)
+            session.info["changed"] = True
+        return {"chunks": done, "generation": manifest.generation}
+
+    def _current_manifest(self) -> Manifest:
+        if self.manifest is None:
+            raise IndexCorrupt(f"{self.target}: the index has no manifest")
+        return copy.deepcopy(self.manifest)
+
+    @contextmanager
+    def _publishing(self, manifest: Manifest) -> Iterator[Session]:
+        with database_errors(self.target), Session(self.engine) as session:
+            session.begin()
+            session.info["changed"] = False
+            try:
+                yield session
+                if not session.info["changed"]:
+                    session.rollback()
+                    return
+                kill_point("before-space-save")
+                for space in manifest.spaces:
+                    vectors.restructure(session.connection(), space, manifest.index_type)
+                manifest.generation += 1
+                manifest.updated_at = time.time()
+                records.write_manifest(session, manifest)
+                kill_point("before-publish")
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+        self.manifest = manifest
+        kill_point("after-publish")
+
+    # -- reading -------------------------------------------------------------------------
+
+    @contextmanager
+    def snapshot(self) -> Iterator[PostgresSnapshot]:
+        """A read-only REPEATABLE READ transaction: one committed state throughout."""
+        with database_errors(self.target), self.engine.connect() as connection:
+            connection = connection.execution_options(
+                isolation_level="REPEATABLE READ", postgresql_readonly=True
+            )
+            with Session(bind=connection) as session:
+                manifest = records.read_manifest(session)
+                if manifest is None:
+                    raise IndexCorrupt(f"{self.target}: the index has no manifest")
+                yield PostgresSnapshot(session, manifest, self)
+
+    def space_size(self, connection: Connection, generation: int, space: str) -> int:
+        """How many vectors a space holds at a generation (counted once per generation)."""
+        with self._sizes_lock:
+            known = self._sizes.get((generation, space))
+        if known is None:
+            known = vectors.count(connection, space)
+            with self._sizes_lock:
+                self._sizes = {
+                    key: value for key, value in self._sizes.items() if key[0] == generation
+                }
+                self._sizes[(generation, space)] = known
+        return known
+
+    # -- describing, checking ------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest, the counts, the roots and the size of each table."""
+        with self.snapshot() as snapshot:
+            session = snapshot.session
+            tables = ["documents", "chunks"] + [
+                vectors.table_name(space) for space in snapshot.manifest.spaces
+            ]
+            sizes = {
+                table: session.execute(
+                    text("SELECT pg_total_relation_size(CAST(:t AS regclass))"), {"t": table}
+                ).scalar()
+                for table in tables
+            }
+            roots = records.all_roots(session)
+            return description(
+                self.target,
+                "postgresql+pgvector",
+                snapshot.manifest,
+                records.counts(session),
+                roots,
+                sizes,
+            )
+
+    def verify(self) -> VerifyReport:
+        """Cross-check the rows, every space's vectors and the full-text column."""
+        from indexer.store.postgres.verify import verify_store
+
+        return verify_store(self)
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.engine.dispose()
+
+
+class PostgresChange:
+    """The writer's view inside `PostgresStore.change()`: rows and vectors, one transaction."""
+
+    def __init__(self, session: Session, manifest: Manifest, host: str):
+        self.session = session
+        self.manifest = manifest
+        self.host = host
+
+    def _changed(self) -> None:
+        self.session.info["changed"] = True
+
+    def remove_documents(self, document_ids: Iterable[int]) -> int:
+        """Remove documents and chunks; their vectors go with them (ON DELETE CASCADE)."""
+        document_ids = list(document_ids)
+        if not document_ids:
+            return 0
+        removed = records.delete_documents(self.session, document_ids)
+        self._changed()
+        return len(removed)
+
+    def add_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
+        """Insert documents and chunks, then each chunk's vectors under its new id."""
+        if not documents:
+            return []
+        stored = records.add_documents(
+            self.session, self.host, [(item.document, item.chunks) for item in documents]
+        )
+        ids = np.asarray([chunk_id for chunk_ids in stored for chunk_id in chunk_ids], np.int64)
+        if len(ids):
+            for space in self.manifest.spaces:
+                matrix = np.concatenate([item.vectors[space] for item in documents])
+                vectors.add_vectors(self.session.connection(), space, ids, matrix)
+        self._changed()
+        return stored
+
+    def touch_document(self, document_id: int, mtime_ns: int) -> None:
+        """Record a new mtime for an unchanged document."""
+        records.touch_document(self.session, document_id, mtime_ns)
+        self._changed()
+
+    def record_root(self, root: Path) -> None:
+        """Remember `root` as indexed on its own by this host."""
+        if records.record_root(self.session, self.host, root):
+            self._changed()
+
+    def set_index_type(self, index_type: str) -> None:
+        """Switch between exact scans and HNSW from this change on."""
+        if index_type != self.manifest.index_type:
+            self.manifest.index_type = index_type
+            self._changed()
+
+
+class PostgresSnapshot:
+    """One read-only REPEATABLE READ transaction of the index's schema."""
+
+    def __init__(self, session: Session, manifest: Manifest, store: PostgresStore):
+        self.session = session
+        self.manifest = manifest
+        self.store = store
+
+    def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
+        """The `k` nearest chunks of each query row (HNSW when the space has its graph)."""
+        connection = self.session.connection()
+        return [vectors.search(connection, space, self.manifest.dim, row, k) for row in queries]
+
+    def space_size(self, space: str) -> int:
+        """How many vectors a space holds."""
+        return self.store.space_size(self.session.connection(), self.manifest.generation, space)
+
+    def lexical_search(self, query: str, k: int) -> Ranked:
+        """Full-text search over the chunks' tsvectors."""
+        return fulltext.fulltext_search(self.session.connection(), query, k)
+
+    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
+        """The chunks with these ids, with their documents' paths."""
+        return records.chunks(self.session, chunk_ids)
+
+    def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
+        """A document and its chunks in order."""
+        return records.document(self.session, document_id)
+
+    def counts(self) -> dict[str, int]:
+        """How many documents and chunks there are."""
+        return records.counts(self.session)
+
+
+def postgres_index_exists(url: str) -> bool:
+    """Whether the URL's schema holds an index whose first run published."""
+    try:
+        store = PostgresStore(url)
+    except IndexNotFound:
+        return False
+    store.close()
+    return True

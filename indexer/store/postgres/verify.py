@@ -1,0 +1,59 @@
+"""Check that every part of a PostgreSQL index agrees with every other part."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlalchemy import text
+
+from indexer.errors import CtxsearchError
+from indexer.store import records
+from indexer.store.base import VerifyReport
+from indexer.store.index_types import structure_for
+from indexer.store.postgres import vectors
+
+if TYPE_CHECKING:
+    from indexer.store.postgres.store import PostgresStore
+
+
+def verify_store(store: PostgresStore) -> VerifyReport:
+    """Cross-check rows, vectors, the full-text column and the HNSW indexes in one snapshot."""
+    report = VerifyReport(directory=store.target)
+    try:
+        with store.snapshot() as snapshot:
+            session, manifest = snapshot.session, snapshot.manifest
+            connection = session.connection()
+            counts = records.counts(session)
+            report.counts |= {**counts, "generation": manifest.generation}
+            bad_offsets = connection.execute(
+                text('SELECT count(*) FROM chunks WHERE start < 0 OR "end" < start')
+            ).scalar_one()
+            if bad_offsets:
+                report.problems.append(f"{bad_offsets} chunks with invalid offsets")
+            for space in manifest.spaces:
+                _check_space(connection, space, manifest, counts["chunks"], report)
+            lexical = connection.execute(
+                text("SELECT count(*) FROM chunks WHERE tsv IS NOT NULL")
+            ).scalar_one()
+            report.counts["lexical_entries"] = lexical
+            if lexical != counts["chunks"]:
+                missing = counts["chunks"] - lexical
+                report.problems.append(f"lexical space: {missing} chunks have no entry")
+    except CtxsearchError as error:
+        report.problems.append(f"the index does not open: {error}")
+    return report
+
+
+def _check_space(connection, space: str, manifest, chunks: int, report: VerifyReport) -> None:  # type: ignore[no-untyped-def]
+    width = vectors.vector_width(connection, space)
+    if width != manifest.dim:
+        report.problems.append(f"{space} space: vectors of {width} dimensions, not {manifest.dim}")
+    held = vectors.count(connection, space)
+    report.counts[f"{space}_vectors"] = held
+    if missing := vectors.chunks_without_vectors(connection, space):
+        report.problems.append(f"{space} space: {missing} chunks have no entry")
+    if extra := held - (chunks - missing):
+        report.problems.append(f"{space} space: {extra} entries name no chunk")
+    wanted = structure_for(manifest.index_type, held)
+    if (wanted == "hnsw") != vectors.has_graph(connection, space):
+        report.problems.append(f"{space} space: expected a {wanted} structure")

@@ -1,0 +1,184 @@
+"""Documents, chunks, roots and the manifest as SQL rows: the part both backends share.
+
+Every function takes the session of the caller's transaction, so a backend decides what
+is one transaction (a change, a snapshot) and these functions only say what to read or
+write in it, through the same SQLAlchemy models on every dialect.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from indexer.chunking import Chunk
+from indexer.sources import Document
+from indexer.store.base import StoredChunk, StoredDocument, batches
+from indexer.store.manifest import Manifest
+from indexer.store.schema import ChunkRow, DocumentRow, ManifestEntry, RootRow
+
+
+def read_manifest(session: Session) -> Manifest | None:
+    """The stored manifest, or None in a database that has none yet."""
+    rows = {entry.key: entry.value for entry in session.scalars(select(ManifestEntry))}
+    return Manifest.from_rows(rows) if rows else None
+
+
+def write_manifest(session: Session, manifest: Manifest) -> None:
+    """Store every setting of the manifest, replacing the old values."""
+    for key, value in manifest.to_rows().items():
+        session.merge(ManifestEntry(key=key, value=value))
+
+
+def generation(session: Session) -> int:
+    """The generation the manifest names (the last published state)."""
+    value = session.scalar(select(ManifestEntry.value).where(ManifestEntry.key == "generation"))
+    return int(json.loads(value)) if value is not None else 0
+
+
+def folder_prefix(root: Path | str) -> str:
+    """`root` as the prefix every path below it starts with (one trailing slash)."""
+    return str(root).rstrip("/") + "/"
+
+
+def _under(column, prefix: str):  # -> SQL boolean expression
+    # A case-sensitive, wildcard-free prefix test on every dialect: SQLite's LIKE ignores
+    # the case of ASCII letters, so `Notes/` would match `notes/`.
+    return func.substr(column, 1, len(prefix)) == prefix
+
+
+def roots_under(session: Session, host: str, root: Path | str) -> list[str]:
+    """The roots recorded strictly under `root`."""
+    query = select(RootRow.path).where(
+        RootRow.host == host, _under(RootRow.path, folder_prefix(root))
+    )
+    return sorted(session.scalars(query))
+
+
+def all_roots(session: Session) -> list[str]:
+    """Every recorded root, as `host:path` where a host is recorded."""
+    rows = session.execute(select(RootRow.host, RootRow.path).order_by(RootRow.host, RootRow.path))
+    return [f"{host}:{path}" if host else path for host, path in rows]
+
+
+def documents_under(session: Session, host: str, root: Path | str) -> dict[str, StoredDocument]:
+    """The host's documents under `root`, by path, but those under roots nested in it."""
+    nested = [folder_prefix(path) for path in roots_under(session, host, root)]
+    query = select(DocumentRow).where(
+        DocumentRow.host == host, _under(DocumentRow.path, folder_prefix(root))
+    )
+    found = {}
+    for row in session.scalars(query):
+        if any(row.path.startswith(prefix) for prefix in nested):
+            continue  # it belongs to the nested root, which was indexed on its own
+        found[row.path] = _stored_document(row)
+    return found
+
+
+def record_root(session: Session, host: str, root: Path | str) -> bool:
+    """Remember `root` as indexed on its own; say if it is new (its time is kept fresh)."""
+    path = str(root).rstrip("/") or "/"
+    row = session.scalar(select(RootRow).where(RootRow.host == host, RootRow.path == path))
+    if row is not None:
+        row.indexed_at = time.time()
+        return False
+    session.add(RootRow(host=host, path=path, indexed_at=time.time()))
+    return True
+
+
+def add_documents(
+    session: Session, host: str, documents: Sequence[tuple[Document, list[Chunk]]]
+) -> list[list[int]]:
+    """Insert documents with their chunks in one flush; return each one's chunk ids."""
+    now = time.time()
+    rows = []
+    for document, chunks in documents:
+        row = DocumentRow(
+            host=host,
+            path=str(document.path),
+            size=document.size,
+            mtime_ns=document.mtime_ns,
+            sha256=document.sha256,
+            indexed_at=now,
+        )
+        row.chunks = [
+            ChunkRow(ordinal=c.ordinal, start=c.start, end=c.end, text=c.text) for c in chunks
+        ]
+        rows.append(row)
+    session.add_all(rows)
+    session.flush()
+    return [[chunk.id for chunk in row.chunks] for row in rows]
+
+
+def delete_documents(session: Session, document_ids: Iterable[int]) -> list[int]:
+    """Delete documents and their chunks; return the ids of the deleted chunks."""
+    chunk_ids: list[int] = []
+    for batch in batches(list(document_ids)):
+        chunk_ids += session.scalars(select(ChunkRow.id).where(ChunkRow.document_id.in_(batch)))
+        session.execute(delete(ChunkRow).where(ChunkRow.document_id.in_(batch)))
+        session.execute(delete(DocumentRow).where(DocumentRow.id.in_(batch)))
+    return chunk_ids
+
+
+def touch_document(session: Session, document_id: int, mtime_ns: int) -> None:
+    """Record a new modification time for a file whose content did not change."""
+    session.get_one(DocumentRow, document_id).mtime_ns = mtime_ns
+
+
+def chunk_ids(session: Session) -> set[int]:
+    """The id of every chunk."""
+    return set(session.scalars(select(ChunkRow.id)))
+
+
+def chunk_texts(session: Session, after: int, limit: int) -> list[tuple[int, str]]:
+    """Up to `limit` (id, text) pairs of chunks with ids above `after`, in id order."""
+    query = select(ChunkRow.id, ChunkRow.text).where(ChunkRow.id > after).order_by(ChunkRow.id)
+    return [(int(i), t) for i, t in session.execute(query.limit(limit))]
+
+
+def chunks(session: Session, ids: Iterable[int]) -> dict[int, StoredChunk]:
+    """The chunks with these ids, with their document paths; missing ids are left out."""
+    found: dict[int, StoredChunk] = {}
+    for batch in batches(list(ids)):
+        query = (
+            select(ChunkRow, DocumentRow.path, DocumentRow.host)
+            .join(DocumentRow, ChunkRow.document_id == DocumentRow.id)
+            .where(ChunkRow.id.in_(batch))
+        )
+        for chunk, path, host in session.execute(query):
+            found[chunk.id] = StoredChunk(
+                chunk.id, chunk.document_id, path, chunk.ordinal, chunk.start, chunk.end,
+                chunk.text, host,
+            )  # fmt: skip
+    return found
+
+
+def document(session: Session, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
+    """A document and its chunks in order; None if there is none."""
+    row = session.get(DocumentRow, document_id)
+    if row is None:
+        return None
+    rows = session.scalars(
+        select(ChunkRow).where(ChunkRow.document_id == document_id).order_by(ChunkRow.ordinal)
+    )
+    found = [
+        StoredChunk(c.id, c.document_id, row.path, c.ordinal, c.start, c.end, c.text, row.host)
+        for c in rows
+    ]
+    return _stored_document(row), found
+
+
+def counts(session: Session) -> dict[str, int]:
+    """How many documents and chunks the store holds."""
+    return {
+        "documents": session.scalar(select(func.count()).select_from(DocumentRow)) or 0,
+        "chunks": session.scalar(select(func.count()).select_from(ChunkRow)) or 0,
+    }
+
+
+def _stored_document(row: DocumentRow) -> StoredDocument:
+    return StoredDocument(row.id, row.path, row.size, row.mtime_ns, row.sha256, row.host)
