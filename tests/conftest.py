@@ -129,3 +129,28 @@ def sample_server(sample_index, tmp_path_factory):
 
     with running_server(sample_index, tmp_path_factory.mktemp("server") / "server.log") as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL with pgvector on 127.0.0.1 for the whole test session."""
+    from tests.postgres_server import running_postgres
+
+    with running_postgres() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_index(postgres_server, request) -> str:
+    """The URL of a new, empty index of its own in the session's database."""
+    import uuid
+
+    return f"{postgres_server}?index=t_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(params=["local", "postgres"])
+def any_index(request, tmp_path) -> str | Path:
+    """A new index target on each backend: a folder, then a PostgreSQL URL."""
+    if request.param == "local":
+        return tmp_path / "ix"
+    return request.getfixturevalue("postgres_index")

@@ -95,9 +95,9 @@ def index_in_process(index_dir: Path, folder: Path, model_dir: Path):
 def state(index_dir: Path) -> dict:
     """What a user can observe of an index: its documents, chunk count and search results."""
     with Searcher(index_dir) as searcher:
-        index = searcher.index
+        store = searcher.store
         documents = sorted(
-            (doc.path, doc.sha256) for doc in index.metadata.documents_under(Path("/")).values()
+            (doc.path, doc.sha256) for doc in store.documents_under(Path("/")).values()
         )
         results = {
             (query, mode): [
@@ -109,7 +109,7 @@ def state(index_dir: Path) -> dict:
         }
         return {
             "documents": documents,
-            "chunks": index.metadata.counts()["chunks"],
+            "chunks": store.describe()["chunks"],
             "results": results,
         }
 

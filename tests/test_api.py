@@ -1,6 +1,7 @@
 """The Python API other applications embed: Indexer, Searcher and typed errors."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,36 @@ def test_the_write_path_never_imports_the_read_path():
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             assert not any(n == "search" or n.startswith("search.") for n in names), path
+
+
+def _imports(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
+
+
+def test_only_the_store_touches_sqlite_faiss_files_fts5_or_postgresql():
+    """Callers go through `indexer.store.base`: no SQL dialect, FAISS file or FTS5 leaks out.
+
+    The lab may use FAISS for its own exact benchmark indexes and the store's FTS5
+    collection for its BM25 baseline; nothing on the product path may.
+    """
+    store = Path(ROOT, "indexer", "store")
+    lab = Path(ROOT, "search", "lab")
+    backend_modules = ("indexer.store.local", "indexer.store.postgres")
+    for path in [*Path(ROOT, "indexer").rglob("*.py"), *Path(ROOT, "search").rglob("*.py")]:
+        if path.is_relative_to(store):
+            continue
+        names = _imports(path)
+        source = path.read_text()
+        assert "sqlite3" not in names, path
+        assert not any(n.split(".")[0] in ("psycopg", "pgvector") for n in names), path
+        assert not re.search(r"fts5\(|bm25\(|\bMATCH\b|\bPRAGMA\b", source), path
+        if path.is_relative_to(lab):
+            continue
+        assert not any(n.split(".")[0] == "faiss" for n in names), path
+        assert not any(n.startswith(backend_modules) for n in names), path

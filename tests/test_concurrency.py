@@ -20,7 +20,7 @@ from tests.crash_harness import (
 
 HOLD_LOCK = """
 import os, signal, sys, time
-from indexer.store.lock import WriterLock
+from indexer.store.local.lock import WriterLock
 lock = WriterLock(sys.argv[1]).acquire()
 print("locked", flush=True)
 if sys.argv[2] == "die":

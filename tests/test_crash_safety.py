@@ -13,7 +13,7 @@ import time
 import pytest
 
 from indexer.faults import KILL_POINTS
-from indexer.store.verify import verify_index
+from indexer.store.base import verify_target as verify_index
 from tests.crash_harness import (
     copy_index,
     index_in_process,

@@ -1,29 +1,19 @@
 """The lexical space: FTS5 kept in step with the chunks, safe queries, hybrid hits."""
 
 import pytest
-from sqlalchemy import text
 
 from indexer import Indexer
-from indexer.store.index import StoredIndex
-from indexer.store.lexical import FTS_TABLE, SqliteLexicalSpace, match_expression, query_terms
+from indexer.store.base import verify_target
+from indexer.store.local.fts import match_expression
+from indexer.terms import query_terms
 from search import Searcher
 
 
-def lexical_state(index_dir):
-    """(chunk ids in SQL, chunk ids in FTS, FTS integrity) of an index."""
-    index = StoredIndex.open(index_dir)
-    try:
-        space = SqliteLexicalSpace(index.metadata.engine)
-        with index.metadata.engine.connect() as connection:
-            fts_ids = {row[0] for row in connection.execute(text(f"SELECT rowid FROM {FTS_TABLE}"))}
-        return index.metadata.chunk_ids(), fts_ids, space.check()
-    finally:
-        index.close()
-
-
 def assert_lexical_consistent(index_dir):
-    chunk_ids, fts_ids, intact = lexical_state(index_dir)
-    assert chunk_ids == fts_ids and intact
+    """`verify` compares the FTS5 rows with the chunks and runs FTS5's integrity check."""
+    report = verify_target(index_dir)
+    assert report.consistent, report.problems
+    assert report.counts["lexical_entries"] == report.counts["chunks"]
 
 
 def test_lexical_space_follows_adds_updates_and_deletes(tmp_path, notes):

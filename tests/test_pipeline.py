@@ -2,11 +2,10 @@
 
 import os
 
-import numpy as np
 import pytest
 
 from indexer import Indexer, ModelMismatch, SourceNotFound
-from indexer.store.index import StoredIndex
+from indexer.store.base import open_store, verify_target
 from search import Searcher
 from tests.conftest import make_pdf
 
@@ -17,13 +16,8 @@ def run(index_dir, folder, **options):
 
 def assert_consistent(index_dir):
     """Every space holds exactly the chunk ids of the SQL store."""
-    index = StoredIndex.open(index_dir)
-    try:
-        chunk_ids = index.metadata.chunk_ids()
-        for space in index.spaces.values():
-            assert set(space.ids().tolist()) == chunk_ids
-    finally:
-        index.close()
+    report = verify_target(index_dir)
+    assert report.consistent, report.problems
 
 
 def test_first_run_indexes_every_supported_file(tmp_path, notes):
@@ -151,12 +145,13 @@ def test_vectors_in_the_index_are_those_of_the_encoders(tmp_path, notes, model):
     from indexer.encoders.transformer import ContextualEncoder
 
     run(tmp_path / "ix", notes)
-    index = StoredIndex.open(tmp_path / "ix")
+    store = open_store(tmp_path / "ix")
     try:
-        chunks = index.metadata.chunks(index.metadata.chunk_ids())
-        ids = sorted(chunks)
-        stored = np.vstack([index.spaces["contextual"].index.reconstruct(i) for i in ids])
+        with store.snapshot() as snapshot:
+            chunks = snapshot.chunks(range(1, 1000))
+            fresh = ContextualEncoder(model).encode([chunk.text for chunk in chunks.values()])
+            nearest = snapshot.vector_search("contextual", fresh, 1)
     finally:
-        index.close()
-    fresh = ContextualEncoder(model).encode([chunks[i].text for i in ids])
-    assert np.allclose(stored, fresh, atol=1e-5)
+        store.close()
+    for chunk_id, [(found, score)] in zip(chunks, nearest, strict=True):
+        assert found == chunk_id and score == pytest.approx(1.0, abs=1e-5)

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from indexer.store.vectors import VectorSpace
 
 from indexer import Indexer
-from indexer.store.index import StoredIndex
+from indexer.store.base import open_store
 from indexer.store.index_types import HNSW_FROM_VECTORS, structure_for
-from indexer.store.vectors import VectorSpace
 from search import Searcher
 from search.cli import cli
 
@@ -90,12 +90,13 @@ def test_index_type_option_switches_an_existing_index_and_back(tmp_path, notes):
         cli, ["index", str(notes), "--index", str(index_dir), "--index-type", "hnsw"]
     )
     assert result.exit_code == 0, result.output
-    index = StoredIndex.open(index_dir)
+    store = open_store(index_dir)
     try:
-        assert index.manifest.index_type == "hnsw"
-        assert {space.structure for space in index.spaces.values()} == {"hnsw"}
+        with store.snapshot() as snapshot:
+            assert snapshot.manifest.index_type == "hnsw"
+            assert {space.structure for space in snapshot.spaces.values()} == {"hnsw"}
     finally:
-        index.close()
+        store.close()
     (notes / "money.txt").write_text("Compound interest makes savings grow over decades.\n")
     Indexer(index_dir).index_folder(notes)  # keeps hnsw: the old chunk is a tombstone
     assert runner.invoke(cli, ["verify", "--index", str(index_dir)]).exit_code == 0
@@ -115,11 +116,11 @@ def test_index_type_option_switches_an_existing_index_and_back(tmp_path, notes):
 
 
 def published_generation(index_dir) -> int:
-    index = StoredIndex.open(index_dir, load_spaces=False)
+    store = open_store(index_dir)
     try:
-        return index.manifest.generation
+        return store.manifest.generation
     finally:
-        index.close()
+        store.close()
 
 
 def test_a_run_that_changes_nothing_publishes_nothing(tmp_path, notes):

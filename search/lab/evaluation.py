@@ -20,13 +20,12 @@ from typing import Any
 
 import faiss
 import numpy as np
-from sqlalchemy import create_engine, text
 
 from indexer.encoders.layers import LayerwiseEncoder
 from indexer.encoders.loading import LoadedModel, load_model
 from indexer.encoders.static import StaticEncoder
 from indexer.errors import InvalidQuery
-from indexer.store.lexical import SqliteLexicalSpace, create_fts_space
+from indexer.store.local.fts import TextCollection
 from search.fusion import hybrid_fusion, linear_fusion, reciprocal_rank_fusion
 from search.lab.datasets import RetrievalDataset, load_retrieval_dataset
 from search.lab.metrics import mean_metrics
@@ -234,9 +233,9 @@ class _CorpusCache:
         """The exact FAISS index of a dense method (row = position in `doc_ids`)."""
         return faiss.read_index(str(self.path(method)))
 
-    def lexical_space(self) -> SqliteLexicalSpace:
+    def lexical_space(self) -> TextCollection:
         """The corpus's BM25 space, the same FTS5 setup as an index's lexical space."""
-        return SqliteLexicalSpace(create_engine(f"sqlite:///{self.path('lexical')}"))
+        return TextCollection(self.path("lexical"))
 
     def index_bytes(self, method: str) -> int:
         """The size on disk of what the method searches."""
@@ -291,16 +290,7 @@ class _CorpusCache:
 
     def _write_lexical(self, texts: list[str]) -> None:
         temporary = self.path("lexical").with_suffix(".tmp")
-        temporary.unlink(missing_ok=True)
-        engine = create_engine(f"sqlite:///{temporary}")
-        with engine.begin() as connection:
-            connection.execute(text("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT)"))
-            create_fts_space(connection, "chunks")
-            connection.execute(
-                text("INSERT INTO chunks (id, text) VALUES (:id, :text)"),
-                [{"id": row, "text": value} for row, value in enumerate(texts)],
-            )
-        engine.dispose()
+        TextCollection.write(temporary, texts).close()
         os.replace(temporary, self.path("lexical"))
 
     def _count_truncated(self) -> int:

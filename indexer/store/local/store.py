@@ -175,6 +175,7 @@ class LocalStore:
                 if progress is not None:
                     progress(done, total)
             fts.rebuild_fts(session.connection())
+            session.info["changed"] = True
         return {"chunks": done, "generation": manifest.generation}
 
     def _current_manifest(self) -> Manifest:

@@ -68,11 +68,17 @@ class AdvisoryLock:
         return f" ({name.removeprefix(prefix)})" if name and name.startswith(prefix) else ""
 
     def release(self) -> None:
-        """Give the lock up by ending the session that holds it (never back to the pool)."""
+        """Give the lock up, then end the session that held it (never back to the pool).
+
+        Unlocking first matters: a closed session's locks are freed only when the server
+        notices, which may be after the next writer has asked."""
         if self._connection is not None:
-            self._connection.invalidate()
-            self._connection.close()
-            self._connection = None
+            try:
+                self._connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": self.key})
+            finally:
+                self._connection.invalidate()
+                self._connection.close()
+                self._connection = None
 
     def __enter__(self) -> AdvisoryLock:
         return self

@@ -1,0 +1,136 @@
+"""What only the embedded store does: files, generations, sweeping, SQLite migrations.
+
+What every store does is in test_store_contract.py.
+"""
+
+import sqlite3
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+
+from indexer.errors import IndexCorrupt, IndexNotFound, ModelMismatch
+from indexer.store.base import open_store
+from indexer.store.local.fts import TextCollection
+from indexer.store.local.layout import DATABASE_FILE
+from indexer.store.migrations import MIGRATIONS, _m0001_initial, migrate, pending
+from indexer.store.schema import Base
+from tests.test_store_contract import add, manifest, new_store
+
+
+def test_manifest_refuses_another_model_or_pooling():
+    with pytest.raises(ModelMismatch, match="built with model"):
+        manifest().check_model("other/model")
+    with pytest.raises(ModelMismatch, match="weights"):
+        manifest().check_model("test/model", "different")
+    with pytest.raises(ModelMismatch, match="mean pooling"):
+        manifest().check_pooling("cls")
+    manifest().check_model("test/model", "abc")
+    manifest().check_pooling("mean")
+
+
+def test_open_refuses_missing_and_foreign_directories(tmp_path):
+    with pytest.raises(IndexNotFound, match="no index here"):
+        open_store(tmp_path / "nothing")
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(IndexNotFound, match="not a ctxsearch index"):
+        open_store(tmp_path / "folder")
+
+
+def test_create_refuses_a_non_empty_folder(tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "keep.txt").write_text("precious")
+    with pytest.raises(IndexNotFound, match="not empty"):
+        open_store(tmp_path / "notes", create=True)
+    assert (tmp_path / "notes" / "keep.txt").read_text() == "precious"
+
+
+def test_corrupt_database_and_faiss_files_are_reported(tmp_path):
+    store = new_store(tmp_path / "ix")
+    add(store, "/docs/a.txt", ["x"])
+    store.close()
+    (tmp_path / "ix" / "static-000001.faiss").write_bytes(b"not faiss")
+    reopened = open_store(tmp_path / "ix")
+    with pytest.raises(IndexCorrupt, match="unreadable FAISS"), reopened.snapshot():
+        pass
+    reopened.close()
+    (tmp_path / "ix" / DATABASE_FILE).write_bytes(b"not sqlite" * 100)
+    with pytest.raises(IndexCorrupt, match="SQLite"):
+        open_store(tmp_path / "ix")
+
+
+def test_a_failed_write_leaves_no_files_behind(tmp_path):
+    store = new_store(tmp_path / "ix")
+    add(store, "/docs/a.txt", ["kept"])
+    files_before = sorted(p.name for p in (tmp_path / "ix").iterdir())
+    with pytest.raises(RuntimeError), store.writer(), store.change() as change:
+        change.remove_documents([1])
+        raise RuntimeError("crash in the middle of a run")
+    assert sorted(p.name for p in (tmp_path / "ix").iterdir()) == files_before
+    store.close()
+
+
+def test_each_write_publishes_the_next_generation_and_sweeps_the_old(tmp_path):
+    store = new_store(tmp_path / "ix")
+    reader = open_store(tmp_path / "ix")
+    with reader.snapshot() as snapshot:
+        assert snapshot.manifest.generation == 0
+    add(store, "/docs/a.txt", ["one"])
+    add(store, "/docs/b.txt", ["two"])
+    assert store.manifest.generation == 2
+    faiss_files = sorted(p.name for p in (tmp_path / "ix").glob("*.faiss"))
+    assert faiss_files == ["contextual-000002.faiss", "static-000002.faiss"]
+    with reader.snapshot() as snapshot:  # a long-lived reader follows the new generation
+        assert snapshot.manifest.generation == 2 and snapshot.space_size("static") == 2
+    store.close()
+    reader.close()
+
+
+def test_migrations_are_recorded_and_match_the_models(tmp_path):
+    engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    with engine.begin() as connection:
+        assert pending(connection) == [name for name, _ in MIGRATIONS]
+        assert migrate(connection) == [name for name, _ in MIGRATIONS]
+        assert migrate(connection) == []
+        assert pending(connection) == []
+    inspector = inspect(engine)
+    for table in Base.metadata.sorted_tables:
+        migrated = {column["name"] for column in inspector.get_columns(table.name)}
+        assert migrated == set(table.columns.keys()), table.name
+    engine.dispose()
+
+
+def test_an_old_database_without_the_migrations_table_is_migrated(tmp_path):
+    path = tmp_path / "old.sqlite"
+    sqlite3.connect(path).close()  # an empty database, as before any migration
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        assert migrate(connection) == [name for name, _ in MIGRATIONS]
+    engine.dispose()
+
+
+def test_later_migrations_keep_the_rows_of_an_0001_database(tmp_path):
+    path = tmp_path / "old.sqlite"
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:  # a database as version 0001 left it, with data
+        _m0001_initial(connection)
+        connection.execute(
+            text("CREATE TABLE migrations (name VARCHAR PRIMARY KEY, applied_at FLOAT)")
+        )
+        connection.execute(text("INSERT INTO migrations VALUES ('0001_initial', 0)"))
+        connection.execute(text("INSERT INTO documents VALUES (1, '/a.txt', 1, 1, 'x', 0)"))
+        connection.execute(text("INSERT INTO chunks VALUES (7, 1, 0, 0, 5, 'otters swim')"))
+    with engine.begin() as connection:
+        assert migrate(connection) == ["0002_lexical_space", "0003_hosts_and_roots"]
+        from indexer.store.local.fts import bm25_search
+
+        assert bm25_search(connection, "otter", 5)[0][0] == 7
+        assert connection.execute(text("SELECT host, path FROM documents")).all() == [
+            ("", "/a.txt")
+        ]
+    engine.dispose()
+
+
+def test_a_text_collection_ranks_by_bm25(tmp_path):
+    collection = TextCollection.write(tmp_path / "c.sqlite", ["otters swim", "herons fish"])
+    assert collection.search("heron", 5)[0][0] == 1
+    collection.close()

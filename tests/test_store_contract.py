@@ -1,0 +1,307 @@
+"""The store contract: what every backend promises, run against each one for real.
+
+The same tests run on the embedded store (a folder: SQLite + FTS5 + FAISS) and on
+PostgreSQL + pgvector (a real server started for the session; see postgres_server.py).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.chunking import Chunk
+from indexer.errors import IndexLocked, IndexNotFound
+from indexer.sources import Document
+from indexer.store.base import NewDocument, Store, open_store, store_exists
+from indexer.store.manifest import Manifest
+from tests.conftest import ROOT
+
+DIM = 4
+
+
+def manifest() -> Manifest:
+    return Manifest(
+        model="test/model",
+        model_fingerprint="abc",
+        pooling="mean",
+        dim=DIM,
+        max_tokens=16,
+        chunk_tokens=14,
+        chunk_overlap=2,
+        version="test",
+    )
+
+
+def new_store(target) -> Store:
+    store = open_store(target, create=True)
+    with store.writer():
+        store.initialise(manifest())
+    return store
+
+
+def unit(position: int) -> np.ndarray:
+    return np.eye(DIM, dtype=np.float32)[position % DIM]
+
+
+def new_document(path: str, texts: list[str], first_axis: int = 0) -> NewDocument:
+    chunks = [Chunk(i, 0, len(t), t) for i, t in enumerate(texts)]
+    matrix = (
+        np.stack([unit(first_axis + i) for i in range(len(texts))])
+        if texts
+        else np.zeros((0, DIM), np.float32)
+    )
+    document = Document(path=Path(path), text=" ".join(texts), size=1, mtime_ns=1, sha256="0" * 64)
+    return NewDocument(document, chunks, {"contextual": matrix, "static": matrix})
+
+
+def add(store: Store, path: str, texts: list[str], first_axis: int = 0) -> list[int]:
+    with store.writer(), store.change() as change:
+        return change.add_documents([new_document(path, texts, first_axis)])[0]
+
+
+def paths(store: Store) -> list[str]:
+    return sorted(store.documents_under(Path("/")))
+
+
+def test_a_new_store_round_trips_documents_chunks_and_vectors(any_index):
+    store = new_store(any_index)
+    ids = add(store, "/docs/a.txt", ["alpha otters", "beta herons"])
+    store.close()
+    assert store_exists(any_index)
+    reopened = open_store(any_index)
+    try:
+        assert reopened.manifest.model == "test/model" and reopened.manifest.generation == 1
+        assert reopened.manifest.index_id
+        with reopened.snapshot() as snapshot:
+            assert snapshot.counts() == {"documents": 1, "chunks": 2}
+            for space in ("contextual", "static"):
+                assert snapshot.space_size(space) == 2
+                [found] = snapshot.vector_search(space, unit(1)[None, :], 1)
+                assert found[0][0] == ids[1] and found[0][1] == pytest.approx(1.0)
+            assert snapshot.lexical_search("herons", 5)[0][0] == ids[1]
+            chunks = snapshot.chunks(ids)
+            assert [chunks[i].text for i in ids] == ["alpha otters", "beta herons"]
+            assert chunks[ids[0]].path == "/docs/a.txt"
+            document, stored = snapshot.document(chunks[ids[0]].document_id)
+            assert document.path == "/docs/a.txt" and [c.id for c in stored] == ids
+    finally:
+        reopened.close()
+
+
+def test_open_refuses_a_target_without_an_index(any_index):
+    assert not store_exists(any_index)
+    with pytest.raises(IndexNotFound, match="no index here"):
+        open_store(any_index)
+
+
+def test_update_and_delete_keep_rows_and_every_space_in_step(any_index):
+    store = new_store(any_index)
+    first = add(store, "/docs/a.txt", ["one", "two"])
+    add(store, "/docs/b.txt", ["three"], first_axis=2)
+    old = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    with store.writer(), store.change() as change:
+        assert change.remove_documents([old.id]) == 2
+        replaced = change.add_documents([new_document("/docs/a.txt", ["uno"], 3)])[0]
+    assert min(replaced) > max(first), "chunk ids are never reused"
+    with store.snapshot() as snapshot:
+        assert snapshot.counts() == {"documents": 2, "chunks": 2}
+        assert snapshot.chunks(first) == {}
+        for space in ("contextual", "static"):
+            assert snapshot.space_size(space) == 2
+            hits = snapshot.vector_search(space, unit(0)[None, :], 5)[0]
+            assert {chunk_id for chunk_id, _ in hits} == {replaced[0], max(first) + 1}
+        assert snapshot.lexical_search("one", 5) == []
+    assert store.verify().consistent
+    store.close()
+
+
+def test_touching_a_document_records_its_mtime(any_index):
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["one"])
+    stored = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    with store.writer(), store.change() as change:
+        change.touch_document(stored.id, 42)
+    assert store.documents_under(Path("/docs"))["/docs/a.txt"].mtime_ns == 42
+    store.close()
+
+
+def test_documents_under_is_a_case_sensitive_folder_prefix(any_index):
+    store = new_store(any_index)
+    for path in ("/docs/a.txt", "/docs2/b.txt", "/d_cs/c.txt", "/case/Notes/n.md", "/d%s/e.txt"):
+        add(store, path, ["x"])
+    assert list(store.documents_under(Path("/docs"))) == ["/docs/a.txt"]
+    assert list(store.documents_under(Path("/d_cs"))) == ["/d_cs/c.txt"]
+    assert list(store.documents_under(Path("/case/notes"))) == []
+    assert list(store.documents_under(Path("/case/Notes"))) == ["/case/Notes/n.md"]
+    assert list(store.documents_under(Path("/d%s"))) == ["/d%s/e.txt"]
+    store.close()
+
+
+def test_a_root_indexed_on_its_own_keeps_its_documents_from_a_parent(any_index):
+    store = new_store(any_index)
+    add(store, "/t/a.txt", ["a"])
+    add(store, "/t/build/b.txt", ["b"])
+    with store.writer(), store.change() as change:
+        change.record_root(Path("/t/build"))
+    assert store.roots_under(Path("/t")) == ["/t/build"]
+    assert list(store.documents_under(Path("/t"))) == ["/t/a.txt"]
+    assert list(store.documents_under(Path("/t/build"))) == ["/t/build/b.txt"]
+    store.close()
+
+
+def test_a_failed_change_publishes_nothing(any_index):
+    store = new_store(any_index)
+    kept = add(store, "/docs/a.txt", ["kept"])
+    with pytest.raises(RuntimeError), store.writer(), store.change() as change:
+        change.add_documents([new_document("/docs/b.txt", ["lost"])])
+        change.remove_documents([store.documents_under(Path("/docs"))["/docs/a.txt"].id])
+        raise RuntimeError("crash in the middle of a run")
+    with store.snapshot() as snapshot:
+        assert snapshot.counts() == {"documents": 1, "chunks": 1}
+        assert snapshot.manifest.generation == 1
+        assert set(snapshot.chunks(kept)) == set(kept)
+        assert snapshot.space_size("static") == 1
+    assert store.verify().consistent
+    store.close()
+
+
+def test_a_change_that_changes_nothing_publishes_nothing(any_index):
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["one"])
+    with store.writer(), store.change() as change:
+        change.remove_documents([])
+    assert open_store(any_index).manifest.generation == 1
+    store.close()
+
+
+def test_a_second_writer_is_refused_or_waits(any_index):
+    store = new_store(any_index)
+    other = open_store(any_index)
+    with store.writer():
+        with pytest.raises(IndexLocked, match="--wait"), other.writer():
+            pass
+        waited = threading.Event()
+
+        def wait_then_write() -> None:
+            with other.writer(wait=True):
+                waited.set()
+
+        waiter = threading.Thread(target=wait_then_write)
+        waiter.start()
+        assert not waited.wait(0.5), "the second writer must wait for the first"
+    waiter.join(10)
+    assert waited.is_set()
+    other.close()
+    store.close()
+
+
+def test_a_snapshot_sees_one_state_while_a_writer_publishes(any_index):
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["alpha"])
+    reader = open_store(any_index)
+    with reader.snapshot() as before:
+        add(store, "/docs/b.txt", ["beta"], first_axis=1)
+        assert before.counts() == {"documents": 1, "chunks": 1}
+        assert before.lexical_search("beta", 5) == []
+        assert len(before.vector_search("contextual", unit(1)[None, :], 5)[0]) == 1
+    with reader.snapshot() as after:
+        assert after.counts() == {"documents": 2, "chunks": 2}
+        assert after.manifest.generation == 2
+    reader.close()
+    store.close()
+
+
+def test_verify_names_a_space_that_lost_vectors_and_rebuild_restores_it(any_index):
+    store = new_store(any_index)
+    ids = add(store, "/docs/a.txt", ["one", "two"])
+    damage(any_index, ids[0])
+    report = store.verify()
+    assert not report.consistent and any("contextual space" in p for p in report.problems)
+
+    def encode(texts: list[str]) -> dict[str, np.ndarray]:
+        matrix = np.stack([unit(len(t)) for t in texts])
+        return {"contextual": matrix, "static": matrix}
+
+    with store.writer():
+        result = store.rebuild(encode)
+    assert result == {"chunks": 2, "generation": 2}
+    assert store.verify().consistent
+    with store.snapshot() as snapshot:
+        assert snapshot.space_size("contextual") == 2
+    store.close()
+
+
+def damage(target, chunk_id: int) -> None:
+    """Remove one chunk's contextual vector behind the store's back."""
+    if isinstance(target, Path):
+        import faiss
+
+        [path] = sorted(target.glob("contextual-*.faiss"))
+        index = faiss.read_index(str(path))
+        index.remove_ids(np.asarray([chunk_id], dtype=np.int64))
+        faiss.write_index(index, str(path))
+        return
+    from sqlalchemy import text
+
+    store = open_store(target)
+    with store.engine.begin() as connection:
+        connection.execute(
+            text("DELETE FROM space_contextual WHERE chunk_id = :i"), {"i": chunk_id}
+        )
+    store.close()
+
+
+_KILLED_WRITER = """
+import os, signal, sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from tests.test_store_contract import new_document
+from indexer.store.base import open_store
+store = open_store(sys.argv[1] if "://" in sys.argv[1] else Path(sys.argv[1]))
+with store.writer(), store.change() as change:
+    change.remove_documents([store.documents_under(Path("/docs"))["/docs/a.txt"].id])
+    change.add_documents([new_document("/docs/b.txt", ["half written"])])
+    print("in the middle", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_writer_killed_in_the_middle_of_a_change_leaves_the_old_state(any_index):
+    store = new_store(any_index)
+    kept = add(store, "/docs/a.txt", ["kept"])
+    store.close()
+    process = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER.format(root=str(ROOT)), str(any_index)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert process.returncode == -signal.SIGKILL, process.stderr
+    assert "in the middle" in process.stdout
+    store = open_store(any_index)
+    assert store.verify().consistent
+    assert paths(store) == ["/docs/a.txt"]
+    with store.snapshot() as snapshot:
+        assert set(snapshot.chunks(kept)) == set(kept) and snapshot.manifest.generation == 1
+    with store.writer():  # the killed writer's lock is gone
+        pass
+    store.close()
+
+
+def test_describe_reports_the_backend_counts_and_roots(any_index):
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["one"])
+    with store.writer(), store.change() as change:
+        change.record_root(Path("/docs"))
+    described = store.describe()
+    assert described["documents"] == 1 and described["chunks"] == 1
+    assert described["backend"] in ("sqlite+faiss", "postgresql+pgvector")
+    assert described["roots"][0].endswith("/docs")
+    assert described["manifest"]["generation"] == 2
+    store.close()
