@@ -2,6 +2,7 @@
 
     from indexer import Indexer
     summary = Indexer("my.idx").index_folder("~/notes")
+    summary = Indexer("postgresql+psycopg://me@db:5432/search").index_folder("~/notes")
 
 Names are imported on first use, so `import indexer` stays cheap (no FAISS, no torch).
 """
@@ -21,11 +22,13 @@ from indexer.errors import (
     ModelMismatch,
     ModelNotAvailable,
     SourceNotFound,
+    StoreUnavailable,
     UnreadableFile,
 )
 from indexer.version import __version__
 
 _LAZY = {
+    "open_index": "indexer.store.base",
     "Indexer": "indexer.pipeline",
     "IndexSummary": "indexer.pipeline",
     "Progress": "indexer.pipeline",
@@ -44,8 +47,10 @@ __all__ = [
     "ModelNotAvailable",
     "Progress",
     "SourceNotFound",
+    "StoreUnavailable",
     "UnreadableFile",
     "__version__",
+    "open_index",
 ]
 
 

@@ -46,6 +46,7 @@ class Hit:
     space: str
     found_by: dict[str, int] = field(default_factory=dict)
     highlights: list[tuple[int, int]] = field(default_factory=list)
+    host: str = ""  # the machine that indexed the file (PostgreSQL indexes; "" when local)
 
     def to_dict(self) -> dict:
         """The hit as plain JSON-ready values."""
@@ -234,6 +235,7 @@ def _hits(
                     space=mode.value,
                     found_by=candidates.found_by.get(chunk_id, {}),
                     highlights=snippet.highlights,
+                    host=chunk.host,
                 )
             )
             if len(hits) == k:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from indexer import Indexer
+from indexer.store.base import Target
 from search import Searcher
 from tests.conftest import ROOT
 
@@ -24,6 +25,7 @@ BATCH_CHUNKS = 8
 _RUN_INDEXER = """
 import sys
 from indexer import Indexer
+from indexer.store.base import Target
 Indexer(sys.argv[1], model=sys.argv[3], batch_chunks=int(sys.argv[4])).index_folder(sys.argv[2])
 """
 
@@ -51,13 +53,13 @@ def mutate_corpus(folder: Path) -> None:
     write_corpus(folder / "new", seed=99, files=5)
 
 
-def _indexer_command(index_dir: Path, folder: Path, model_dir: Path) -> list[str]:
+def _indexer_command(index_dir: Target, folder: Path, model_dir: Path) -> list[str]:
     return [sys.executable, "-c", _RUN_INDEXER, str(index_dir), str(folder), str(model_dir),
             str(BATCH_CHUNKS)]  # fmt: skip
 
 
 def run_indexer_process(
-    index_dir: Path,
+    index_dir: Target,
     folder: Path,
     model_dir: Path,
     env: dict[str, str] | None = None,
@@ -75,7 +77,7 @@ def run_indexer_process(
 
 
 def start_indexer_process(
-    index_dir: Path, folder: Path, model_dir: Path, env: dict[str, str] | None = None
+    index_dir: Target, folder: Path, model_dir: Path, env: dict[str, str] | None = None
 ) -> subprocess.Popen:
     """Start indexing in a separate process and return at once."""
     return subprocess.Popen(
@@ -87,12 +89,12 @@ def start_indexer_process(
     )
 
 
-def index_in_process(index_dir: Path, folder: Path, model_dir: Path):
+def index_in_process(index_dir: Target, folder: Path, model_dir: Path):
     """Index in this process (the model stays loaded between calls)."""
     return Indexer(index_dir, model=str(model_dir), batch_chunks=BATCH_CHUNKS).index_folder(folder)
 
 
-def state(index_dir: Path) -> dict:
+def state(index_dir: Target) -> dict:
     """What a user can observe of an index: its documents, chunk count and search results."""
     with Searcher(index_dir) as searcher:
         store = searcher.store
@@ -120,18 +122,20 @@ def copy_index(source: Path, destination: Path) -> Path:
 
 
 def index_before_and_after_a_change(
-    tmp_path: Path, model_dir: Path
-) -> tuple[Path, Path, dict, dict]:
+    tmp_path: Path, model_dir: Path, index: Target | None = None, reference: Target | None = None
+) -> tuple[Path, Target, dict, dict]:
     """An indexed corpus whose folder has since changed, with the search results of both.
 
     Returns the folder, the index (still at the old state), and the results of the old
-    state and of the new one (from an index copy brought up to date).
+    state and of the new one (from a reference index brought up to date). Both indexes
+    default to folders; give database URLs to run the same on PostgreSQL.
     """
     folder = write_corpus(tmp_path / "docs")
-    index_dir = tmp_path / "ix"
+    index_dir = index or tmp_path / "ix"
+    reference = reference or tmp_path / "reference"
     index_in_process(index_dir, folder, model_dir)
+    index_in_process(reference, folder, model_dir)
     old = state(index_dir)["results"]
     mutate_corpus(folder)
-    reference = copy_index(index_dir, tmp_path / "reference")
     index_in_process(reference, folder, model_dir)
     return folder, index_dir, old, state(reference)["results"]

@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -88,8 +89,11 @@ def test_a_lock_left_by_a_killed_writer_is_recovered(small_index, notes):
     assert result.exit_code == 0 and '"added": 1' in result.stdout
 
 
-def test_readers_see_the_old_state_or_the_new_never_a_mix(tmp_path, tiny_model_dir):
-    folder, index_dir, old, new = index_before_and_after_a_change(tmp_path, tiny_model_dir)
+def test_readers_see_the_old_state_or_the_new_never_a_mix(tmp_path, tiny_model_dir, any_index):
+    reference = tmp_path / "reference" if isinstance(any_index, Path) else f"{any_index}_ref"
+    folder, index_dir, old, new = index_before_and_after_a_change(
+        tmp_path, tiny_model_dir, any_index, reference
+    )
 
     writer = start_indexer_process(
         index_dir, folder, tiny_model_dir, env={"CTXSEARCH_PAUSE_AT": "after-batch:0.5"}

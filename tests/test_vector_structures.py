@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from indexer.store.vectors import VectorSpace
 
 from indexer import Indexer
 from indexer.store.base import open_store
 from indexer.store.index_types import HNSW_FROM_VECTORS, structure_for
+from indexer.store.local.vectors import VectorSpace
 from search import Searcher
 from search.cli import cli
 

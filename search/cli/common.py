@@ -11,10 +11,12 @@ from typing import Any, TypeVar
 import click
 
 from indexer.errors import (
+    BackendNotInstalled,
     CtxsearchError,
     IndexLocked,
     IndexNotFound,
     InvalidQuery,
+    InvalidTarget,
     ModelMismatch,
     SourceNotFound,
 )
@@ -23,7 +25,14 @@ from search.paths import INDEX_ENV, default_index, index_target
 F = TypeVar("F", bound=Callable[..., Any])
 
 # Errors the user can fix by changing the command: exit 2, like click's own usage errors.
-_USAGE_ERRORS = (InvalidQuery, SourceNotFound, IndexNotFound, ModelMismatch)
+_USAGE_ERRORS = (
+    InvalidQuery,
+    InvalidTarget,
+    SourceNotFound,
+    IndexNotFound,
+    ModelMismatch,
+    BackendNotInstalled,
+)
 EXIT_BUSY = 3
 # `index` finished, but some files could not be read (each is named on stderr).
 EXIT_PARTIAL = 4

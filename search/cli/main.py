@@ -22,7 +22,7 @@ from search.cli.common import (
     json_option,
     translate_errors,
 )
-from search.cli.lab import eval_command, polysemy, sts, tune_fusion, wic
+from search.cli.lab import eval_command, eval_index, polysemy, sts, tune_fusion, wic
 from search.cli.serve import loadtest, serve
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.paths import display_path
@@ -325,6 +325,7 @@ def repair(target: Target, wait: bool, as_json: bool) -> None:
 
 for command, name in (
     (eval_command, "eval"),
+    (eval_index, "eval-index"),
     (sts, "sts"),
     (wic, "wic"),
     (polysemy, "polysemy"),

