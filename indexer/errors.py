@@ -57,3 +57,15 @@ class StoreUnavailable(CtxsearchError):
 
 class BackendNotInstalled(CtxsearchError):
     """An optional backend's packages are missing; the message says what to install."""
+
+
+class StoreWriteFailed(CtxsearchError):
+    """The index could not be written (disk full, read-only); it is left as it was."""
+
+
+class IndexClosed(CtxsearchError):
+    """The `Searcher` (or store) was closed and answers no more."""
+
+
+class InvalidSettings(CtxsearchError):
+    """An indexing setting that cannot work (an unknown pooling, a negative overlap ...)."""

@@ -2,7 +2,7 @@
 
 CTXSEARCH_KILL_AT=NAME (or NAME:N, the Nth time the point is reached) makes the process
 SIGKILL itself there: no clean-up of any kind runs. CTXSEARCH_PAUSE_AT=NAME:SECONDS
-sleeps at every pass, so that readers can be tested while a run is in progress.
+sleeps at every pass (saying so on stderr), so that tests can act while a run waits there.
 Nothing happens when the variables are not set.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections import Counter
 
@@ -31,6 +32,7 @@ def kill_point(name: str) -> None:
     if pause:
         point, _, seconds = pause.partition(":")
         if point == name:
+            print(f"ctxsearch: paused at {name}", file=sys.stderr, flush=True)
             time.sleep(float(seconds or 1))
     wanted = os.environ.get("CTXSEARCH_KILL_AT")
     if not wanted:

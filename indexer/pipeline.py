@@ -21,9 +21,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from indexer.chunking import Chunk, chunk_text
-from indexer.errors import SourceNotFound, UnreadableFile
+from indexer.content import why_not_prose
+from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
-from indexer.sources import Document, SourceFile, read_document, walk_folder
+from indexer.settings import check_settings
+from indexer.sources import Document, SourceFile, path_text, read_document, walk_folder
 from indexer.store.base import (
     Change,
     NewDocument,
@@ -66,7 +68,12 @@ class FileFailure:
 
 @dataclass
 class IndexSummary:
-    """What one indexing run did."""
+    """What one indexing run did.
+
+    `failed`/`failures`: files (and folders) that could not be read; an older indexed
+    version is kept. `skipped`/`skipped_files`: files read but not indexed, with why
+    (text that is not language, such as a base64 blob).
+    """
 
     added: int = 0
     updated: int = 0
@@ -79,6 +86,8 @@ class IndexSummary:
     seconds: float = 0.0
     failures: list[FileFailure] = field(default_factory=list)
     touched: int = 0  # unchanged content, new mtime recorded
+    skipped: int = 0
+    skipped_files: list[FileFailure] = field(default_factory=list)
 
     def changed_anything(self) -> bool:
         """Whether the run changed a document (added, updated, or recorded a new mtime)."""
@@ -114,6 +123,7 @@ class Indexer:
         batch_chunks: int = BATCH_CHUNKS,
         index_type: str | None = None,
     ):
+        check_settings(pooling, chunk_overlap, batch_chunks, index_type)
         self.target = normalise_target(index)
         self.model_name = model
         self.pooling = pooling
@@ -135,22 +145,31 @@ class Indexer:
         started = time.perf_counter()
         report = progress or (lambda _event: None)
         folder = Path(folder).expanduser().resolve()
-        sources = list(walk_folder(folder))
-        if not sources:
+        unreadable: list[FileFailure] = []
+        sources = list(
+            walk_folder(folder, lambda path, why: unreadable.append(_folder_failure(path, why)))
+        )
+        if not sources and not unreadable:
             raise SourceNotFound(
                 f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
                 "and source code); nothing was changed"
             )
         with self._writable_store(wait) as store:
-            summary = IndexSummary()
+            summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
             # Roots indexed on their own below this one keep their documents (and files).
-            nested = [Path(root) for root in store.roots_under(folder)]
-            sources = [s for s in sources if not any(s.path.is_relative_to(r) for r in nested)]
+            nested = [root.rstrip("/") + "/" for root in store.roots_under(folder)]
+            sources = [s for s in sources if not path_text(s.path).startswith(tuple(nested))]
             stored = store.documents_under(folder)
             candidates = self._changed_candidates(sources, stored, summary)
             kill_point("after-scan")
-            present = {str(source.path) for source in sources}
-            gone = [document.id for path, document in stored.items() if path not in present]
+            present = {path_text(source.path) for source in sources}
+            # What an unreadable folder holds is unknown, not gone: its documents stay.
+            unknown = tuple(failure.path.rstrip("/") + "/" for failure in unreadable)
+            gone = [
+                document.id
+                for path, document in stored.items()
+                if path not in present and not path.startswith(unknown)
+            ]
             with store.change() as change:
                 change.record_root(folder)
                 if self.index_type is not None:
@@ -171,16 +190,18 @@ class Indexer:
     @contextmanager
     def _writable_store(self, wait: bool) -> Iterator[Store]:
         """The index, opened or created, with this process as its only writer."""
+        new_manifest = None
         if not store_exists(self.target):
-            self._encoders_for_new_index()  # a model that cannot load creates nothing
+            # A model that cannot load, or settings it cannot work with, create nothing.
+            new_manifest = self._new_manifest()
             check_can_create(self.target)
         store = open_store(self.target, create=True)
         try:
             with store.writer(wait):
                 if store.manifest is None:
-                    store.initialise(self._new_manifest())
+                    store.initialise(new_manifest or self._new_manifest())
                 else:
-                    self._check_settings(store.manifest)
+                    self._check_matches(store.manifest)
                 yield store
         finally:
             store.close()
@@ -188,6 +209,11 @@ class Indexer:
     def _new_manifest(self) -> Manifest:
         loaded = self._encoders_for_new_index()
         content_tokens = loaded.max_tokens - loaded.tokenizer.num_special_tokens_to_add()
+        if self.chunk_overlap >= content_tokens // 2:
+            raise InvalidSettings(
+                f"chunk overlap {self.chunk_overlap} is too large: this model's chunks hold "
+                f"{content_tokens} tokens, so the overlap must be below {content_tokens // 2}"
+            )
         return Manifest(
             model=loaded.name,
             model_fingerprint=loaded.fingerprint,
@@ -200,7 +226,7 @@ class Indexer:
             index_type=self.index_type or DEFAULT_INDEX_TYPE,
         )
 
-    def _check_settings(self, manifest: Manifest) -> None:
+    def _check_matches(self, manifest: Manifest) -> None:
         if self.model_name is not None:
             from indexer.encoders.loading import canonical_model_name
 
@@ -223,7 +249,10 @@ class Indexer:
     def _make_encoders(self, loaded, pooling: str) -> None:
         from indexer.encoders.spaces import space_encoders
 
-        self._encoders = {"loaded": loaded, **space_encoders(loaded, pooling)}
+        try:
+            self._encoders = {"loaded": loaded, **space_encoders(loaded, pooling)}
+        except ValueError as error:  # e.g. mean-last99 on a six-layer model
+            raise InvalidSettings(str(error)) from error
 
     def _encoders_for(self, manifest: Manifest) -> dict:
         if self._encoders is None:
@@ -240,7 +269,7 @@ class Indexer:
     ) -> list[tuple[SourceFile, StoredDocument | None]]:
         candidates = []
         for source in sources:
-            old = stored.get(str(source.path))
+            old = stored.get(path_text(source.path))
             if old and old.size == source.size and old.mtime_ns == source.mtime_ns:
                 summary.unchanged += 1
             else:
@@ -267,9 +296,12 @@ class Indexer:
                 document = read_document(source)
             except UnreadableFile as error:
                 summary.failed += 1
-                summary.failures.append(FileFailure(str(source.path), str(error)))
+                summary.failures.append(FileFailure(path_text(source.path), str(error)))
             else:
-                if old is not None and old.sha256 == document.sha256:
+                if reason := why_not_prose(document.text):
+                    summary.skipped += 1
+                    summary.skipped_files.append(FileFailure(path_text(source.path), reason))
+                elif old is not None and old.sha256 == document.sha256:
                     change.touch_document(old.id, document.mtime_ns)
                     summary.unchanged += 1
                     summary.touched += 1
@@ -307,6 +339,12 @@ class Indexer:
             change.add_documents(new)
             summary.chunks += len(texts)
             kill_point("after-batch")
+
+
+def _folder_failure(path: Path, reason: str) -> FileFailure:
+    return FileFailure(
+        path_text(path), f"cannot list the folder ({reason}); its indexed files are kept"
+    )
 
 
 def normalise_target(index: Target) -> Target:

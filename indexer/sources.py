@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
@@ -43,25 +43,51 @@ class Document:
     sha256: str
 
 
+def path_text(path: Path | str) -> str:
+    """A path as text that any store can keep and any terminal can show.
+
+    File names are bytes; Python decodes the ones that are not UTF-8 with lone
+    surrogates, which no database accepts. Those bytes become `\\xNN` escapes; every
+    other name is unchanged. The same path always gives the same text, so a file is
+    recognised from one run to the next.
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+# Called with a folder the walk could not list and the reason.
+UnreadableFolder = Callable[[Path, str], None]
+
+
 def is_indexable(path: Path) -> bool:
     """Whether a file's extension has a reader."""
     return path.suffix.lower() in READERS
 
 
-def walk_folder(root: Path) -> Iterator[SourceFile]:
+def walk_folder(root: Path, on_unreadable: UnreadableFolder | None = None) -> Iterator[SourceFile]:
     """Yield every indexable file under `root`, in a stable order.
 
     Hidden files and folders, version-control and dependency folders are skipped, and so
     is whatever the patterns of a `.ctxsearchignore` file at the root match (gitignore
     syntax). Folder symlinks are not followed, so a symlink loop cannot trap the walk.
+    A folder that cannot be listed is reported to `on_unreadable` (its files are unknown,
+    not gone); the root itself must be readable (`SourceNotFound`).
     """
     root = Path(root)
     if not root.exists():
         raise SourceNotFound(f"{root}: no such folder")
     if not root.is_dir():
         raise SourceNotFound(f"{root}: not a folder (give the folder that holds it)")
+    try:
+        os.scandir(root).close()
+    except OSError as error:
+        raise SourceNotFound(f"{root}: cannot read the folder ({error.strerror})") from error
     ignored = _ignore_rules(root)
-    for folder, subfolders, files in os.walk(root, followlinks=False):
+
+    def unreadable(error: OSError) -> None:
+        if on_unreadable is not None and error.filename is not None:
+            on_unreadable(Path(error.filename), error.strerror or str(error))
+
+    for folder, subfolders, files in os.walk(root, onerror=unreadable, followlinks=False):
         relative = Path(folder).relative_to(root)
         subfolders[:] = sorted(
             name
@@ -85,6 +111,39 @@ def walk_folder(root: Path) -> Iterator[SourceFile]:
             yield SourceFile(path=path.absolute(), size=stat.st_size, mtime_ns=stat.st_mtime_ns)
 
 
+def _read_bounded(path: Path, max_bytes: int) -> bytes:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise UnreadableFile(error.strerror or str(error)) from error
+    try:
+        status = os.fstat(descriptor)
+        if not S_ISREG(status.st_mode):
+            raise UnreadableFile("not a regular file any more (a FIFO, socket or device)")
+        if status.st_size > max_bytes:
+            raise UnreadableFile(
+                f"{status.st_size / _MB:.1f} MB is over the {max_bytes / _MB:.0f} MB size cap"
+            )
+        chunks, total = [], 0
+        while block := os.read(descriptor, min(1 << 20, max_bytes + 1 - total)):
+            chunks.append(block)
+            total += len(block)
+            if total > max_bytes:
+                raise UnreadableFile(f"grew over the {max_bytes / _MB:.0f} MB size cap")
+        return b"".join(chunks)
+    except OSError as error:
+        raise UnreadableFile(error.strerror or str(error)) from error
+    finally:
+        os.close(descriptor)
+
+
+def _reader_failure(path: Path, error: Exception) -> str:
+    kind = path.suffix.lower().lstrip(".").upper() or "file"
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    what = "an unsupported feature" if isinstance(error, NotImplementedError) else "an error"
+    return f"the {kind} reader hit {what} ({type(error).__name__}{': ' + detail if detail else ''})"
+
+
 def _ignore_rules(root: Path) -> pathspec.GitIgnoreSpec:
     rules = root / IGNORE_FILE
     lines = rules.read_text(encoding="utf-8").splitlines() if rules.is_file() else []
@@ -92,16 +151,21 @@ def _ignore_rules(root: Path) -> pathspec.GitIgnoreSpec:
 
 
 def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Document:
-    """Read and decode one file; raise `UnreadableFile` with the reason when that fails."""
-    if source.size > max_bytes:
-        raise UnreadableFile(
-            f"{source.size / _MB:.1f} MB is over the {max_bytes / _MB:.0f} MB size cap"
-        )
+    """Read and decode one file; raise `UnreadableFile` with the reason when that fails.
+
+    Whatever goes wrong with one file (a reader's own error included) is that file's
+    failure, never the run's. The file is opened without blocking and checked to still
+    be a regular file (it may have become a FIFO since the walk), and at most
+    `max_bytes` are read, whatever its size became.
+    """
+    data = _read_bounded(source.path, max_bytes)
+    reader = READERS[source.path.suffix.lower()]
     try:
-        data = source.path.read_bytes()
-    except OSError as error:
-        raise UnreadableFile(error.strerror or str(error)) from error
-    text = READERS[source.path.suffix.lower()](data)
+        text = reader(data)
+    except UnreadableFile:
+        raise
+    except Exception as error:  # a reader's bug or an unsupported feature: this file only
+        raise UnreadableFile(_reader_failure(source.path, error)) from error
     return Document(
         path=source.path,
         text=text,

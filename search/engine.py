@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from indexer.errors import InvalidQuery
+from indexer.errors import IndexClosed, InvalidQuery
 from indexer.spaces import Space
 from indexer.store.base import Snapshot, Store, Target, open_store
 from indexer.store.manifest import Manifest
@@ -104,6 +104,7 @@ class Searcher:
             raise
         self._encoders: dict | None = None
         self._lock = threading.RLock()
+        self._closed = False
 
     @property
     def manifest(self) -> Manifest:
@@ -118,8 +119,13 @@ class Searcher:
         self.close()
 
     def close(self) -> None:
-        """Release the index."""
+        """Release the index; later calls raise `IndexClosed`."""
+        self._closed = True
         self.store.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IndexClosed(f"{self.store.target}: the searcher was closed")
 
     def encoders(self) -> dict:
         """The index's encoders by space name, loading the model on first use."""
@@ -150,6 +156,7 @@ class Searcher:
         `contextual`, `static` or `lexical`; `space` is an older name for `mode`.
         """
         chosen = _check_query(query, k, space or mode)
+        self._check_open()
         timings = {"model_load_seconds": 0.0}
         if chosen.vector_spaces and self._encoders is None:
             started = time.perf_counter()
@@ -170,6 +177,7 @@ class Searcher:
 
     def document(self, document_id: int) -> DocumentText:
         """A document's stored facts and text (`DocumentNotFound` if the id is unknown)."""
+        self._check_open()
         with self.store.snapshot() as snapshot:
             return load_document(snapshot, document_id)
 

@@ -81,6 +81,7 @@ class VerifyReport:
     directory: str
     problems: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why
 
     @property
     def consistent(self) -> bool:

@@ -16,7 +16,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from indexer.chunking import Chunk
-from indexer.sources import Document
+from indexer.sources import Document, path_text
 from indexer.store.base import StoredChunk, StoredDocument, batches
 from indexer.store.manifest import Manifest
 from indexer.store.schema import ChunkRow, DocumentRow, ManifestEntry, RootRow
@@ -42,7 +42,7 @@ def generation(session: Session) -> int:
 
 def folder_prefix(root: Path | str) -> str:
     """`root` as the prefix every path below it starts with (one trailing slash)."""
-    return str(root).rstrip("/") + "/"
+    return path_text(root).rstrip("/") + "/"
 
 
 def _under(column, prefix: str):  # -> SQL boolean expression
@@ -81,7 +81,7 @@ def documents_under(session: Session, host: str, root: Path | str) -> dict[str, 
 
 def record_root(session: Session, host: str, root: Path | str) -> bool:
     """Remember `root` as indexed on its own; say if it is new (its time is kept fresh)."""
-    path = str(root).rstrip("/") or "/"
+    path = path_text(root).rstrip("/") or "/"
     row = session.scalar(select(RootRow).where(RootRow.host == host, RootRow.path == path))
     if row is not None:
         row.indexed_at = time.time()
@@ -99,7 +99,7 @@ def add_documents(
     for document, chunks in documents:
         row = DocumentRow(
             host=host,
-            path=str(document.path),
+            path=path_text(document.path),
             size=document.size,
             mtime_ns=document.mtime_ns,
             sha256=document.sha256,

@@ -16,6 +16,7 @@ from indexer.errors import (
     IndexLocked,
     IndexNotFound,
     InvalidQuery,
+    InvalidSettings,
     InvalidTarget,
     ModelMismatch,
     SourceNotFound,
@@ -27,6 +28,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Errors the user can fix by changing the command: exit 2, like click's own usage errors.
 _USAGE_ERRORS = (
     InvalidQuery,
+    InvalidSettings,
     InvalidTarget,
     SourceNotFound,
     IndexNotFound,
@@ -45,7 +47,7 @@ class BusyError(click.ClickException):
 
 
 def translate_errors(command: F) -> F:
-    """Turn the library's typed exceptions (and database errors) into one-line errors."""
+    """Turn the library's typed exceptions into one-line errors and exit codes."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -57,21 +59,12 @@ def translate_errors(command: F) -> F:
             raise BusyError(str(error)) from error
         except CtxsearchError as error:
             raise click.ClickException(str(error)) from error
-        except Exception as error:
-            if type(error).__module__.startswith("sqlalchemy"):
-                raise _database_error(error) from error
-            if isinstance(error, OSError) and error.filename:
+        except OSError as error:
+            if error.filename:
                 raise click.ClickException(f"{error.filename}: {error.strerror}") from error
-            raise
+            raise click.ClickException(error.strerror or str(error)) from error
 
     return wrapper  # type: ignore[return-value]
-
-
-def _database_error(error: Exception) -> click.ClickException:
-    message = str(getattr(error, "orig", error)).strip().splitlines()[0]
-    if "locked" in message or "busy" in message:
-        return BusyError(f"the index database is locked by another program ({message})")
-    return click.ClickException(f"the index database failed: {message}")
 
 
 class IndexTarget(click.ParamType):

@@ -88,15 +88,9 @@ def index(
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
       ctxsearch index ~/archive --index-type hnsw
     """
-    from indexer.encoders.pooling import Pooling
     from indexer.pipeline import Indexer
     from search.cli.progress import ProgressBars
 
-    if pooling is not None:
-        try:
-            Pooling(pooling)
-        except ValueError as error:
-            raise click.BadParameter(str(error), param_hint="--pooling") from error
     bars = ProgressBars(enabled=not quiet and not as_json)
     try:
         indexer = Indexer(target, model=model, pooling=pooling, index_type=index_type)
@@ -106,11 +100,14 @@ def index(
     if as_json:
         echo_json(summary.to_dict())
     for failure in summary.failures:
-        click.echo(f"skipped {display_path(failure.path)}: {failure.reason}", err=True)
+        click.echo(f"failed {display_path(failure.path)}: {failure.reason}", err=True)
+    for skipped in summary.skipped_files:
+        click.echo(f"skipped {display_path(skipped.path)}: {skipped.reason}", err=True)
     if not as_json:
         click.echo(
             f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
-            f"{summary.unchanged} unchanged, {summary.failed} failed; {summary.chunks} chunks "
+            f"{summary.unchanged} unchanged, {summary.failed} failed, {summary.skipped} "
+            f"skipped; {summary.chunks} chunks "
             f"encoded in {summary.seconds:.1f}s. The index holds {summary.total_documents} "
             f"documents, {summary.total_chunks} chunks."
         )
@@ -280,6 +277,8 @@ def verify(target: Target, as_json: bool) -> None:
         click.echo(f"{report.directory}: {counts}")
         for problem in report.problems:
             click.echo(f"problem: {problem}")
+        for note in report.notes:
+            click.echo(f"note: {note}")
         click.echo("consistent" if report.consistent else "INCONSISTENT")
     if not report.consistent:
         raise click.exceptions.Exit(1)

@@ -24,7 +24,15 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
-from indexer.errors import CtxsearchError, DocumentNotFound, IndexLocked, InvalidQuery
+from indexer.errors import (
+    CtxsearchError,
+    DocumentNotFound,
+    IndexCorrupt,
+    IndexLocked,
+    IndexNotFound,
+    InvalidQuery,
+    StoreUnavailable,
+)
 from indexer.version import __version__
 from search.comparison import compare_modes
 from search.engine import Searcher
@@ -32,7 +40,15 @@ from search.modes import DEFAULT_MODE, MODES, Mode
 
 STATIC = Path(__file__).parent / "static"
 ModeName = Literal[MODES]  # type: ignore[valid-type]
-_STATUS = {InvalidQuery: 422, DocumentNotFound: 404, IndexLocked: 503}
+# An index that vanished, broke or cannot be reached makes the service unavailable.
+_STATUS = {
+    InvalidQuery: 422,
+    DocumentNotFound: 404,
+    IndexLocked: 503,
+    IndexNotFound: 503,
+    IndexCorrupt: 503,
+    StoreUnavailable: 503,
+}
 _BEARER = HTTPBearer(auto_error=False, description="Needed when the server has a --token.")
 
 

@@ -9,19 +9,28 @@ snapshot (WAL keeps it while a writer commits), and a writer's is `BEGIN IMMEDIA
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from indexer.errors import IndexCorrupt, IndexLocked, StoreWriteFailed
 
 # Execution option that makes a transaction a write transaction (BEGIN IMMEDIATE).
 WRITE = "ctxsearch_write"
 
 
 def sqlite_engine(path: Path, read_only: bool = False) -> Engine:
-    """An engine on the SQLite file at `path` (opened read-only with `read_only`)."""
+    """An engine on the SQLite file at `path`.
+
+    `read_only` opens it as immutable: for an index on a read-only mount or folder,
+    where SQLite could not create the shared-memory file that WAL readers need (and
+    where nobody can change the file under the reader).
+    """
     engine = create_engine(
-        f"sqlite:///file:{path}?mode=ro&uri=true" if read_only else f"sqlite:///{path}"
+        f"sqlite:///file:{path}?mode=ro&immutable=1&uri=true" if read_only else f"sqlite:///{path}"
     )
 
     @event.listens_for(engine, "connect")
@@ -49,3 +58,33 @@ def sqlite_engine(path: Path, read_only: bool = False) -> Engine:
 def busy_timeout_ms() -> int:
     """How long to wait for a database another program holds locked (CTXSEARCH_BUSY_TIMEOUT_MS)."""
     return int(os.environ.get("CTXSEARCH_BUSY_TIMEOUT_MS", "10000"))
+
+
+@contextmanager
+def sqlite_errors(where: str) -> Iterator[None]:
+    """Turn SQLAlchemy/sqlite3 errors raised in the block into one-line ctxsearch errors."""
+    try:
+        yield
+    except DBAPIError as error:
+        raise translated(error, where) from error
+
+
+def translated(error: DBAPIError, where: str) -> Exception:
+    """The ctxsearch error an SQLite error means, with SQLite's own words."""
+    message = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
+    lowered = message.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return IndexLocked(f"{where}: the index database is locked by another program ({message})")
+    if "readonly" in lowered or "read-only" in lowered:
+        return StoreWriteFailed(f"{where}: the index is read-only here ({message})")
+    if "full" in lowered or "i/o" in lowered or "unable to open" in lowered:
+        return StoreWriteFailed(f"{where}: cannot write the index ({message})")
+    if "not a database" in lowered or "malformed" in lowered:
+        return IndexCorrupt(f"{where}: not a readable SQLite database ({message})")
+    return IndexCorrupt(f"{where}: the index database failed ({message})")
+
+
+def is_read_only_error(error: BaseException) -> bool:
+    """Whether an error says SQLite cannot write (or create) what a reader needs."""
+    text = str(getattr(error, "orig", error)).lower()
+    return "readonly" in text or "unable to open" in text

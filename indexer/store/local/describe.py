@@ -25,7 +25,7 @@ def describe_folder(index_dir: Path) -> dict[str, Any]:
         raise IndexNotFound(f"{directory}: not a ctxsearch index")
     database = directory / DATABASE_FILE
     try:
-        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+        connection = _connect_read_only(database)
         try:
             rows = dict(connection.execute("SELECT key, value FROM manifest").fetchall())
             counts = {
@@ -45,6 +45,19 @@ def describe_folder(index_dir: Path) -> dict[str, Any]:
     ]
     sizes = {path.name: (path.stat().st_size if path.exists() else None) for path in files}
     return description(str(directory), "sqlite+faiss", manifest, counts, roots, sizes)
+
+
+def _connect_read_only(database: Path) -> sqlite3.Connection:
+    """A read-only connection; immutable where SQLite cannot add its WAL index file."""
+    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        connection.execute("SELECT 1 FROM manifest LIMIT 1")
+        return connection
+    except sqlite3.OperationalError as error:
+        connection.close()
+        if "readonly" not in str(error) and "unable to open" not in str(error):
+            raise
+    return sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True)
 
 
 def _roots(connection: sqlite3.Connection) -> list[str]:

@@ -73,13 +73,17 @@ def fts_ids(connection: Connection) -> set[int]:
     return {row[0] for row in connection.execute(text(f"SELECT rowid FROM {FTS_TABLE}"))}
 
 
-def fts_intact(connection: Connection) -> bool:
-    """Whether the FTS index agrees with its content table (FTS5 integrity-check)."""
+def fts_intact(connection: Connection) -> bool | None:
+    """Whether the FTS index agrees with its content table (FTS5 integrity-check); None
+    when it cannot be asked (the check is written as an INSERT, which a read-only
+    database refuses)."""
     try:
         connection.execute(
             text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('integrity-check', 1)")
         )
-    except Exception:
+    except Exception as error:
+        if "readonly" in str(error).lower():
+            return None
         return False
     return True
 

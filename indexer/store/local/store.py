@@ -24,7 +24,7 @@ import numpy as np
 from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import Session
 
-from indexer.errors import IndexCorrupt, IndexNotFound
+from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound, StoreWriteFailed
 from indexer.faults import kill_point
 from indexer.store import records
 from indexer.store.base import (
@@ -37,7 +37,7 @@ from indexer.store.base import (
     VerifyReport,
 )
 from indexer.store.local import fts
-from indexer.store.local.database import WRITE, sqlite_engine
+from indexer.store.local.database import WRITE, is_read_only_error, sqlite_engine, sqlite_errors
 from indexer.store.local.layout import DATABASE_FILE, LOCK_FILE, is_index, space_file, space_files
 from indexer.store.local.lock import WriterLock
 from indexer.store.manifest import Manifest
@@ -58,22 +58,19 @@ class LocalStore:
     def __init__(self, directory: Path, create: bool = False, read_only: bool = False):
         self.directory = Path(directory).expanduser().absolute()
         self.target = str(self.directory)
+        self.database = self.directory / DATABASE_FILE
         if not create:
             _check_is_index(self.directory)
         elif not is_index(self.directory):
             check_folder_can_hold_index(self.directory)
             _clear_aborted_creation(self.directory)
             self.directory.mkdir(parents=True, exist_ok=True)
-        self.engine = sqlite_engine(self.directory / DATABASE_FILE, read_only=read_only)
         self._writer_lock: WriterLock | None = None
-        self._loaded: tuple[int, dict[str, VectorSpace]] | None = None
+        # The spaces readers share, with the identity and generation they belong to.
+        self._loaded: tuple[tuple[str, int], dict[str, VectorSpace]] | None = None
         self._loading = threading.Lock()
-        try:
-            self._migrate(read_only)
-            self.manifest = self._read_manifest()
-        except Exception:
-            self.engine.dispose()
-            raise
+        self._closed = False
+        self._connect(read_only)
         if self.manifest is None and not create:
             self.engine.dispose()
             raise IndexCorrupt(
@@ -81,17 +78,57 @@ class LocalStore:
                 "interrupted: run `ctxsearch index` again)"
             )
 
-    def _migrate(self, read_only: bool) -> None:
+    def _connect(self, read_only: bool) -> None:
+        """Open the database (read-only and immutable where it cannot be written) and
+        bring its schema up to date; remember which file it is."""
+        self.read_only = read_only
+        self.engine = sqlite_engine(self.database, read_only=read_only)
+        try:
+            with sqlite_errors(self.target):
+                self._migrate()  # creates the file of a new index
+                self._identity = _file_identity(self.database)
+                self.manifest = self._read_manifest()
+        except Exception as error:
+            self.engine.dispose()
+            if not read_only and is_read_only_error(error.__cause__ or error):
+                self._connect(read_only=True)  # a read-only folder or mount: read as is
+                return
+            raise
+
+    def _migrate(self) -> None:
         try:
             with self.engine.connect() as connection:
                 needed = pending(connection)
-            if needed and not read_only:
+            if needed and not self.read_only:
                 with self.engine.execution_options(**{WRITE: True}).begin() as connection:
                     migrate(connection)
         except DatabaseError as error:
+            if is_read_only_error(error):
+                raise
             raise IndexCorrupt(
-                f"{self.directory / DATABASE_FILE}: not a readable SQLite database ({error.orig})"
+                f"{self.database}: not a readable SQLite database ({error.orig})"
             ) from error
+
+    def _follow_replacement(self) -> None:
+        """Notice an index removed, or removed and built again, at this folder while open.
+
+        A new database file means a new index: drop every connection and loaded space of
+        the old one and read the new one. A missing one is an error, not an empty index.
+        """
+        if self._closed:
+            raise IndexClosed(f"{self.directory}: the index was closed")
+        try:
+            identity = _file_identity(self.database)
+        except FileNotFoundError:
+            raise IndexNotFound(f"{self.directory}: the index was removed") from None
+        if identity == self._identity:
+            return
+        with self._loading:
+            if identity != self._identity:
+                old = self.engine
+                self._loaded = None
+                self._connect(self.read_only)
+                old.dispose()
 
     def _read_manifest(self) -> Manifest | None:
         with Session(self.engine) as session:
@@ -102,7 +139,9 @@ class LocalStore:
     @contextmanager
     def writer(self, wait: bool = False) -> Iterator[None]:
         """Hold the folder's writer lock (flock on `write.lock`) for the block."""
-        with WriterLock(self.directory).acquire(wait) as lock:
+        if self.read_only:
+            raise StoreWriteFailed(f"{self.directory}: the index is read-only here")
+        with sqlite_errors(self.target), WriterLock(self.directory).acquire(wait) as lock:
             self._writer_lock = lock
             try:
                 self.manifest = self._read_manifest()
@@ -127,7 +166,7 @@ class LocalStore:
         manifest.lexical = dict(fts.SETTINGS)
         for name in manifest.spaces:
             VectorSpace(manifest.dim).save_to(space_file(self.directory, name, 0))
-        with self._write_session() as session:
+        with sqlite_errors(self.target), self._write_session() as session:
             records.write_manifest(session, manifest)
         self.manifest = manifest
 
@@ -138,12 +177,12 @@ class LocalStore:
 
     def documents_under(self, root: Path) -> dict[str, StoredDocument]:
         """This machine's documents under `root` (not those of roots nested in it)."""
-        with Session(self.engine) as session:
+        with sqlite_errors(self.target), Session(self.engine) as session:
             return records.documents_under(session, self.host, root)
 
     def roots_under(self, root: Path) -> list[str]:
         """The roots indexed on their own strictly under `root`."""
-        with Session(self.engine) as session:
+        with sqlite_errors(self.target), Session(self.engine) as session:
             return records.roots_under(session, self.host, root)
 
     @contextmanager
@@ -188,29 +227,30 @@ class LocalStore:
         """One write transaction; on leaving, save the spaces as the next generation and
         commit it with the manifest. A change that changed nothing publishes nothing."""
         next_generation = manifest.generation + 1
-        session = Session(self.engine.execution_options(**{WRITE: True}))
-        try:
-            session.begin()
-            session.info["changed"] = False
-            yield session
-            if not session.info["changed"]:
+        with sqlite_errors(self.target):
+            session = Session(self.engine.execution_options(**{WRITE: True}))
+            try:
+                session.begin()
+                session.info["changed"] = False
+                yield session
+                if not session.info["changed"]:
+                    session.rollback()
+                    return
+                kill_point("before-space-save")
+                for name, space in spaces.items():
+                    space.restructure(manifest.index_type)
+                    space.save_to(space_file(self.directory, name, next_generation))
+                manifest.generation = next_generation
+                manifest.updated_at = time.time()
+                records.write_manifest(session, manifest)
+                kill_point("before-publish")
+                session.commit()
+            except BaseException:
                 session.rollback()
-                return
-            kill_point("before-space-save")
-            for name, space in spaces.items():
-                space.restructure(manifest.index_type)
-                space.save_to(space_file(self.directory, name, next_generation))
-            manifest.generation = next_generation
-            manifest.updated_at = time.time()
-            records.write_manifest(session, manifest)
-            kill_point("before-publish")
-            session.commit()
-        except BaseException:
-            session.rollback()
-            self.sweep()
-            raise
-        finally:
-            session.close()
+                self.sweep()
+                raise
+            finally:
+                session.close()
         self.manifest = manifest
         kill_point("after-publish")
         self.sweep()
@@ -229,24 +269,27 @@ class LocalStore:
     @contextmanager
     def snapshot(self) -> Iterator[LocalSnapshot]:
         """A read transaction and the spaces of the generation it sees."""
-        for _attempt in range(_OPEN_ATTEMPTS):
-            with Session(self.engine) as session:
-                manifest = records.read_manifest(session)  # starts the read transaction
-                if manifest is None:
-                    raise IndexCorrupt(f"{self.directory}: the index has no manifest")
-                try:
-                    spaces = self._spaces_for_reading(manifest)
-                except FileNotFoundError:
-                    continue  # a writer published and swept this generation: read again
-                yield LocalSnapshot(session, spaces, manifest)
-                return
+        self._follow_replacement()
+        with sqlite_errors(self.target):
+            for _attempt in range(_OPEN_ATTEMPTS):
+                with Session(self.engine) as session:
+                    manifest = records.read_manifest(session)  # starts the read transaction
+                    if manifest is None:
+                        raise IndexCorrupt(f"{self.directory}: the index has no manifest")
+                    try:
+                        spaces = self._spaces_for_reading(manifest)
+                    except FileNotFoundError:
+                        continue  # a writer published and swept this generation: read again
+                    yield LocalSnapshot(session, spaces, manifest)
+                    return
         raise IndexCorrupt(f"{self.directory}: a vector space file of the index is missing")
 
     def _spaces_for_reading(self, manifest: Manifest) -> dict[str, VectorSpace]:
         """The spaces of the manifest's generation, loaded once and shared by readers."""
+        key = (manifest.index_id, manifest.generation)
         with self._loading:
-            if self._loaded is None or self._loaded[0] != manifest.generation:
-                self._loaded = (manifest.generation, self._load_spaces(manifest))
+            if self._loaded is None or self._loaded[0] != key:
+                self._loaded = (key, self._load_spaces(manifest))
             return self._loaded[1]
 
     def _load_spaces(self, manifest: Manifest) -> dict[str, VectorSpace]:
@@ -272,7 +315,8 @@ class LocalStore:
         return verify_store(self)
 
     def close(self) -> None:
-        """Release the database and the loaded spaces."""
+        """Release the database and the loaded spaces; the store answers no more."""
+        self._closed = True
         self._loaded = None
         self.engine.dispose()
 
@@ -385,6 +429,12 @@ def local_index_exists(directory: Path) -> bool:
         return True  # an index, if a damaged one: opening it reports what is wrong
     finally:
         engine.dispose()
+
+
+def _file_identity(path: Path) -> tuple[int, int]:
+    """What tells one file from another at the same path: device and inode."""
+    status = path.stat()
+    return (status.st_dev, status.st_ino)
 
 
 def _check_is_index(directory: Path) -> None:

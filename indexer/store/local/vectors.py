@@ -13,12 +13,13 @@ negative ids; a rebuild drops them once they are `HNSW_REBUILD_TOMBSTONE_SHARE` 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import faiss
 import numpy as np
 
-from indexer.errors import IndexCorrupt
+from indexer.errors import IndexCorrupt, StoreWriteFailed
 from indexer.faults import kill_point
 from indexer.store.index_types import (
     HNSW_EF_CONSTRUCTION,
@@ -154,14 +155,33 @@ class VectorSpace:
         return True
 
     def save_to(self, path: Path) -> None:
-        """Write the space to `path` atomically and durably."""
+        """Write the space to `path` atomically and durably (`StoreWriteFailed` if the disk
+        refuses: the file is not published, and the caller's run is rolled back)."""
         temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        faiss.write_index(self.index, str(temporary))
-        with open(temporary, "rb") as handle:
-            os.fsync(handle.fileno())
+        try:
+            # Written through Python's file object, not FAISS's own writer: that one only
+            # prints a failed close (a full disk) on stderr, and the file would look whole.
+            with open(temporary, "wb") as handle:
+                faiss.write_index(self.index, faiss.PyCallbackIOWriter(handle.write))
+                handle.flush()
+                os.fsync(handle.fileno())
+        except (RuntimeError, OSError) as error:
+            temporary.unlink(missing_ok=True)
+            raise StoreWriteFailed(
+                f"{path.parent}: cannot write the vector space file {path.name} "
+                f"({_write_failure(error)})"
+            ) from error
         kill_point("mid-space-save")
         os.replace(temporary, path)
         fsync_folder(path.parent)
+
+
+def _write_failure(error: BaseException) -> str:
+    """The operating system's reason in a FAISS or OS write error ("No space left on device")."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    found = re.search(r"\(([^()]+)\)\s*$", str(error))
+    return found.group(1) if found else str(error).strip().splitlines()[-1]
 
 
 def fsync_folder(folder: Path) -> None:

@@ -10,7 +10,13 @@ from typing import Any, TypeVar
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from indexer.errors import BackendNotInstalled, IndexCorrupt, IndexLocked, StoreUnavailable
+from indexer.errors import (
+    BackendNotInstalled,
+    IndexCorrupt,
+    IndexLocked,
+    IndexNotFound,
+    StoreUnavailable,
+)
 from indexer.store.postgres.location import PostgresLocation
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -79,6 +85,8 @@ def translated(error: DBAPIError, where: str) -> Exception:
         if "lock" in message and "timeout" in message:
             return IndexLocked(f"{where}: the database is busy ({message})")
         return StoreUnavailable(f"cannot use the index database {where}: {message}")
+    if "relation" in message and "does not exist" in message:
+        return IndexNotFound(f"{where}: the index was removed ({message})")
     return IndexCorrupt(f"the index database {where} failed: {message}")
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from sqlalchemy import Connection, text
 from sqlalchemy.orm import Session
 
-from indexer.errors import IndexCorrupt, IndexNotFound, StoreUnavailable
+from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound, StoreUnavailable
 from indexer.faults import kill_point
 from indexer.store import records
 from indexer.store.base import (
@@ -66,7 +66,8 @@ class PostgresStore:
         self.schema = self.location.schema
         self.engine = postgres_engine(self.location)
         self._lock: AdvisoryLock | None = None
-        self._sizes: dict[tuple[int, str], int] = {}
+        self._sizes: dict[tuple[str, int, str], int] = {}
+        self._closed = False
         self._sizes_lock = threading.Lock()
         try:
             with database_errors(self.target):
@@ -217,6 +218,8 @@ class PostgresStore:
     @contextmanager
     def snapshot(self) -> Iterator[PostgresSnapshot]:
         """A read-only REPEATABLE READ transaction: one committed state throughout."""
+        if self._closed:
+            raise IndexClosed(f"{self.target}: the index was closed")
         with database_errors(self.target), self.engine.connect() as connection:
             connection = connection.execution_options(
                 isolation_level="REPEATABLE READ", postgresql_readonly=True
@@ -224,20 +227,19 @@ class PostgresStore:
             with Session(bind=connection) as session:
                 manifest = records.read_manifest(session)
                 if manifest is None:
-                    raise IndexCorrupt(f"{self.target}: the index has no manifest")
+                    raise IndexNotFound(f"{self.target}: the index was removed")
                 yield PostgresSnapshot(session, manifest, self)
 
-    def space_size(self, connection: Connection, generation: int, space: str) -> int:
-        """How many vectors a space holds at a generation (counted once per generation)."""
+    def space_size(self, connection: Connection, manifest: Manifest, space: str) -> int:
+        """How many vectors a space holds in a published state (counted once per state)."""
+        state = (manifest.index_id, manifest.generation)
         with self._sizes_lock:
-            known = self._sizes.get((generation, space))
+            known = self._sizes.get((*state, space))
         if known is None:
             known = vectors.count(connection, space)
             with self._sizes_lock:
-                self._sizes = {
-                    key: value for key, value in self._sizes.items() if key[0] == generation
-                }
-                self._sizes[(generation, space)] = known
+                self._sizes = {key: n for key, n in self._sizes.items() if key[:2] == state}
+                self._sizes[(*state, space)] = known
         return known
 
     # -- describing, checking ------------------------------------------------------------
@@ -272,7 +274,8 @@ class PostgresStore:
         return verify_store(self)
 
     def close(self) -> None:
-        """Release the database connections."""
+        """Release the database connections; the store answers no more."""
+        self._closed = True
         self.engine.dispose()
 
 
@@ -343,7 +346,7 @@ class PostgresSnapshot:
 
     def space_size(self, space: str) -> int:
         """How many vectors a space holds."""
-        return self.store.space_size(self.session.connection(), self.manifest.generation, space)
+        return self.store.space_size(self.session.connection(), self.manifest, space)
 
     def lexical_search(self, query: str, k: int) -> Ranked:
         """Full-text search over the chunks' tsvectors."""
