@@ -139,3 +139,12 @@ def index_before_and_after_a_change(
     mutate_corpus(folder)
     index_in_process(reference, folder, model_dir)
     return folder, index_dir, old, state(reference)["results"]
+
+
+def wait_for_pause(process: subprocess.Popen, point: str) -> None:
+    """Read the process's stderr until it says it waits at `point` (CTXSEARCH_PAUSE_AT)."""
+    assert process.stderr is not None
+    for line in process.stderr:
+        if f"paused at {point}" in (line.decode() if isinstance(line, bytes) else line):
+            return
+    raise AssertionError(f"the process ended before pausing at {point}")

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer import Indexer
+from indexer.errors import IndexLocked
 from indexer.store.base import open_store, verify_target
 from search import Searcher
 from search.cli import cli
@@ -22,6 +23,7 @@ from tests.crash_harness import (
     run_indexer_process,
     start_indexer_process,
     state,
+    wait_for_pause,
     write_corpus,
 )
 
@@ -82,7 +84,6 @@ def test_a_second_writer_gets_exit_3_and_a_killed_writer_frees_the_lock(
     holder = open_store(postgres_index)
     with holder.writer():
         result = invoke("index", notes, "--index", postgres_index)
-    holder.close()
     assert result.exit_code == 3
     assert "another ctxsearch process (pid" in result.stderr and "--wait" in result.stderr
     (notes / "extra.md").write_text("A brand new note about herons.")
@@ -90,34 +91,17 @@ def test_a_second_writer_gets_exit_3_and_a_killed_writer_frees_the_lock(
         postgres_index, notes, tiny_model_dir, env={"CTXSEARCH_PAUSE_AT": "after-batch:30"}
     )
     try:
-        _wait_until_locked(postgres_index)
+        wait_for_pause(writer, "after-batch")  # it holds the lock, mid-run
+        with pytest.raises(IndexLocked, match="another ctxsearch process"), holder.writer():
+            pass
         writer.send_signal(signal.SIGKILL)
         writer.wait()
     finally:
         writer.kill()
+        holder.close()
     result = invoke("index", notes, "--index", postgres_index, "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["added"] == 1
-
-
-def _wait_until_locked(target: str, seconds: float = 60) -> None:
-    import time
-
-    from indexer.errors import IndexLocked
-
-    store = open_store(target)
-    deadline = time.monotonic() + seconds
-    try:
-        while time.monotonic() < deadline:
-            try:
-                with store.writer():
-                    pass
-            except IndexLocked:
-                return
-            time.sleep(0.1)
-        raise AssertionError("the writer never took the lock")
-    finally:
-        store.close()
 
 
 @pytest.mark.parametrize(

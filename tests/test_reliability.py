@@ -30,7 +30,7 @@ from indexer.store.base import open_store, verify_target
 from search import Searcher
 from search.cli import cli
 from tests.conftest import ROOT, make_pdf
-from tests.crash_harness import index_in_process, start_indexer_process
+from tests.crash_harness import index_in_process, start_indexer_process, wait_for_pause
 
 DROP_READ_BYPASS = "-dac_override,-dac_read_search"
 
@@ -51,14 +51,6 @@ def ctxsearch(*args: str) -> subprocess.CompletedProcess:
 def run(*args):
     """`ctxsearch ARGS` in this process."""
     return CliRunner().invoke(cli, [str(arg) for arg in args])
-
-
-def wait_for_pause(process: subprocess.Popen, point: str) -> None:
-    """Read the process's stderr until it says it waits at `point` (CTXSEARCH_PAUSE_AT)."""
-    for line in process.stderr:
-        if f"paused at {point}" in (line.decode() if isinstance(line, bytes) else line):
-            return
-    raise AssertionError(f"the process ended before pausing at {point}")
 
 
 def documents(index: Path) -> list[str]:

@@ -96,18 +96,11 @@ class LocalStore:
             raise
 
     def _migrate(self) -> None:
-        try:
-            with self.engine.connect() as connection:
-                needed = pending(connection)
-            if needed and not self.read_only:
-                with self.engine.execution_options(**{WRITE: True}).begin() as connection:
-                    migrate(connection)
-        except DatabaseError as error:
-            if is_read_only_error(error):
-                raise
-            raise IndexCorrupt(
-                f"{self.database}: not a readable SQLite database ({error.orig})"
-            ) from error
+        with self.engine.connect() as connection:
+            needed = pending(connection)
+        if needed and not self.read_only:
+            with self.engine.execution_options(**{WRITE: True}).begin() as connection:
+                migrate(connection)
 
     def _follow_replacement(self) -> None:
         """Notice an index removed, or removed and built again, at this folder while open.
