@@ -45,3 +45,7 @@ class SourceNotFound(CtxsearchError):
 
 class InvalidQuery(CtxsearchError):
     """The query text or its options are unusable (empty text, k <= 0, unknown space)."""
+
+
+class MissingDependency(CtxsearchError):
+    """A method needs an optional package that is not installed (named with its extra)."""

@@ -15,6 +15,7 @@ from indexer.errors import (
     IndexLocked,
     IndexNotFound,
     InvalidQuery,
+    MissingDependency,
     ModelMismatch,
     SourceNotFound,
 )
@@ -35,6 +36,12 @@ class BusyError(click.ClickException):
     exit_code = EXIT_BUSY
 
 
+class MissingExtraError(click.ClickException):
+    """A method's optional package is missing: one line naming the extra, exit 2."""
+
+    exit_code = 2
+
+
 def translate_errors(command: F) -> F:
     """Turn the library's typed exceptions (and database errors) into one-line errors."""
 
@@ -46,6 +53,8 @@ def translate_errors(command: F) -> F:
             raise click.UsageError(str(error)) from error
         except IndexLocked as error:
             raise BusyError(str(error)) from error
+        except MissingDependency as error:
+            raise MissingExtraError(str(error)) from error
         except CtxsearchError as error:
             raise click.ClickException(str(error)) from error
         except Exception as error:
