@@ -21,7 +21,7 @@ from search.cli.common import (
     json_option,
     translate_errors,
 )
-from search.cli.lab import eval_command, polysemy, sts, tune_fusion, wic
+from search.cli.lab import eval_command, neighbours, polysemy, sts, tune_fusion, wic
 from search.cli.serve import loadtest, serve
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.paths import display_path
@@ -327,6 +327,7 @@ for command, name in (
     (sts, "sts"),
     (wic, "wic"),
     (polysemy, "polysemy"),
+    (neighbours, "neighbours"),
     (tune_fusion, "tune-fusion"),
     (serve, "serve"),
     (loadtest, "loadtest"),

@@ -60,6 +60,22 @@ def load_retrieval_dataset(path: Path, split: str = "test") -> RetrievalDataset:
     return RetrievalDataset(name=path.resolve().name, corpus=corpus, queries=queries, qrels=qrels)
 
 
+def load_texts(path: Path) -> list[str]:
+    """Texts to train word vectors on: a BEIR folder's corpus (title and text), a folder
+    of documents, or a text file with one text per line."""
+    path = Path(path)
+    if path.is_file():
+        return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not path.is_dir():
+        raise SourceNotFound(f"{path}: no such corpus file or folder")
+    if (path / "corpus.jsonl").exists():
+        return [
+            f"{record.get('title', '')} {record['text']}".strip()
+            for record in _read_jsonl(path / "corpus.jsonl")
+        ]
+    return list(_read_document_folder(path).values())
+
+
 def _read_jsonl(path: Path) -> list[dict]:
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
