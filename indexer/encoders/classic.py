@@ -84,5 +84,5 @@ def static_encoder(
     if method == "model2vec":
         from indexer.encoders.distilled import Model2VecEncoder
 
-        return Model2VecEncoder.distil(loaded, cache_dir)
+        return Model2VecEncoder.distil(loaded, cache_dir, progress=progress)
     raise ValueError(f"unknown static method {method!r}: choose from {', '.join(STATIC_METHODS)}")

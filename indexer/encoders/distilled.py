@@ -11,12 +11,15 @@ model2vec's version, and loaded from there afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -55,9 +58,16 @@ class Model2VecEncoder(Encoder):
 
     @classmethod
     def distil(
-        cls, loaded: LoadedModel, cache_dir: Path, settings: DistillSettings | None = None
+        cls,
+        loaded: LoadedModel,
+        cache_dir: Path,
+        settings: DistillSettings | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> Model2VecEncoder:
-        """The static model distilled from `loaded`, from `cache_dir` if made before."""
+        """The static model distilled from `loaded`, from `cache_dir` if made before.
+
+        `progress(done, total)` hears (0, 1) when a distillation starts and (1, 1) at its end.
+        """
         model2vec = require("model2vec", "model2vec")
         settings = settings or DistillSettings()
         key = hashlib.sha256(
@@ -65,11 +75,13 @@ class Model2VecEncoder(Encoder):
         ).hexdigest()[:16]
         folder = Path(cache_dir) / f"model2vec-{key}"
         if not (folder / "info.json").exists():
+            if progress:
+                progress(0, 1)
             _distil_into(folder, loaded, settings, model2vec.__version__)
+            if progress:
+                progress(1, 1)
         info = json.loads((folder / "info.json").read_text())
-        static_model = model2vec.StaticModel.from_pretrained(
-            str(folder / "model"), normalize=True, max_length=None
-        )
+        static_model = model2vec.StaticModel.from_pretrained(str(folder / "model"), normalize=True)
         return cls(static_model, info)
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
@@ -96,13 +108,15 @@ def _distil_into(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     started = time.perf_counter()
     # distill_from_model works on a deep copy: the shared, loaded model is left untouched.
-    static_model = distillation.distill_from_model(
-        model=loaded.model,
-        tokenizer=loaded.tokenizer,
-        device="cpu",
-        pca_dims=settings.pca_dims,
-        sif_coefficient=settings.sif_coefficient,
-    )
+    # Its own tqdm bar is kept off the terminal: the caller reports progress its own way.
+    with contextlib.redirect_stderr(io.StringIO()):
+        static_model = distillation.distill_from_model(
+            model=loaded.model,
+            tokenizer=loaded.tokenizer,
+            device="cpu",
+            pca_dims=settings.pca_dims,
+            sif_coefficient=settings.sif_coefficient,
+        )
     seconds = time.perf_counter() - started
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))

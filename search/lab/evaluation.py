@@ -279,7 +279,7 @@ class _CorpusCache:
                 self.loaded,
                 static_models_dir(self.directory.parent),
                 corpus=[self.dataset.corpus[doc_id] for doc_id in self.doc_ids],
-                progress=(lambda done, total: report(f"train {method}", done, total))
+                progress=(lambda done, total: report(_setup_stage(method), done, total))
                 if report
                 else None,
             )
@@ -374,6 +374,12 @@ class _CorpusCache:
             encoded = self.loaded.tokenizer(texts[first : first + 256], verbose=False)
             count += sum(len(ids) > limit for ids in encoded["input_ids"])
         return count
+
+
+def _setup_stage(method: str) -> str:
+    if method == "model2vec":
+        return "Distilling model2vec (minutes)"
+    return f"Training {method} (epochs)"
 
 
 def _encode_queries(
