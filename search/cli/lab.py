@@ -226,19 +226,13 @@ def sts(
       ctxsearch sts ../shared/eval/stsb --methods glove,fasttext,contextual
     """
     from indexer.encoders.loading import load_model
-    from search.lab.datasets import load_sts
+    from search.lab.datasets import load_sts, sts_sentences
     from search.lab.similarity import sts_correlation
 
     file = path / f"sts-{split}.csv" if path.is_dir() else path
     if not file.exists():
         raise click.UsageError(f"{file}: no such STS-B file")
-    sources = sorted(path.glob("sts-*.csv")) if path.is_dir() else [file]
-    corpus = [
-        sentence
-        for source in sources
-        for pair in load_sts(source)
-        for sentence in (pair.first, pair.second)
-    ]
+    corpus = sts_sentences(path)
     result = {
         "file": str(file),
         **sts_correlation(
@@ -385,6 +379,12 @@ def polysemy(
         click.echo(_matrices([(name, result[name]) for name in names[first : first + 3]]))
     for name, forms in result["vocabulary"].items():
         click.echo(f"{name}: " + "; ".join(_vocabulary_line(f, r) for f, r in forms.items()))
+    if {"word2vec", "fasttext"} & set(names):
+        click.echo(
+            f"word2vec and fasttext were trained on {result['training_sentences']} texts: "
+            f"the {len(sentences)} sentences and "
+            + (f"{corpus}" if corpus is not None else "the 424 bundled ones (--corpus for more)")
+        )
 
 
 def _matrices(matrices: list[tuple[str, list[list[float | None]]]]) -> str:

@@ -118,6 +118,21 @@ def load_sts(path: Path) -> list[SentencePair]:
     return pairs
 
 
+def sts_sentences(path: Path) -> list[str]:
+    """Every sentence of an STS-B folder's sts-*.csv files (in name order), or of one file.
+
+    What word2vec and fasttext are trained on for `sts`; the scores are not used.
+    """
+    path = Path(path)
+    sources = sorted(path.glob("sts-*.csv")) if path.is_dir() else [path]
+    return [
+        sentence
+        for source in sources
+        for pair in load_sts(source)
+        for sentence in (pair.first, pair.second)
+    ]
+
+
 @dataclass(frozen=True)
 class WordInContext:
     """A WiC item: the target word, its word position in each sentence, same sense or not."""
