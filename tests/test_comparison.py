@@ -203,19 +203,17 @@ def test_tune_fusion_sweeps_both_fusions(tmp_path):
     assert payload["linear"]["0.0"] == payload["lexical"]
 
 
-def test_eval_without_methods_runs_every_static_method_it_has_packages_for(tmp_path, monkeypatch):
+def test_eval_without_methods_leaves_out_methods_without_their_package(model, monkeypatch):
     import sys
 
-    for module in ("model2vec", "gensim"):  # as if neither were installed: no minutes of work
+    from search.lab.evaluation import default_methods
+
+    for module in ("model2vec", "gensim"):  # as if neither were installed
         monkeypatch.setitem(sys.modules, module, None)
-    result = CliRunner().invoke(
-        cli, ["eval", str(SAMPLE_CORPUS), "--work-dir", str(tmp_path), "--json"]
-    )
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.stdout)
-    assert payload["left_out"] == ["word2vec", "fasttext", "model2vec"]
-    assert {"glove", "static", "contextual", "hybrid-linear"} <= set(payload["methods"])
-    assert "left out word2vec, fasttext, model2vec: pip install" in result.stderr
+    chosen, left_out = default_methods(model)
+    assert left_out == ["word2vec", "fasttext", "model2vec"]
+    assert {"glove", "static", "contextual", "layer-6", "hybrid-linear"} <= set(chosen)
+    assert not set(left_out) & set(chosen) and "hybrid" not in chosen
 
 
 def test_eval_mode_option_selects_a_search_mode(tmp_path):
