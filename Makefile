@@ -23,8 +23,10 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
+# The test and eval targets also install the classic static methods (GloVe, Word2Vec,
+# FastText, Model2Vec): pip install '.[classic]' (torch stays the pinned CPU build).
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,classic]'
 	touch $@
 
 demo: install

@@ -55,10 +55,6 @@ class StoreUnavailable(CtxsearchError):
     """The database holding the index cannot be reached or is not ready (no pgvector)."""
 
 
-class BackendNotInstalled(CtxsearchError):
-    """An optional backend's packages are missing; the message says what to install."""
-
-
 class StoreWriteFailed(CtxsearchError):
     """The index could not be written (disk full, read-only); it is left as it was."""
 
@@ -69,3 +65,7 @@ class IndexClosed(CtxsearchError):
 
 class InvalidSettings(CtxsearchError):
     """An indexing setting that cannot work (an unknown pooling, a negative overlap ...)."""
+
+
+class MissingDependency(CtxsearchError):
+    """A method needs an optional package that is not installed (named with its extra)."""

@@ -23,6 +23,49 @@ def test_stsb_reproduces_the_published_contextual_figure(model):
     from search.lab.datasets import load_sts
     from search.lab.similarity import sts_correlation
 
-    result = sts_correlation(model, load_sts(SHARED_EVAL / "stsb" / "sts-test.csv"))
+    pairs = load_sts(SHARED_EVAL / "stsb" / "sts-test.csv")
+    result = sts_correlation(model, pairs, methods=["static", "contextual"])
     assert result["contextual"] == pytest.approx(0.820, abs=0.005)
     assert result["static"] < result["contextual"]
+
+
+CLASSIC = ["glove", "word2vec", "fasttext", "static", "model2vec"]
+
+
+@pytest.mark.skipif(not (SHARED_EVAL / "scifact").exists(), reason="no SciFact data")
+def test_scifact_classic_static_methods_reproduce_the_readme():
+    from search.lab.evaluation import evaluate_retrieval
+
+    result = evaluate_retrieval(
+        SHARED_EVAL / "scifact", split="test", methods=[*CLASSIC, "contextual"]
+    )
+    methods = {name: values["ndcg@10"] for name, values in result["methods"].items()}
+    # GloVe with punctuation dropped (0.111 if punctuation tokens are averaged in too).
+    assert methods["glove"] == pytest.approx(0.132, abs=0.005)
+    # One worker and a fixed seed: the trained vectors are the same on every run.
+    assert methods["word2vec"] == pytest.approx(0.262, abs=0.005)
+    assert methods["fasttext"] == pytest.approx(0.302, abs=0.005)
+    assert methods["static"] == pytest.approx(0.409, abs=0.005)
+    assert 0.385 <= methods["model2vec"] <= 0.405
+    assert max(methods[name] for name in CLASSIC) < methods["contextual"] - 0.2
+    coverage = {name: result["methods"][name]["query_word_coverage"] for name in CLASSIC[:3]}
+    assert coverage["fasttext"] == 1.0 > coverage["word2vec"]
+
+
+@pytest.mark.skipif(not (SHARED_EVAL / "stsb").exists(), reason="no STS-B data")
+def test_stsb_classic_static_methods_reproduce_the_readme(model):
+    from search.lab.datasets import load_sts, sts_sentences
+    from search.lab.similarity import sts_correlation
+
+    folder = SHARED_EVAL / "stsb"
+    result = sts_correlation(
+        model,
+        load_sts(folder / "sts-test.csv"),
+        [*CLASSIC, "contextual"],
+        corpus=sts_sentences(folder),  # what `ctxsearch sts` trains on
+    )
+    assert result["glove"] == pytest.approx(0.413, abs=0.005)
+    assert result["word2vec"] == pytest.approx(0.288, abs=0.005)
+    assert result["fasttext"] == pytest.approx(0.370, abs=0.005)
+    assert result["model2vec"] == pytest.approx(0.661, abs=0.01)
+    assert max(result[name] for name in CLASSIC) < result["contextual"]

@@ -53,9 +53,20 @@ def test_compare_human_output_has_both_columns(sample_index):
     assert "static" in result.stdout.splitlines()[1] and "contextual" in result.stdout
 
 
+# Every method but model2vec: distilling the real model takes minutes (tests/test_classic.py
+# distils a tiny BERT; the slow tests distil the real one).
+ALL_BUT_MODEL2VEC = (
+    "glove,word2vec,fasttext,static,contextual,cls,max,mean-last2,mean-last4,layers,"
+    "lexical,hybrid-rrf,hybrid-linear"
+)
+
+
 def test_eval_on_the_sample_corpus_every_method_then_from_cache(tmp_path):
     work = tmp_path / "work"
-    first = run_json("eval", SAMPLE_CORPUS, "--work-dir", work, "--out", tmp_path / "report")
+    report = tmp_path / "report"
+    first = run_json(
+        "eval", SAMPLE_CORPUS, "--work-dir", work, "--methods", ALL_BUT_MODEL2VEC, "--out", report
+    )
     methods = first["methods"]
     assert {"static", "contextual", "cls", "max", "mean-last4", "layer-0", "layer-6"} <= set(
         methods
@@ -67,16 +78,30 @@ def test_eval_on_the_sample_corpus_every_method_then_from_cache(tmp_path):
     assert methods["layer-6"]["ndcg@10"] == methods["contextual"]["ndcg@10"]
     assert {"lexical", "hybrid-rrf", "hybrid-linear"} <= set(methods)
     assert methods["lexical"]["kind"] == "lexical" and methods["lexical"]["index_bytes"] > 0
-    assert (tmp_path / "report" / "report.md").exists()
-    assert (tmp_path / "report" / "layers.png").exists()
-    cached = sorted(p.name for p in next(work.iterdir()).glob("*.faiss"))
-    assert "contextual.faiss" in cached and "static.faiss" in cached
+    for name in ("glove", "word2vec", "fasttext", "static"):
+        assert methods[name]["kind"] == "static" and methods[name]["docs_per_second"] > 0
+        assert methods[name]["ndcg@10"] < methods["contextual"]["ndcg@10"]
+    assert methods["glove"]["setup_seconds"] is None and methods["glove"]["dim"] == 50
+    assert methods["word2vec"]["setup_seconds"] > 0 and methods["fasttext"]["setup_seconds"] > 0
+    # FastText has a vector for every query word; Word2Vec only for the corpus's words.
+    assert methods["fasttext"]["query_word_coverage"] == 1.0
+    assert methods["word2vec"]["query_word_coverage"] < 1.0
+    assert (report / "report.md").exists() and (report / "layers.png").exists()
+    assert "](static-vs-contextual.png)" in (report / "report.md").read_text()
+    assert (report / "static-vs-contextual.png").stat().st_size > 10_000
+    (corpus_cache,) = work.glob("sample_corpus-*")
+    cached = sorted(p.name for p in corpus_cache.glob("*.faiss"))
+    assert {"contextual.faiss", "static.faiss", "glove.faiss", "fasttext.faiss"} <= set(cached)
+    assert len(list((work / "static-models").glob("word2vec-*"))) == 1
 
-    stamps = {p: p.stat().st_mtime_ns for p in next(work.iterdir()).glob("*.faiss")}
-    second = run_json("eval", SAMPLE_CORPUS, "--work-dir", work, "--methods", "static,contextual")
-    assert set(second["methods"]) == {"static", "contextual"}
-    assert second["methods"]["contextual"]["ndcg@10"] == methods["contextual"]["ndcg@10"]
-    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps, "the cache was re-encoded"
+    stamps = {p: p.stat().st_mtime_ns for p in work.rglob("*") if p.is_file()}
+    second = run_json(
+        "eval", SAMPLE_CORPUS, "--work-dir", work, "--methods", "static,contextual,word2vec"
+    )
+    assert set(second["methods"]) == {"static", "contextual", "word2vec"}
+    for name in ("contextual", "word2vec"):
+        assert second["methods"][name]["ndcg@10"] == methods[name]["ndcg@10"]
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps, "re-encoded or re-trained"
 
 
 def test_eval_refuses_unknown_methods_and_missing_files(tmp_path):
@@ -88,17 +113,43 @@ def test_eval_refuses_unknown_methods_and_missing_files(tmp_path):
     assert result.exit_code == 2 and "queries.jsonl is missing" in result.stderr
 
 
-def test_polysemy_static_is_constant_and_contextual_separates_senses():
+def test_polysemy_static_is_constant_and_contextual_separates_senses(tmp_path):
     payload = run_json(
         "polysemy",
         "bank",
         "We sat on the bank of the river.",
         "The river bank was muddy after the flood.",
         "I deposited the cheque at the bank.",
+        "--methods",
+        "glove,word2vec,fasttext,static,contextual",
+        "--work-dir",
+        tmp_path,
     )
-    assert all(value == pytest.approx(1.0) for row in payload["static"] for value in row)
+    assert payload["methods"] == ["glove", "word2vec", "fasttext", "static", "contextual"]
+    for name in ("glove", "word2vec", "fasttext", "static"):
+        assert all(value == pytest.approx(1.0) for row in payload[name] for value in row), name
     contextual = payload["contextual"]
     assert contextual[0][1] > contextual[0][2]  # river-river closer than river-money
+    assert payload["vocabulary"]["word2vec"]["bank"]["in_vocabulary"] is True
+    assert payload["training_sentences"] == 3 + 424
+
+
+def test_polysemy_marks_a_form_a_method_has_no_vector_for(tmp_path):
+    payload = run_json(
+        "polysemy",
+        "riverbank",
+        "The riverbanks flooded.",
+        "A riverbank path.",
+        "--methods",
+        "word2vec,fasttext",
+        "--work-dir",
+        tmp_path,
+    )
+    # Each form occurs once, below word2vec's min_count of 2: no vector, shown as None.
+    assert payload["word2vec"] == [[None, None], [None, None]]
+    assert payload["vocabulary"]["fasttext"]["riverbanks"]["built_from_ngrams"] == 34
+    # FastText builds both forms from n-grams, so every cell has a value.
+    assert all(value is not None for row in payload["fasttext"] for value in row)
 
 
 def test_polysemy_refuses_a_sentence_without_the_word():
@@ -110,9 +161,14 @@ def test_polysemy_refuses_a_sentence_without_the_word():
 def test_sts_on_a_slice_contextual_beats_static(tmp_path):
     lines = (SHARED_EVAL / "stsb" / "sts-test.csv").read_text().splitlines()[:200]
     (tmp_path / "sts-test.csv").write_text("\n".join(lines))
-    payload = run_json("sts", tmp_path)
-    assert payload["pairs"] == 200
+    payload = run_json(
+        "sts", tmp_path, "--methods", "glove,word2vec,fasttext,static,contextual", "--work-dir",
+        tmp_path / "work",
+    )  # fmt: skip
+    assert payload["pairs"] == 200 and payload["corpus_sentences"] == 400
     assert payload["contextual"] > payload["static"] > 0
+    assert payload["contextual"] > payload["glove"] > 0
+    assert {"word2vec", "fasttext"} <= set(payload)
 
 
 @pytest.mark.skipif(not (SHARED_EVAL / "wic").exists(), reason="no WiC data")
@@ -123,11 +179,17 @@ def test_wic_on_a_slice(tmp_path):
         for suffix in ("data", "gold"):
             lines = (source / f"{split}.{suffix}.txt").read_text().splitlines()[:count]
             (tmp_path / split / f"{split}.{suffix}.txt").write_text("\n".join(lines) + "\n")
-    payload = run_json("wic", tmp_path)
+    payload = run_json(
+        "wic", tmp_path, "--methods", "static,glove,fasttext,contextual", "--work-dir",
+        tmp_path / "work",
+    )  # fmt: skip
     methods = payload["methods"]
     assert payload["items"] == 120
-    assert methods["static"]["auc"] == pytest.approx(0.5)
-    assert methods["static"]["mean_cosine"] == pytest.approx(1.0)
+    for name in ("static", "fasttext"):  # one vector per word: the same in both sentences
+        assert methods[name]["auc"] == pytest.approx(0.5)
+        assert methods[name]["mean_cosine"] == pytest.approx(1.0)
+    # GloVe lacks a few rare target words (cosine 0 there), so its AUC is near 0.5, not at it.
+    assert methods["glove"]["auc"] == pytest.approx(0.5, abs=0.05)
     assert methods["contextual"]["auc"] > 0.55
     assert {"layer-0", "layer-6"} <= set(methods)
 
@@ -139,6 +201,19 @@ def test_tune_fusion_sweeps_both_fusions(tmp_path):
     assert 0.0 <= payload["best_dense_weight"] <= 1.0
     assert payload["linear"]["1.0"] == payload["contextual"]
     assert payload["linear"]["0.0"] == payload["lexical"]
+
+
+def test_eval_without_methods_leaves_out_methods_without_their_package(model, monkeypatch):
+    import sys
+
+    from search.lab.evaluation import default_methods
+
+    for module in ("model2vec", "gensim"):  # as if neither were installed
+        monkeypatch.setitem(sys.modules, module, None)
+    chosen, left_out = default_methods(model)
+    assert left_out == ["word2vec", "fasttext", "model2vec"]
+    assert {"glove", "static", "contextual", "layer-6", "hybrid-linear"} <= set(chosen)
+    assert not set(left_out) & set(chosen) and "hybrid" not in chosen
 
 
 def test_eval_mode_option_selects_a_search_mode(tmp_path):

@@ -196,3 +196,58 @@ def test_import_does_not_load_matplotlib():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+def _with_classic_methods() -> dict:
+    """fake_result plus the classic static rows, as `eval` gives them (made-up numbers)."""
+    result = fake_result()
+    result["methods"] |= {
+        "glove": _row(0.115, "static", docs_per_second=2400.0, setup_seconds=None),
+        "word2vec": _row(0.301, "static", docs_per_second=3100.0, setup_seconds=63.0),
+        "fasttext": _row(0.288, "static", docs_per_second=900.0, setup_seconds=95.0),
+        "model2vec": _row(0.398, "static", docs_per_second=5200.0, setup_seconds=120.0),
+        "hybrid-linear": _row(0.731, "hybrid", docs_per_second=250.0),
+    }
+    return result
+
+
+def test_static_vs_contextual_figure_groups_every_method(tmp_path):
+    from search.lab.report import split_methods, static_vs_contextual_groups
+
+    result = _with_classic_methods()
+    markdown = write_report(result, tmp_path).read_text()
+
+    _assert_png(tmp_path / "static-vs-contextual.png")
+    assert "](static-vs-contextual.png)" in markdown
+    assert 'src="static-vs-contextual.png"' in (tmp_path / "report.html").read_text()
+    groups = dict(static_vs_contextual_groups(*split_methods(result["methods"])))
+    assert [m.name for m in groups["static"]] == [
+        "glove",
+        "word2vec",
+        "fasttext",
+        "static",
+        "model2vec",
+    ]
+    contextual = [m.name for m in groups["contextual"]]
+    assert contextual[0] == "contextual" and contextual[-1] == "hybrid-linear"
+    assert [name for name in contextual if name.startswith("layer-")] == [
+        f"layer-{i}" for i in range(7)
+    ]
+    assert [m.name for m in groups["lexical"]] == ["bm25"]
+    # The text names the classic rows and weighs the best static method against contextual.
+    assert "(`glove`, `word2vec`, `fasttext`, `model2vec`) are static too" in markdown
+    assert (
+        "The best static method, static, reaches 0.432 nDCG@10 against 0.646 for contextual, "
+        "and encodes 29 times as many documents per second." in markdown
+    )
+
+
+def test_no_static_vs_contextual_figure_without_both_sides(tmp_path):
+    result = _with_classic_methods()
+    result["methods"] = {k: v for k, v in result["methods"].items() if v["kind"] == "static"}
+    (tmp_path / "static-vs-contextual.png").write_bytes(PNG_MAGIC)  # from an earlier run
+
+    markdown = write_report(result, tmp_path).read_text()
+
+    assert not (tmp_path / "static-vs-contextual.png").exists()
+    assert "static-vs-contextual.png" not in markdown

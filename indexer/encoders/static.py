@@ -25,6 +25,7 @@ class StaticEncoder(Encoder):
         table = loaded.model.get_input_embeddings().weight.detach()
         self.bag = torch.nn.EmbeddingBag.from_pretrained(table, mode="mean", freeze=True)
         self.dim = int(table.shape[1])
+        self.settings = {"table": "input token embeddings", "model": loaded.name, "pooling": "mean"}
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """The vocabulary ids of each text's tokens, no special tokens, no truncation."""
@@ -38,3 +39,7 @@ class StaticEncoder(Encoder):
         with torch.inference_mode():
             # EmbeddingBag gives an empty bag (a text without tokens) a zero vector.
             return self.bag(flat, offsets).float().numpy()
+
+    def word_vector(self, word: str) -> np.ndarray:
+        """The unit vector of a word on its own (mean of its tokens' rows), in any sentence."""
+        return self.encode([word])[0]

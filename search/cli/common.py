@@ -11,13 +11,13 @@ from typing import Any, TypeVar
 import click
 
 from indexer.errors import (
-    BackendNotInstalled,
     CtxsearchError,
     IndexLocked,
     IndexNotFound,
     InvalidQuery,
     InvalidSettings,
     InvalidTarget,
+    MissingDependency,
     ModelMismatch,
     SourceNotFound,
 )
@@ -33,7 +33,6 @@ _USAGE_ERRORS = (
     SourceNotFound,
     IndexNotFound,
     ModelMismatch,
-    BackendNotInstalled,
 )
 EXIT_BUSY = 3
 # `index` finished, but some files could not be read (each is named on stderr).
@@ -44,6 +43,12 @@ class BusyError(click.ClickException):
     """The index is being written by another process: exit 3, try again later."""
 
     exit_code = EXIT_BUSY
+
+
+class MissingExtraError(click.ClickException):
+    """A method's optional package is missing: one line naming the extra, exit 2."""
+
+    exit_code = 2
 
 
 def translate_errors(command: F) -> F:
@@ -57,6 +62,8 @@ def translate_errors(command: F) -> F:
             raise click.UsageError(str(error)) from error
         except IndexLocked as error:
             raise BusyError(str(error)) from error
+        except MissingDependency as error:
+            raise MissingExtraError(str(error)) from error
         except CtxsearchError as error:
             raise click.ClickException(str(error)) from error
         except OSError as error:

@@ -1,4 +1,4 @@
-"""Commands that measure what context buys: eval, sts, wic and polysemy."""
+"""Commands that measure what context buys: eval, sts, wic, polysemy and neighbours."""
 
 from __future__ import annotations
 
@@ -13,6 +13,34 @@ from search.modes import MODES
 model_option = click.option(
     "--model", default=None, help="Model folder or hub name (default all-MiniLM-L6-v2)."
 )
+work_dir_option = click.option(
+    "--work-dir",
+    type=click.Path(path_type=Path),
+    help="Cache of encoded corpora, trained word vectors and distilled models "
+    "[$CTXSEARCH_EVAL_CACHE or ~/.cache/ctxsearch/eval].",
+)
+STATIC_HELP = (
+    "glove, word2vec, fasttext (trained on the corpus), static (the model's token table), "
+    "model2vec (distilled from the model)"
+)
+
+
+def similarity_methods_option(default_text: str) -> Any:
+    return click.option(
+        "--methods",
+        default=None,
+        help=f"Comma-separated methods (default: {default_text}): {STATIC_HELP}, contextual.",
+    )
+
+
+def _names(methods: str | None) -> list[str] | None:
+    names = [part.strip() for part in (methods or "").split(",") if part.strip()]
+    return names or None
+
+
+def _echo_note(result: dict[str, Any]) -> None:
+    if result.get("note"):
+        click.echo(f"note: {result['note']}", err=True)
 
 
 @click.command()
@@ -21,8 +49,9 @@ model_option = click.option(
 @click.option(
     "--methods",
     default=None,
-    help="Comma-separated methods (default: all). static, contextual, cls, max, mean-last2, "
-    "mean-last4, layer-0 ... layer-L (`layers`: every layer), lexical, hybrid, hybrid-linear.",
+    help="Comma-separated methods (default: all). glove, word2vec, fasttext, static, "
+    "model2vec, contextual, cls, max, mean-last2, mean-last4, layer-0 ... layer-L "
+    "(`layers`: every layer), lexical, hybrid, hybrid-rrf, hybrid-linear.",
 )
 @click.option(
     "--mode",
@@ -31,11 +60,7 @@ model_option = click.option(
     help="Evaluate this search mode (added to --methods).",
 )
 @click.option("--out", type=click.Path(path_type=Path), help="Write report.md/.html, plots, JSON.")
-@click.option(
-    "--work-dir",
-    type=click.Path(path_type=Path),
-    help="Cache of encoded corpora [$CTXSEARCH_EVAL_CACHE or ~/.cache/ctxsearch/eval].",
-)
+@work_dir_option
 @model_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
@@ -58,12 +83,16 @@ def eval_command(
     of documents with queries.jsonl and qrels.tsv (like sample_corpus/). The corpus is
     encoded once for all methods and cached: a second run re-encodes nothing.
     Metrics follow trec_eval: nDCG@10, MRR@10, Recall@100, MAP@100.
+    Static methods: glove, word2vec and fasttext (trained on the corpus), static (the
+    model's token table) and model2vec (distilled from the model); all but static need
+    `pip install 'ctxsearch[classic]'`.
 
     \b
     Examples:
       ctxsearch eval sample_corpus
       ctxsearch eval ../shared/eval/scifact --split test --out reports/scifact
       ctxsearch eval ../shared/eval/scifact --methods static,contextual --json
+      ctxsearch eval ../shared/eval/scifact --methods glove,word2vec,fasttext,model2vec
       ctxsearch eval ../shared/eval/scifact --mode hybrid --methods lexical,contextual
     """
     from search.cli.progress import ProgressBars
@@ -81,6 +110,7 @@ def eval_command(
         )
     finally:
         bars.close()
+    _echo_note(result)
     if out is not None:
         from search.lab.report import write_report
 
@@ -110,17 +140,23 @@ def _methods_table(result: dict[str, Any]) -> str:
     lines = [
         f"{result['dataset']} ({result.get('split')}): {result['documents']} documents, "
         f"{result['queries']} queries, {result['wall_seconds']:.0f}s",
-        f"{'method':<12} {'nDCG@10':>8} {'MRR@10':>8} {'R@100':>8} {'MAP@100':>8} "
-        f"{'docs/s':>8} {'query ms':>9}",
+        f"{'method':<13} {'nDCG@10':>8} {'MRR@10':>8} {'R@100':>8} {'MAP@100':>8} "
+        f"{'docs/s':>8} {'query ms':>9} {'setup s':>8}",
     ]
     for name, values in result["methods"].items():
         rate = values.get("docs_per_second")
         latency = values.get("query_ms")
+        setup = values.get("setup_seconds")
         lines.append(
-            f"{name:<12} {values['ndcg@10']:>8.4f} {values['mrr@10']:>8.4f} "
+            f"{name:<13} {values['ndcg@10']:>8.4f} {values['mrr@10']:>8.4f} "
             f"{values['recall@100']:>8.4f} {values['map@100']:>8.4f} "
-            f"{(f'{rate:.0f}' if rate else '-'):>8} {(f'{latency:.1f}' if latency else '-'):>9}"
+            f"{(f'{rate:.0f}' if rate else '-'):>8} {(f'{latency:.1f}' if latency else '-'):>9} "
+            f"{(f'{setup:.1f}' if setup is not None else '-'):>8}"
         )
+    lines.append(
+        "setup s: training on this corpus (word2vec, fasttext) or distilling (model2vec), "
+        "once, cached; not in docs/s"
+    )
     return "\n".join(lines)
 
 
@@ -163,55 +199,93 @@ def tune_fusion(
 @click.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--split", default="test", show_default=True, help="train, dev or test.")
+@similarity_methods_option("every installed one")
+@work_dir_option
 @model_option
 @json_option
 @translate_errors
-def sts(path: Path, split: str, model: str | None, as_json: bool) -> None:
-    """Spearman correlation of cosine similarity with STS-B gold scores, static vs contextual.
+def sts(
+    path: Path,
+    split: str,
+    methods: str | None,
+    work_dir: Path | None,
+    model: str | None,
+    as_json: bool,
+) -> None:
+    """Spearman correlation of cosine similarity with STS-B gold scores, per method.
 
     \b
-    PATH is an STS-B folder (sts-SPLIT.csv inside) or one such file.
+    PATH is an STS-B folder (sts-SPLIT.csv inside) or one such file. Word2Vec and
+    FastText are trained on the sentences of every sts-*.csv file in the folder (or
+    of the one file given); the scores are never used for training.
 
     \b
     Examples:
       ctxsearch sts ../shared/eval/stsb
       ctxsearch sts ../shared/eval/stsb --split dev --json
+      ctxsearch sts ../shared/eval/stsb --methods glove,fasttext,contextual
     """
     from indexer.encoders.loading import load_model
-    from search.lab.datasets import load_sts
+    from search.lab.datasets import load_sts, sts_sentences
     from search.lab.similarity import sts_correlation
 
     file = path / f"sts-{split}.csv" if path.is_dir() else path
     if not file.exists():
         raise click.UsageError(f"{file}: no such STS-B file")
-    result = {"file": str(file), **sts_correlation(load_model(model), load_sts(file))}
+    corpus = sts_sentences(path)
+    result = {
+        "file": str(file),
+        **sts_correlation(
+            load_model(model), load_sts(file), _names(methods), work_dir, corpus=corpus
+        ),
+    }
+    _echo_note(result)
     if as_json:
         echo_json(result)
-    else:
-        click.echo(f"STS-B {file.name}: {result['pairs']} pairs, Spearman x100")
-        click.echo(f"  static      {result['static'] * 100:6.2f}")
-        click.echo(f"  contextual  {result['contextual'] * 100:6.2f}")
+        return
+    click.echo(f"STS-B {file.name}: {result['pairs']} pairs, Spearman x100")
+    for name in _similarity_names(result):
+        click.echo(f"  {name:<11} {result[name] * 100:6.2f}")
+
+
+def _similarity_names(result: dict[str, Any]) -> list[str]:
+    from search.lab.similarity import SIMILARITY_METHODS
+
+    return [name for name in SIMILARITY_METHODS if name in result]
 
 
 @click.command()
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--split", default="dev", show_default=True, help="The split to report on.")
 @click.option("--train-split", default="train", show_default=True, help="Fits the threshold.")
+@similarity_methods_option("every installed one")
+@work_dir_option
 @model_option
 @json_option
 @translate_errors
-def wic(folder: Path, split: str, train_split: str, model: str | None, as_json: bool) -> None:
+def wic(
+    folder: Path,
+    split: str,
+    train_split: str,
+    methods: str | None,
+    work_dir: Path | None,
+    model: str | None,
+    as_json: bool,
+) -> None:
     """Word-in-Context: does the target word's vector tell its senses apart?
 
     \b
-    For each pair, the cosine of the word's vectors in its two sentences: static (the
-    embedding table: always 1.0) and contextual (the last layer, and every layer).
-    Reports AUC, and accuracy with the threshold chosen on the train split.
+    For each pair, the cosine of the word's vectors in its two sentences: each static
+    method's one vector per word (so always 1.0, or 0.0 with no vector for the word)
+    and contextual (the last layer, and every layer). Reports AUC, and accuracy with
+    the threshold chosen on the train split. Word2Vec and FastText are trained on the
+    sentences of both splits (labels unused).
 
     \b
     Examples:
       ctxsearch wic ../shared/eval/wic
       ctxsearch wic ../shared/eval/wic --split dev --json
+      ctxsearch wic ../shared/eval/wic --methods static,glove,contextual
     """
     from indexer.encoders.loading import load_model
     from search.lab.datasets import load_wic
@@ -221,9 +295,14 @@ def wic(folder: Path, split: str, train_split: str, model: str | None, as_json: 
         if not (folder / name / f"{name}.data.txt").exists():
             raise click.UsageError(f"{folder / name}: no WiC {name} split here")
     result = wic_evaluation(
-        load_model(model), load_wic(folder, train_split), load_wic(folder, split)
+        load_model(model),
+        load_wic(folder, train_split),
+        load_wic(folder, split),
+        methods=_names(methods),
+        work_dir=work_dir,
     )
     result = {"split": split, **result}
+    _echo_note(result)
     if as_json:
         echo_json(result)
         return
@@ -239,43 +318,86 @@ def wic(folder: Path, split: str, train_split: str, model: str | None, as_json: 
 @click.command()
 @click.argument("word")
 @click.argument("sentences", nargs=-1, required=True)
+@similarity_methods_option("every installed one")
+@click.option(
+    "--corpus",
+    type=click.Path(exists=True, path_type=Path),
+    help="More text to train word2vec and fasttext on, with the sentences: a BEIR folder, "
+    "a folder of documents or a file of one text per line (default: the 424 sentences "
+    "that ship with ctxsearch).",
+)
+@work_dir_option
 @model_option
 @json_option
 @translate_errors
-def polysemy(word: str, sentences: tuple[str, ...], model: str | None, as_json: bool) -> None:
-    """Cosine matrix of WORD's vectors across SENTENCES, static next to contextual.
+def polysemy(
+    word: str,
+    sentences: tuple[str, ...],
+    methods: str | None,
+    corpus: Path | None,
+    work_dir: Path | None,
+    model: str | None,
+    as_json: bool,
+) -> None:
+    """Cosine matrix of WORD's vectors across SENTENCES, each static method and contextual.
 
     \b
-    The static vector of a word is one row of the embedding table, whatever the
-    sentence; the contextual one comes from the transformer's last layer.
+    A static method has one vector per word, whatever the sentence (the token table,
+    GloVe, Word2Vec, FastText, Model2Vec), so its matrix is all 1.0 when the word's
+    form is the same; the contextual one comes from the transformer's last layer.
+    A dash means the method has no vector for that form of the word.
 
     \b
     Examples:
       ctxsearch polysemy bank "We sat on the bank of the river." \\
           "I deposited the cheque at the bank." "The bank approved the loan."
+      ctxsearch polysemy cell "The cell divides." "He sat in his cell." \\
+          --methods glove,fasttext,contextual --corpus ../shared/eval/scifact
     """
     from indexer.encoders.loading import load_model
+    from search.lab.datasets import load_texts
     from search.lab.similarity import polysemy_matrices
 
     if len(sentences) < 2:
         raise click.UsageError("give at least two sentences")
-    result = polysemy_matrices(load_model(model), word, list(sentences))
+    result = polysemy_matrices(
+        load_model(model),
+        word,
+        list(sentences),
+        methods=_names(methods),
+        work_dir=work_dir,
+        corpus=load_texts(corpus) if corpus is not None else None,
+    )
+    _echo_note(result)
     if as_json:
         echo_json(result)
         return
     for number, sentence in enumerate(sentences, start=1):
         click.echo(f"  S{number}: {sentence}")
-    click.echo(_matrix_pair(result["static"], result["contextual"]))
+    names = result["methods"]
+    for first in range(0, len(names), 3):
+        click.echo(_matrices([(name, result[name]) for name in names[first : first + 3]]))
+    for name, forms in result["vocabulary"].items():
+        click.echo(f"{name}: " + "; ".join(_vocabulary_line(f, r) for f, r in forms.items()))
+    if {"word2vec", "fasttext"} & set(names):
+        click.echo(
+            f"word2vec and fasttext were trained on {result['training_sentences']} texts: "
+            f"the {len(sentences)} sentences and "
+            + (f"{corpus}" if corpus is not None else "the 424 bundled ones (--corpus for more)")
+        )
 
 
-def _matrix_pair(static: list[list[float]], contextual: list[list[float]]) -> str:
-    size = len(static)
+def _matrices(matrices: list[tuple[str, list[list[float | None]]]]) -> str:
+    size = len(matrices[0][1])
     header = "     " + "".join(f"{f'S{i + 1}':>7}" for i in range(size))
-    lines = [f"{'static':<{len(header)}}   contextual", f"{header}   {header}"]
+    lines = ["", "   ".join(f"{name:<{len(header)}}" for name, _ in matrices).rstrip()]
+    lines.append("   ".join(header for _ in matrices))
     for row in range(size):
-        left = f"S{row + 1:<3} " + "".join(f"{value:7.3f}" for value in static[row])
-        right = f"S{row + 1:<3} " + "".join(f"{value:7.3f}" for value in contextual[row])
-        lines.append(f"{left}   {right}")
+        cells = [
+            f"S{row + 1:<3} " + "".join(_cell(value) for value in matrix[row])
+            for _, matrix in matrices
+        ]
+        lines.append("   ".join(cells))
     return "\n".join(lines)
 
 
@@ -354,3 +476,71 @@ def eval_index(
             f"{mode:<12}{row['ndcg@10']:>9.4f}{row['mrr@10']:>9.4f}{row['recall@100']:>9.4f}"
             f"{row['p50_ms']:>9.1f}{row['p95_ms']:>9.1f}"
         )
+
+
+def _cell(value: float | None) -> str:
+    return f"{'-':>7}" if value is None else f"{value:7.3f}"
+
+
+def _vocabulary_line(form: str, report: dict[str, Any]) -> str:
+    if report.get("in_vocabulary"):
+        return f"'{form}' in its vocabulary"
+    if report.get("built_from_ngrams"):
+        return f"'{form}' unseen, built from {report['built_from_ngrams']} character n-grams"
+    return f"'{form}' not in its vocabulary: no vector"
+
+
+@click.command()
+@click.argument("words", nargs=-1, required=True)
+@click.option(
+    "--corpus",
+    type=click.Path(exists=True, path_type=Path),
+    help="What word2vec and fasttext are trained on: a BEIR folder, a folder of documents "
+    "or a file of one text per line (default: the 424 sentences that ship with ctxsearch).",
+)
+@click.option(
+    "--methods", default=None, help="Comma-separated: glove, word2vec, fasttext (default: all)."
+)
+@click.option("-k", "count", default=5, show_default=True, help="How many neighbours.")
+@work_dir_option
+@json_option
+@translate_errors
+def neighbours(
+    words: tuple[str, ...],
+    corpus: Path | None,
+    methods: str | None,
+    count: int,
+    work_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Does each word-vector method know WORDS, and which known words are nearest?
+
+    \b
+    GloVe knows its 400,000 words; Word2Vec only the words of the corpus it was trained
+    on; FastText builds a vector for any word from its character n-grams, so a word it
+    never saw still lands near its relatives.
+
+    \b
+    Examples:
+      ctxsearch neighbours immunotherapies --corpus ../shared/eval/scifact
+      ctxsearch neighbours riverbanks bank --methods word2vec,fasttext --json
+    """
+    from search.lab.datasets import load_texts
+    from search.lab.similarity import bundled_sentences, word_neighbours
+
+    if count < 1:
+        raise click.UsageError("-k must be at least 1")
+    texts = load_texts(corpus) if corpus is not None else bundled_sentences()
+    result = word_neighbours(
+        list(words), texts, methods=_names(methods), work_dir=work_dir, count=count
+    )
+    _echo_note(result)
+    if as_json:
+        echo_json(result)
+        return
+    for word, reports in result["words"].items():
+        click.echo(word)
+        for name, report in reports.items():
+            line = _vocabulary_line(word.lower(), report)
+            near = ", ".join(f"{other} {score:.3f}" for other, score in report["neighbours"])
+            click.echo(f"  {name:<9} {line}" + (f"; nearest: {near}" if near else ""))

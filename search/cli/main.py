@@ -22,7 +22,7 @@ from search.cli.common import (
     json_option,
     translate_errors,
 )
-from search.cli.lab import eval_command, eval_index, polysemy, sts, tune_fusion, wic
+from search.cli.lab import eval_command, eval_index, neighbours, polysemy, sts, tune_fusion, wic
 from search.cli.serve import loadtest, serve
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.paths import display_path
@@ -328,6 +328,7 @@ for command, name in (
     (sts, "sts"),
     (wic, "wic"),
     (polysemy, "polysemy"),
+    (neighbours, "neighbours"),
     (tune_fusion, "tune-fusion"),
     (serve, "serve"),
     (loadtest, "loadtest"),

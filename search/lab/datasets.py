@@ -60,6 +60,22 @@ def load_retrieval_dataset(path: Path, split: str = "test") -> RetrievalDataset:
     return RetrievalDataset(name=path.resolve().name, corpus=corpus, queries=queries, qrels=qrels)
 
 
+def load_texts(path: Path) -> list[str]:
+    """Texts to train word vectors on: a BEIR folder's corpus (title and text), a folder
+    of documents, or a text file with one text per line."""
+    path = Path(path)
+    if path.is_file():
+        return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not path.is_dir():
+        raise SourceNotFound(f"{path}: no such corpus file or folder")
+    if (path / "corpus.jsonl").exists():
+        return [
+            f"{record.get('title', '')} {record['text']}".strip()
+            for record in _read_jsonl(path / "corpus.jsonl")
+        ]
+    return list(_read_document_folder(path).values())
+
+
 def _read_jsonl(path: Path) -> list[dict]:
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
@@ -100,6 +116,21 @@ def load_sts(path: Path) -> list[SentencePair]:
         if len(fields) >= 7:
             pairs.append(SentencePair(fields[5], fields[6], float(fields[4])))
     return pairs
+
+
+def sts_sentences(path: Path) -> list[str]:
+    """Every sentence of an STS-B folder's sts-*.csv files (in name order), or of one file.
+
+    What word2vec and fasttext are trained on for `sts`; the scores are not used.
+    """
+    path = Path(path)
+    sources = sorted(path.glob("sts-*.csv")) if path.is_dir() else [path]
+    return [
+        sentence
+        for source in sources
+        for pair in load_sts(source)
+        for sentence in (pair.first, pair.second)
+    ]
 
 
 @dataclass(frozen=True)

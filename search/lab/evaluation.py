@@ -1,10 +1,12 @@
 """Retrieval evaluation on BEIR-layout data: every method, one forward pass, cached.
 
 The corpus is encoded once with all hidden states (every pooling, every layer), once
-with the static table, and each method's vectors go into an exact FAISS index kept in a
-work directory under a key made of the corpus content and the model: a second run
-re-encodes nothing. Documents are encoded as the published MTEB figures do it: title and
-text, cut to the model's window (the number of documents cut is reported).
+with each static method (the token table, GloVe, Word2Vec and FastText trained on the
+corpus, a distilled Model2Vec), and each method's vectors go into an exact FAISS index
+kept in a work directory under a key made of the corpus content and the model: a second
+run re-encodes nothing. Trained word vectors and distilled models are cached there too.
+Documents are encoded as the published MTEB figures do it: title and text, cut to the
+model's window (the number of documents cut is reported).
 """
 
 from __future__ import annotations
@@ -21,9 +23,16 @@ from typing import Any
 import faiss
 import numpy as np
 
+from indexer.encoders.base import Encoder
+from indexer.encoders.classic import (
+    STATIC_METHODS,
+    missing_note,
+    missing_packages,
+    require_packages,
+    static_encoder,
+)
 from indexer.encoders.layers import LayerwiseEncoder
 from indexer.encoders.loading import LoadedModel, load_model
-from indexer.encoders.static import StaticEncoder
 from indexer.errors import InvalidQuery
 from indexer.store.local.fts import TextCollection
 from search.fusion import hybrid_fusion, linear_fusion, reciprocal_rank_fusion
@@ -44,18 +53,28 @@ def default_work_dir() -> Path:
     return Path(cache_home) / "ctxsearch" / "eval"
 
 
+def static_models_dir(work_dir: Path | None = None) -> Path:
+    """Where trained word vectors and distilled models are cached, inside the work dir."""
+    return Path(work_dir or default_work_dir()) / "static-models"
+
+
 # `hybrid` is what `query --mode hybrid` does; the other two name each fusion explicitly.
 FUSED_METHODS = ("hybrid", "hybrid-rrf", "hybrid-linear")
 
 
 def available_methods(loaded: LoadedModel) -> list[str]:
-    """Every method this model offers: static, the poolings, each layer, lexical, hybrids."""
-    return ["static", *LayerwiseEncoder(loaded).methods, "lexical", *FUSED_METHODS]
+    """Every method: the static ones, the poolings, each layer, lexical, the hybrids."""
+    return [*STATIC_METHODS, *LayerwiseEncoder(loaded).methods, "lexical", *FUSED_METHODS]
 
 
-def default_methods(loaded: LoadedModel) -> list[str]:
-    """What `eval` runs when no method is named (`hybrid` is `hybrid-linear` by another name)."""
-    return [m for m in available_methods(loaded) if m != "hybrid"]
+def default_methods(loaded: LoadedModel) -> tuple[list[str], list[str]]:
+    """What `eval` runs when no method is named, and what it leaves out for want of a package.
+
+    `hybrid` is left out as `hybrid-linear` by another name.
+    """
+    offered = [m for m in available_methods(loaded) if m != "hybrid"]
+    unavailable = [m for m in offered if m in STATIC_METHODS and missing_packages(m)]
+    return [m for m in offered if m not in unavailable], unavailable
 
 
 def evaluate_retrieval(
@@ -71,12 +90,17 @@ def evaluate_retrieval(
     dataset = load_retrieval_dataset(dataset_dir, split)
     loaded = load_model(model)
     offered = available_methods(loaded)
-    chosen = _expand_layers(methods, offered) if methods else default_methods(loaded)
+    left_out: list[str] = []
+    if methods:
+        chosen = _expand_layers(methods, offered)
+    else:
+        chosen, left_out = default_methods(loaded)
     unknown = [m for m in chosen if m not in offered]
     if unknown:
         raise InvalidQuery(
             f"unknown method(s) {', '.join(unknown)}: choose from {', '.join(offered)}"
         )
+    require_packages(chosen)
     retrieval = Retrieval(dataset, loaded, work_dir, progress)
     lists = retrieval.ranked_lists(chosen)
     latencies = retrieval.latencies(chosen)
@@ -91,6 +115,7 @@ def evaluate_retrieval(
             "query_ms": latencies[method],
             "index_bytes": retrieval.cache.index_bytes(method),
             **_method_kind(method),
+            **retrieval.static_details(method),
         }
     return {
         "dataset": dataset.name,
@@ -103,6 +128,7 @@ def evaluate_retrieval(
         "cache": str(retrieval.cache.directory),
         "wall_seconds": round(time.perf_counter() - started, 2),
         "methods": results,
+        **({"left_out": left_out, "note": missing_note(left_out)} if left_out else {}),
     }
 
 
@@ -130,7 +156,7 @@ class Retrieval:
         """{method: {query id: [(row, score), ...] best first}}, TOP_K deep."""
         base = _base_methods(methods)
         self.cache.ensure(base, self.progress)
-        vectors = _encode_queries(self.loaded, self.query_texts, base)
+        vectors = _encode_queries(self.loaded, self.cache, self.query_texts, base)
         lists: dict[str, RankedLists] = {}
         for method in base:
             if method == "lexical":
@@ -168,6 +194,24 @@ class Retrieval:
             self.loaded, self.cache, self.query_texts[:LATENCY_QUERIES], methods
         )
 
+    def static_details(self, method: str) -> dict[str, Any]:
+        """What a static method cost to set up, and how many query words it has vectors for.
+
+        `setup_seconds` is the one-off training (word2vec, fasttext: on this corpus) or
+        distillation (model2vec), measured when it ran, not counted in `docs_per_second`.
+        """
+        if method not in STATIC_METHODS:
+            return {}
+        encoder = self.cache.encoder(method)
+        info = getattr(encoder, "info", {})
+        details: dict[str, Any] = {
+            "setup_seconds": info.get("train_seconds", info.get("distil_seconds")),
+            "dim": encoder.dim,
+        }
+        if hasattr(encoder, "coverage"):
+            details["query_word_coverage"] = round(encoder.coverage(self.query_texts), 4)
+        return details
+
 
 def fuse(method: str, dense: list[tuple[int, float]], lexical: list[tuple[int, float]]):
     """Fuse a dense and a lexical list the way `method` does."""
@@ -197,7 +241,9 @@ def _expand_layers(methods: Sequence[str], offered: list[str]) -> list[str]:
 
 
 def _method_kind(method: str) -> dict[str, Any]:
-    if method in ("static", "lexical"):
+    if method in STATIC_METHODS:
+        return {"kind": "static"}
+    if method == "lexical":
         return {"kind": method}
     if method in FUSED_METHODS:
         return {"kind": "hybrid"}
@@ -222,6 +268,21 @@ class _CorpusCache:
             json.loads(meta_file.read_text()) if meta_file.exists() else {"seconds": {}}
         )
         self.meta.setdefault("truncated_documents", self._count_truncated())
+        self.encoders: dict[str, Encoder] = {}
+
+    def encoder(self, method: str, report: Progress | None = None) -> Encoder:
+        """The encoder of a static method; word2vec and fasttext are trained on this corpus."""
+        if method not in self.encoders:
+            self.encoders[method] = static_encoder(
+                method,
+                self.loaded,
+                static_models_dir(self.directory.parent),
+                corpus=[self.dataset.corpus[doc_id] for doc_id in self.doc_ids],
+                progress=(lambda done, total: report(_setup_stage(method), done, total))
+                if report
+                else None,
+            )
+        return self.encoders[method]
 
     def path(self, method: str) -> Path:
         """The cached index of a method that retrieves on its own."""
@@ -243,7 +304,8 @@ class _CorpusCache:
 
     def docs_per_second(self, method: str) -> float | None:
         """Corpus documents indexed per second (dense: one shared pass for all methods)."""
-        groups = {"static": ["static"], "lexical": ["lexical"]}.get(method, ["contextual"])
+        own = {m: [m] for m in (*STATIC_METHODS, "lexical")}
+        groups = own.get(method, ["contextual"])
         if method in FUSED_METHODS:
             groups = ["contextual", "lexical"]
         seconds = [self.meta["seconds"].get(group) for group in groups]
@@ -262,11 +324,12 @@ class _CorpusCache:
             started = time.perf_counter()
             self._write_lexical(texts)
             self.meta["seconds"]["lexical"] = time.perf_counter() - started
-        if "static" in missing:
+        for method in (m for m in STATIC_METHODS if m in missing):
+            encoder = self.encoder(method, report)
             started = time.perf_counter()
-            self._write({"static": StaticEncoder(self.loaded).encode(texts)})
-            self.meta["seconds"]["static"] = time.perf_counter() - started
-        if any(m not in ("static", "lexical") for m in missing):
+            self._write({method: encoder.encode(texts)})
+            self.meta["seconds"][method] = time.perf_counter() - started
+        if any(m not in (*STATIC_METHODS, "lexical") for m in missing):
             done = 0
 
             def advance(count: int) -> None:
@@ -303,13 +366,19 @@ class _CorpusCache:
         return count
 
 
+def _setup_stage(method: str) -> str:
+    if method == "model2vec":
+        return "Distilling model2vec (minutes)"
+    return f"Training {method} (epochs)"
+
+
 def _encode_queries(
-    loaded: LoadedModel, texts: list[str], methods: Sequence[str]
+    loaded: LoadedModel, cache: _CorpusCache, texts: list[str], methods: Sequence[str]
 ) -> dict[str, np.ndarray]:
     vectors: dict[str, np.ndarray] = {}
-    if "static" in methods:
-        vectors["static"] = StaticEncoder(loaded).encode(texts)
-    if any(m not in ("static", "lexical") for m in methods):
+    for method in (m for m in STATIC_METHODS if m in methods):
+        vectors[method] = cache.encoder(method).encode(texts)
+    if any(m not in (*STATIC_METHODS, "lexical") for m in methods):
         vectors.update(LayerwiseEncoder(loaded).encode(texts))
     return vectors
 
@@ -342,7 +411,7 @@ def _single_query_answerer(
         lexical = _single_query_answerer(loaded, cache, "lexical")
         return lambda query: fuse(method, dense(query), lexical(query))
     index = cache.index(method)
-    encode = _single_query_encoder(loaded, method)
+    encode = _single_query_encoder(loaded, cache, method)
 
     def answer(query: str) -> list[tuple[int, float]]:
         scores, rows = index.search(encode(query), min(TOP_K, index.ntotal))
@@ -351,11 +420,13 @@ def _single_query_answerer(
     return answer
 
 
-def _single_query_encoder(loaded: LoadedModel, method: str) -> Callable[[str], np.ndarray]:
+def _single_query_encoder(
+    loaded: LoadedModel, cache: _CorpusCache, method: str
+) -> Callable[[str], np.ndarray]:
     from indexer.encoders.transformer import ContextualEncoder
 
-    if method == "static":
-        static = StaticEncoder(loaded)
+    if method in STATIC_METHODS:
+        static = cache.encoder(method)
         return lambda query: static.encode([query])
     if method.startswith("layer-"):
         layerwise = LayerwiseEncoder(loaded)

@@ -29,6 +29,7 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 METHODS_PNG = "methods.png"
 LAYERS_PNG = "layers.png"
+STATIC_VS_CONTEXTUAL_PNG = "static-vs-contextual.png"
 
 # 10 in at 100 dpi: 1000 px wide, the size the plots are meant to be read at.
 FIGURE_WIDTH_IN = 10.0
@@ -37,6 +38,18 @@ FIGURE_DPI = 100
 STATIC_COLOUR = "#d95f02"
 KIND_COLOURS = {"pooling": "#1f77b4", "lexical": "#2ca02c", "hybrid": "#7b3294"}
 OTHER_COLOUR = "#7f7f7f"
+LAYER_COLOUR = "#6baed6"
+
+# The static methods in the order of the story: classic word vectors, then the model's
+# own token table, then the table distilled from the whole model.
+STATIC_ORDER = ("glove", "word2vec", "fasttext", "static", "model2vec")
+STATIC_LABELS = {
+    "glove": "GloVe 6B 50d",
+    "word2vec": "Word2Vec (trained on corpus)",
+    "fasttext": "FastText (trained on corpus)",
+    "static": "token table (static)",
+    "model2vec": "Model2Vec (distilled)",
+}
 METRIC_COLOURS = {"ndcg@10": "#1f77b4", "recall@100": "#2ca02c", "mrr@10": "#9467bd"}
 
 _LAYER_NAME = re.compile(r"^layer-(\d+)$")
@@ -76,7 +89,16 @@ def write_report(result: dict, out_dir: Path) -> Path:
     if any(m.metric(HEADLINE) is not None for m in layers):
         _plot_layers(result, layers, _find(methods, "static"), out_dir / LAYERS_PNG)
         images.append((LAYERS_PNG, "Retrieval quality of each hidden layer, mean-pooled"))
-    for stale in {METHODS_PNG, LAYERS_PNG} - {name for name, _ in images}:
+    groups = static_vs_contextual_groups(methods, layers)
+    if groups[0][1] and any(rows for _, rows in groups[1:]):
+        _plot_static_vs_contextual(result, groups, out_dir / STATIC_VS_CONTEXTUAL_PNG)
+        images.append(
+            (
+                STATIC_VS_CONTEXTUAL_PNG,
+                "Static vs contextual: nDCG@10 and documents encoded per second, per method",
+            )
+        )
+    for stale in {METHODS_PNG, LAYERS_PNG, STATIC_VS_CONTEXTUAL_PNG} - {name for name, _ in images}:
         # A plot left over from an earlier run in the same folder would contradict the report.
         (out_dir / stale).unlink(missing_ok=True)
 
@@ -107,9 +129,31 @@ def split_methods(raw: dict[str, dict]) -> tuple[list[Method], list[Method]]:
     return methods, layers
 
 
+def static_vs_contextual_groups(
+    methods: list[Method], layers: list[Method]
+) -> list[tuple[str, list[Method]]]:
+    """The scored methods in the figure's groups: static, contextual, lexical.
+
+    Static in the order of STATIC_ORDER; contextual as poolings, layers, then hybrids.
+    """
+    scored = [m for m in methods + layers if m.metric(HEADLINE) is not None]
+    static = sorted(
+        (m for m in scored if m.kind == "static"),
+        key=lambda m: (STATIC_ORDER.index(m.name) if m.name in STATIC_ORDER else 99, m.name),
+    )
+    contextual = [m for m in scored if m.kind == "pooling"]
+    contextual.sort(key=lambda m: (m.name != "contextual", m.name))
+    contextual += sorted(
+        (m for m in scored if m.kind == "layer"), key=lambda m: (m.layer or 0, m.name)
+    )
+    contextual += [m for m in scored if m.kind == "hybrid"]
+    lexical = [m for m in scored if m.kind == "lexical"]
+    return [("static", static), ("contextual", contextual), ("lexical", lexical)]
+
+
 def _default_kind(name: str) -> str:
     """The kind of a method whose result has no "kind", guessed from its name."""
-    if name == "static":
+    if name in STATIC_ORDER:
         return "static"
     if _LAYER_NAME.match(name):
         return "layer"
@@ -206,6 +250,20 @@ def _explanation(methods: list[Method], layers: list[Method]) -> Runs:
             "",
         ),
     ]
+    classic = [m.name for m in methods if m.kind == "static" and m.name != "static"]
+    if classic:
+        runs.append((" The other static rows (", ""))
+        for i, name in enumerate(sorted(classic, key=_static_rank)):
+            runs += [(", ", "")] if i else []
+            runs.append((name, "code"))
+        runs.append(
+            (
+                ") are static too: GloVe's pre-trained word vectors, Word2Vec and FastText "
+                "trained on this corpus (FastText builds unseen words from character "
+                "n-grams), and Model2Vec, a token table distilled from the transformer.",
+                "",
+            )
+        )
     others = [m.name for m in methods if m.kind == "pooling" and m.name != "contextual"]
     if others:
         runs.append((" The other pooling rows (", ""))
@@ -314,6 +372,9 @@ def _findings(methods: list[Method], layers: list[Method]) -> list[Runs]:
                 )
             ]
         )
+    trade_off = _trade_off(methods)
+    if trade_off:
+        sentences.append(trade_off)
     scored_layers = [m for m in layers if m.metric(HEADLINE) is not None]
     if scored_layers:
         top = max(scored_layers, key=lambda m: m.metric(HEADLINE) or 0.0)
@@ -331,6 +392,27 @@ def _findings(methods: list[Method], layers: list[Method]) -> list[Runs]:
             )
         sentences.append([(text, "")])
     return sentences
+
+
+def _static_rank(name: str) -> int:
+    return STATIC_ORDER.index(name) if name in STATIC_ORDER else len(STATIC_ORDER)
+
+
+def _trade_off(methods: list[Method]) -> Runs:
+    """One sentence: the best static method against contextual, in quality and speed."""
+    statics = [m for m in methods if m.kind == "static" and m.metric(HEADLINE) is not None]
+    contextual = _find(methods, "contextual")
+    if len(statics) < 2 or contextual is None or contextual.metric(HEADLINE) is None:
+        return []
+    best = max(statics, key=lambda m: m.metric(HEADLINE) or 0.0)
+    text = (
+        f"The best static method, {best.name}, reaches {best.metric(HEADLINE):.3f} nDCG@10 "
+        f"against {contextual.metric(HEADLINE):.3f} for contextual"
+    )
+    fast, slow = best.metric("docs_per_second"), contextual.metric("docs_per_second")
+    if fast and slow:
+        text += f", and encodes {fast / slow:,.0f} times as many documents per second"
+    return [(text + ".", "")]
 
 
 def _layer_label(method: Method) -> str:
@@ -474,7 +556,7 @@ def _subtitle(result: dict) -> str:
 
 
 def _colour(method: Method) -> str:
-    if method.name == "static":
+    if method.kind == "static":
         return STATIC_COLOUR
     return KIND_COLOURS.get(method.kind, OTHER_COLOUR)
 
@@ -520,12 +602,9 @@ def _plot_methods(result: dict, methods: list[Method], path: Path) -> None:
                 ax.grid(axis="x", alpha=0.3, zorder=0)
             axes[0][0].set_yticks(positions, [m.name for m in shown])
             axes[0][0].set_ylabel("method")
-            kinds = {"static": STATIC_COLOUR}
+            kinds: dict[str, str] = {}
             for m in shown:
-                if m.name != "static":
-                    kinds.setdefault(m.kind, _colour(m))
-            if not any(m.name == "static" for m in shown):
-                del kinds["static"]
+                kinds.setdefault(m.kind, _colour(m))
             if len(kinds) > 1:
                 fig.legend(
                     handles=[Patch(color=c, label=k) for k, c in kinds.items()],
@@ -608,3 +687,108 @@ def _plot_layers(result: dict, layers: list[Method], static: Method | None, path
             fig.savefig(path)
         finally:
             plt.close(fig)
+
+
+def _plot_static_vs_contextual(
+    result: dict, groups: list[tuple[str, list[Method]]], path: Path
+) -> None:
+    """Two panels sharing one row per method: nDCG@10, and documents encoded per second.
+
+    Rows are grouped (static, contextual, lexical) with a gap between groups, so the
+    quality-speed trade-off reads at a glance: long bars on the left, short on the right.
+    """
+    plt = _pyplot()
+    from matplotlib.patches import Patch
+
+    rows: list[tuple[Method | None, str]] = []
+    for group, members in groups:
+        if members:
+            rows.append((None, group))  # the group's heading row, left empty
+            rows += [(m, group) for m in members]
+    rows = rows[::-1]  # barh draws index 0 at the bottom: first group on top
+    positions = [i for i, (m, _) in enumerate(rows) if m is not None]
+    shown = [(m, group) for m, group in rows if m is not None]
+    colours = {"static": STATIC_COLOUR, "lexical": KIND_COLOURS["lexical"]}
+
+    def colour(method: Method, group: str) -> str:
+        if group == "contextual":
+            return {"layer": LAYER_COLOUR, "hybrid": KIND_COLOURS["hybrid"]}.get(
+                method.kind, KIND_COLOURS["pooling"]
+            )
+        return colours[group]
+
+    height = max(4.0, 2.0 + 0.3 * len(rows))
+    with plt.rc_context(_plot_style()):
+        fig, (quality, speed) = plt.subplots(
+            1,
+            2,
+            figsize=(FIGURE_WIDTH_IN, height),
+            sharey=True,
+            layout="constrained",
+            gridspec_kw={"width_ratios": [1.15, 1]},
+        )
+        try:
+            bar_colours = [colour(m, g) for m, g in shown]
+            scores = [m.metric(HEADLINE) or 0.0 for m, _ in shown]
+            bars = quality.barh(positions, scores, color=bar_colours, height=0.72, zorder=2)
+            quality.bar_label(bars, labels=[f"{v:.3f}" for v in scores], padding=3, fontsize=9)
+            quality.set_xlim(0, min(1.0, max(scores)) * 1.2 if max(scores) > 0 else 1.0)
+            quality.set_xlabel("nDCG@10 (higher is better)")
+            quality.set_title("Retrieval quality")
+            quality.grid(axis="x", alpha=0.3, zorder=0)
+
+            rates = [m.metric("docs_per_second") for m, _ in shown]
+            drawn = [r if r and r > 0 else math.nan for r in rates]
+            bars = speed.barh(positions, drawn, color=bar_colours, height=0.72, zorder=2)
+            speed.bar_label(
+                bars,
+                labels=[MISSING if r is None or r <= 0 else _format_rate(r) for r in rates],
+                padding=3,
+                fontsize=9,
+            )
+            known = [r for r in rates if r and r > 0]
+            if known:  # a log axis needs at least one positive value
+                speed.set_xscale("log")
+                speed.set_xlim(min(known) / 3, max(known) * 12)
+            speed.set_xlabel("documents encoded per second (log scale)")
+            speed.set_title("Encoding speed (higher is faster)")
+            speed.grid(axis="x", alpha=0.3, zorder=0)
+
+            labels = [
+                _figure_label(m) if m is not None else f"{group.upper()} " for m, group in rows
+            ]
+            quality.set_yticks(range(len(rows)), labels, fontsize=9)
+            for tick, (m, _) in zip(quality.get_yticklabels(), rows, strict=True):
+                if m is None:
+                    tick.set_fontweight("bold")
+            quality.tick_params(axis="y", length=0)
+            quality.set_ylim(-0.7, len(rows) - 0.3)
+            legend = [Patch(color=STATIC_COLOUR, label="static: one vector per word or token")]
+            kinds = {m.kind for m, g in shown if g == "contextual"}
+            if "pooling" in kinds:
+                legend.append(Patch(color=KIND_COLOURS["pooling"], label="contextual pooling"))
+            if "layer" in kinds:
+                legend.append(Patch(color=LAYER_COLOUR, label="one hidden layer"))
+            if "hybrid" in kinds:
+                legend.append(Patch(color=KIND_COLOURS["hybrid"], label="hybrid (+ BM25)"))
+            if any(g == "lexical" for _, g in shown):
+                legend.append(Patch(color=KIND_COLOURS["lexical"], label="lexical (BM25)"))
+            fig.legend(
+                handles=legend,
+                loc="outside lower center",
+                ncols=min(len(legend), 3),
+                frameon=False,
+                fontsize=9,
+            )
+            fig.suptitle(f"Static vs contextual — {_subtitle(result)}", fontsize=13)
+            fig.savefig(path)
+        finally:
+            plt.close(fig)
+
+
+def _figure_label(method: Method) -> str:
+    if method.name in STATIC_LABELS:
+        return STATIC_LABELS[method.name]
+    if method.name == "contextual":
+        return "contextual (mean, last layer)"
+    return method.name

@@ -1,7 +1,8 @@
 """Vectors of one word inside a sentence: contextual (each layer) and static.
 
-The contextual vector of a word is the mean of the hidden states of its sub-word tokens;
-its static vector is the mean of their rows in the input embedding table, the same in
+The contextual vector of a word is the mean of the hidden states of its sub-word tokens.
+Its static vectors (`static_word_vectors`) come from each static encoder's
+`word_vector`: the token table, GloVe, Word2Vec, FastText or Model2Vec, the same in
 every sentence.
 """
 
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
-from indexer.encoders.base import normalise
+from indexer.encoders.base import Encoder, normalise
 from indexer.encoders.loading import LoadedModel
 from indexer.errors import InvalidQuery
 
@@ -73,11 +75,29 @@ def contextual_word_vectors(
     return np.stack([normalise(layer) for layer in vectors])
 
 
-def static_word_vectors(loaded: LoadedModel, words: list[str]) -> np.ndarray:
-    """Unit vectors of words from the input embedding table, context ignored."""
-    table = loaded.model.get_input_embeddings().weight.detach()
-    rows = []
-    for word in words:
-        ids = loaded.tokenizer(word, add_special_tokens=False)["input_ids"]
-        rows.append(table[ids].mean(dim=0).numpy())
-    return normalise(np.vstack(rows))
+def static_word_vectors(encoder: Encoder, words: list[str]) -> np.ndarray:
+    """Unit vectors of words from a static encoder, context ignored (zero: no vector)."""
+    rows = np.zeros((len(words), encoder.dim), dtype=np.float32)
+    for row, word in enumerate(words):
+        vector = encoder.word_vector(word)  # type: ignore[attr-defined]
+        if vector is not None:
+            rows[row] = vector
+    return rows
+
+
+def word_report(encoder: Encoder, word: str, count: int = 5) -> dict[str, Any]:
+    """Has the encoder a vector of its own for `word`, and which known words are nearest?
+
+    For FastText an unseen word still gets a vector, built from its character n-grams.
+    """
+    known = word.lower()
+    report: dict[str, Any] = {"method": encoder.name}
+    if hasattr(encoder, "in_vocabulary"):
+        report["in_vocabulary"] = encoder.in_vocabulary(known)
+    vector = encoder.word_vector(word)  # type: ignore[attr-defined]
+    report["has_vector"] = vector is not None
+    if vector is not None and not report.get("in_vocabulary", True) and hasattr(encoder, "ngrams"):
+        report["built_from_ngrams"] = len(encoder.ngrams(known))
+    if hasattr(encoder, "neighbours"):
+        report["neighbours"] = encoder.neighbours(known, count)
+    return report

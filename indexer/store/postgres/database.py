@@ -11,10 +11,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from indexer.errors import (
-    BackendNotInstalled,
     IndexCorrupt,
     IndexLocked,
     IndexNotFound,
+    MissingDependency,
     StoreUnavailable,
 )
 from indexer.store.postgres.location import PostgresLocation
@@ -29,7 +29,7 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
         import pgvector  # noqa: F401
         import psycopg  # noqa: F401
     except ImportError as error:
-        raise BackendNotInstalled(
+        raise MissingDependency(
             f"the PostgreSQL backend needs packages that are not installed ({error.name}): "
             "pip install 'ctxsearch[postgres]'"
         ) from error
