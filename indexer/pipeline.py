@@ -156,20 +156,8 @@ class Indexer:
             )
         with self._writable_store(wait) as store:
             summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
-            # Roots indexed on their own below this one keep their documents (and files).
-            nested = [root.rstrip("/") + "/" for root in store.roots_under(folder)]
-            sources = [s for s in sources if not path_text(s.path).startswith(tuple(nested))]
-            stored = store.documents_under(folder)
-            candidates = self._changed_candidates(sources, stored, summary)
+            candidates, gone = self._plan(store, folder, sources, unreadable, summary)
             kill_point("after-scan")
-            present = {path_text(source.path) for source in sources}
-            # What an unreadable folder holds is unknown, not gone: its documents stay.
-            unknown = tuple(failure.path.rstrip("/") + "/" for failure in unreadable)
-            gone = [
-                document.id
-                for path, document in stored.items()
-                if path not in present and not path.startswith(unknown)
-            ]
             with store.change() as change:
                 change.record_root(folder)
                 if self.index_type is not None:
@@ -263,6 +251,30 @@ class Indexer:
         return self._encoders
 
     # -- planning ------------------------------------------------------------------------
+
+    def _plan(
+        self,
+        store: Store,
+        folder: Path,
+        sources: list[SourceFile],
+        unreadable: list[FileFailure],
+        summary: IndexSummary,
+    ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[int]]:
+        """The files that may have changed, and the ids of the documents whose files are gone."""
+        # Roots indexed on their own below this one keep their documents (and files).
+        nested = tuple(root.rstrip("/") + "/" for root in store.roots_under(folder))
+        sources = [source for source in sources if not path_text(source.path).startswith(nested)]
+        stored = store.documents_under(folder)
+        candidates = self._changed_candidates(sources, stored, summary)
+        present = {path_text(source.path) for source in sources}
+        # What an unreadable folder holds is unknown, not gone: its documents stay.
+        unknown = tuple(failure.path.rstrip("/") + "/" for failure in unreadable)
+        gone = [
+            document.id
+            for path, document in stored.items()
+            if path not in present and not path.startswith(unknown)
+        ]
+        return candidates, gone
 
     def _changed_candidates(
         self, sources: list[SourceFile], stored: dict[str, StoredDocument], summary: IndexSummary
