@@ -22,6 +22,7 @@ from pathlib import Path
 
 from indexer.chunking import Chunk, chunk_text
 from indexer.content import why_not_prose
+from indexer.encoders.choices import DEFAULT_STATIC, static_settings
 from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
 from indexer.settings import check_settings
@@ -109,8 +110,9 @@ class Indexer:
     """Builds and updates an index from folders of documents.
 
     `index` is a folder (the embedded SQLite + FAISS store) or a `postgresql+psycopg://`
-    URL. `model` and `pooling` default to those of an existing index (or
-    all-MiniLM-L6-v2 and mean pooling for a new one); giving different ones for an
+    URL. `model`, `pooling` and `static` (what the static space holds: `token`,
+    `model2vec` or `glove`) default to those of an existing index (or all-MiniLM-L6-v2,
+    mean pooling and the token table for a new one); giving different ones for an
     existing index raises `ModelMismatch`.
     """
 
@@ -122,14 +124,16 @@ class Indexer:
         chunk_overlap: int = DEFAULT_OVERLAP,
         batch_chunks: int = BATCH_CHUNKS,
         index_type: str | None = None,
+        static: str | None = None,
     ):
-        check_settings(pooling, chunk_overlap, batch_chunks, index_type)
+        check_settings(pooling, chunk_overlap, batch_chunks, index_type, static)
         self.target = normalise_target(index)
         self.model_name = model
         self.pooling = pooling
         self.chunk_overlap = chunk_overlap
         self.batch_chunks = batch_chunks
         self.index_type = index_type
+        self.static = static
         self._encoders: dict | None = None
 
     def index_folder(
@@ -202,7 +206,11 @@ class Indexer:
                 f"chunk overlap {self.chunk_overlap} is too large: this model's chunks hold "
                 f"{content_tokens} tokens, so the overlap must be below {content_tokens // 2}"
             )
+        static = self._encoders["static"]
         return Manifest(
+            static=self.static or DEFAULT_STATIC,
+            static_settings=static_settings(static),
+            space_dims={"static": static.dim} if static.dim != loaded.dim else {},
             model=loaded.name,
             model_fingerprint=loaded.fingerprint,
             pooling=self.pooling or DEFAULT_POOLING,
@@ -221,11 +229,17 @@ class Indexer:
             manifest.check_model(canonical_model_name(self.model_name))
         if self.pooling is not None:
             manifest.check_pooling(self.pooling)
+        if self.static is not None:
+            manifest.check_static(self.static)
 
     def _encoders_for_new_index(self):  # -> LoadedModel
         """The model (and encoders) a new index is built with, loaded once."""
         if self._encoders is None:
-            self._make_encoders(self._load_model(self.model_name), self.pooling or DEFAULT_POOLING)
+            self._make_encoders(
+                self._load_model(self.model_name),
+                self.pooling or DEFAULT_POOLING,
+                self.static or DEFAULT_STATIC,
+            )
         assert self._encoders is not None
         return self._encoders["loaded"]
 
@@ -234,11 +248,11 @@ class Indexer:
 
         return load_model(name)
 
-    def _make_encoders(self, loaded, pooling: str) -> None:
+    def _make_encoders(self, loaded, pooling: str, static: str) -> None:
         from indexer.encoders.spaces import space_encoders
 
         try:
-            self._encoders = {"loaded": loaded, **space_encoders(loaded, pooling)}
+            self._encoders = {"loaded": loaded, **space_encoders(loaded, pooling, static)}
         except ValueError as error:  # e.g. mean-last99 on a six-layer model
             raise InvalidSettings(str(error)) from error
 
@@ -246,7 +260,8 @@ class Indexer:
         if self._encoders is None:
             loaded = self._load_model(manifest.model)
             manifest.check_model(loaded.name, loaded.fingerprint)
-            self._make_encoders(loaded, manifest.pooling)
+            self._make_encoders(loaded, manifest.pooling, manifest.static)
+            manifest.check_static_settings(static_settings(self._encoders["static"]))
         assert self._encoders is not None
         return self._encoders
 

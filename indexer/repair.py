@@ -13,6 +13,7 @@ def repair_index(
     The result is published atomically, like an indexing run; the stored documents and
     chunks are the source of truth and are left as they are.
     """
+    from indexer.encoders.choices import static_settings
     from indexer.encoders.loading import load_model
     from indexer.encoders.spaces import space_encoders
 
@@ -23,7 +24,8 @@ def repair_index(
             assert manifest is not None  # open_store refuses an index without one
             loaded = load_model(manifest.model)
             manifest.check_model(loaded.name, loaded.fingerprint)
-            encoders = space_encoders(loaded, manifest.pooling)
+            encoders = space_encoders(loaded, manifest.pooling, manifest.static)
+            manifest.check_static_settings(static_settings(encoders["static"]))
 
             def encode(texts: list[str]) -> dict:
                 return {name: encoders[name].encode(texts) for name in manifest.spaces}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from indexer.encoders.choices import STATIC_CHOICES
 from indexer.errors import InvalidSettings
 from indexer.store.index_types import INDEX_TYPES
 
@@ -20,9 +21,16 @@ def check_pooling_name(name: str) -> None:
 
 
 def check_settings(
-    pooling: str | None, chunk_overlap: int, batch_chunks: int, index_type: str | None
+    pooling: str | None,
+    chunk_overlap: int,
+    batch_chunks: int,
+    index_type: str | None,
+    static: str | None = None,
 ) -> None:
     """Refuse settings that cannot work, before anything is read or written."""
+    if static is not None and static not in STATIC_CHOICES:
+        choices = ", ".join(STATIC_CHOICES)
+        raise InvalidSettings(f"unknown static space {static!r}: choose {choices}")
     if pooling is not None:
         check_pooling_name(pooling)
     for name, value, least in (

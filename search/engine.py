@@ -139,7 +139,7 @@ class Searcher:
 
             loaded = load_model(self.manifest.model)
             self.manifest.check_model(loaded.name, loaded.fingerprint)
-            self._encoders = space_encoders(loaded, self.manifest.pooling)
+            self._encoders = space_encoders(loaded, self.manifest.pooling, self.manifest.static)
         return self._encoders
 
     def search(

@@ -35,6 +35,15 @@ class Manifest:
     updated_at: float = 0.0
     # A new identity for every new index, so that readers notice an index rebuilt in place.
     index_id: str = ""
+    # What the static space holds: the model's token table (`token`), or another static
+    # method (`model2vec`, `glove`) with its own dimension in `space_dims`.
+    static: str = "token"
+    static_settings: dict = field(default_factory=dict)
+    space_dims: dict[str, int] = field(default_factory=dict)
+
+    def dim_of(self, space: str) -> int:
+        """The dimension of one vector space's vectors."""
+        return int(self.space_dims.get(space, self.dim))
 
     def to_rows(self) -> dict[str, str]:
         """The manifest as key -> JSON text, one row per setting."""
@@ -67,6 +76,22 @@ class Manifest:
             raise ModelMismatch(
                 f"the weights of {model!r} differ from those the index was built with "
                 f"(fingerprint {fingerprint} vs {self.model_fingerprint}): rebuild the index"
+            )
+
+    def check_static(self, static: str) -> None:
+        """Refuse a static space other than the one the index keeps."""
+        if static != self.static:
+            raise ModelMismatch(
+                f"the index keeps a {self.static} static space, not {static}: "
+                "use its own, or build a new index"
+            )
+
+    def check_static_settings(self, settings: dict) -> None:
+        """Refuse a static encoder whose vectors would differ from the stored ones."""
+        if self.static_settings and settings != self.static_settings:
+            raise ModelMismatch(
+                f"the {self.static} static space was made with {self.static_settings}, "
+                f"this ctxsearch makes it with {settings}: rebuild the index"
             )
 
     def check_pooling(self, pooling: str) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from indexer.encoders.choices import STATIC_CHOICES
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
 from indexer.version import __version__
@@ -61,6 +62,14 @@ def cli() -> None:
     f"{HNSW_FROM_VECTORS:,} chunks, hnsw from there (new index: auto; an existing index "
     "keeps its type unless given).",
 )
+@click.option(
+    "--static",
+    type=click.Choice(STATIC_CHOICES),
+    default=None,
+    help="What the static space holds, chosen when an index is created: the model's token "
+    "table (default), a Model2Vec model distilled from it, or GloVe 6B 50d "
+    "(the last two need ctxsearch[classic]).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
@@ -71,6 +80,7 @@ def index(
     model: str | None,
     pooling: str | None,
     index_type: str | None,
+    static: str | None,
     quiet: bool,
     wait: bool,
     as_json: bool,
@@ -87,13 +97,16 @@ def index(
       ctxsearch index sample_corpus --index /tmp/ix --json
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
       ctxsearch index ~/archive --index-type hnsw
+      ctxsearch index ~/notes --index notes.idx --static model2vec
     """
     from indexer.pipeline import Indexer
     from search.cli.progress import ProgressBars
 
     bars = ProgressBars(enabled=not quiet and not as_json)
     try:
-        indexer = Indexer(target, model=model, pooling=pooling, index_type=index_type)
+        indexer = Indexer(
+            target, model=model, pooling=pooling, index_type=index_type, static=static
+        )
         summary = indexer.index_folder(path, progress=bars, wait=wait)
     finally:
         bars.close()

@@ -158,7 +158,7 @@ class LocalStore:
         manifest.index_id = uuid.uuid4().hex
         manifest.lexical = dict(fts.SETTINGS)
         for name in manifest.spaces:
-            VectorSpace(manifest.dim).save_to(space_file(self.directory, name, 0))
+            VectorSpace(manifest.dim_of(name)).save_to(space_file(self.directory, name, 0))
         with sqlite_errors(self.target), self._write_session() as session:
             records.write_manifest(session, manifest)
         self.manifest = manifest
@@ -195,7 +195,7 @@ class LocalStore:
 
         self._check_writer()
         manifest = self._current_manifest()
-        spaces = {name: VectorSpace(manifest.dim) for name in manifest.spaces}
+        spaces = {name: VectorSpace(manifest.dim_of(name)) for name in manifest.spaces}
         with self._publishing(manifest, spaces) as session:
             total, done, last = records.counts(session)["chunks"], 0, 0
             while batch := records.chunk_texts(session, last, REBUILD_BATCH):
@@ -289,7 +289,9 @@ class LocalStore:
         from indexer.store.local.vectors import VectorSpace
 
         return {
-            name: VectorSpace(manifest.dim, space_file(self.directory, name, manifest.generation))
+            name: VectorSpace(
+                manifest.dim_of(name), space_file(self.directory, name, manifest.generation)
+            )
             for name in manifest.spaces
         }
 

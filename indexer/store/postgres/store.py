@@ -139,7 +139,7 @@ class PostgresStore:
         manifest.lexical = dict(fulltext.SETTINGS)
         with database_errors(self.target), Session(self.engine) as session, session.begin():
             for space in manifest.spaces:
-                vectors.create_space(session.connection(), space, manifest.dim)
+                vectors.create_space(session.connection(), space, manifest.dim_of(space))
             records.write_manifest(session, manifest)
         self.manifest = manifest
 
@@ -342,7 +342,8 @@ class PostgresSnapshot:
     def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
         """The `k` nearest chunks of each query row (HNSW when the space has its graph)."""
         connection = self.session.connection()
-        return [vectors.search(connection, space, self.manifest.dim, row, k) for row in queries]
+        dim = self.manifest.dim_of(space)
+        return [vectors.search(connection, space, dim, row, k) for row in queries]
 
     def space_size(self, space: str) -> int:
         """How many vectors a space holds."""

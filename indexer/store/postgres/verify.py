@@ -46,8 +46,9 @@ def verify_store(store: PostgresStore) -> VerifyReport:
 
 def _check_space(connection, space: str, manifest, chunks: int, report: VerifyReport) -> None:  # type: ignore[no-untyped-def]
     width = vectors.vector_width(connection, space)
-    if width != manifest.dim:
-        report.problems.append(f"{space} space: vectors of {width} dimensions, not {manifest.dim}")
+    if width != manifest.dim_of(space):
+        expected = manifest.dim_of(space)
+        report.problems.append(f"{space} space: vectors of {width} dimensions, not {expected}")
     held = vectors.count(connection, space)
     report.counts[f"{space}_vectors"] = held
     if missing := vectors.chunks_without_vectors(connection, space):
