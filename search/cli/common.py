@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +20,7 @@ from indexer.errors import (
     SourceNotFound,
 )
 from search.paths import INDEX_ENV, default_index, index_target
+from search.text import json_text, terminal_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,23 +52,24 @@ def translate_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except _USAGE_ERRORS as error:
-            raise click.UsageError(str(error)) from error
+            raise click.UsageError(terminal_text(error)) from error
         except IndexLocked as error:
-            raise BusyError(str(error)) from error
+            raise BusyError(terminal_text(error)) from error
         except CtxsearchError as error:
-            raise click.ClickException(str(error)) from error
+            raise click.ClickException(terminal_text(error)) from error
         except Exception as error:
             if type(error).__module__.startswith("sqlalchemy"):
                 raise _database_error(error) from error
             if isinstance(error, OSError) and error.filename:
-                raise click.ClickException(f"{error.filename}: {error.strerror}") from error
+                message = terminal_text(f"{error.filename}: {error.strerror}")
+                raise click.ClickException(message) from error
             raise
 
     return wrapper  # type: ignore[return-value]
 
 
 def _database_error(error: Exception) -> click.ClickException:
-    message = str(getattr(error, "orig", error)).strip().splitlines()[0]
+    message = terminal_text(str(getattr(error, "orig", error)).strip().splitlines()[0])
     if "locked" in message or "busy" in message:
         return BusyError(f"the index database is locked by another program ({message})")
     return click.ClickException(f"the index database failed: {message}")
@@ -95,5 +96,6 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 
 
 def echo_json(value: Any) -> None:
-    """Print a value as indented JSON on stdout."""
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    """Print a value as indented JSON on stdout: exact (it decodes to `value`), and safe
+    on a terminal (controls, direction overrides and lone surrogates are escaped)."""
+    click.echo(json_text(value, indent=2))
