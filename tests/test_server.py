@@ -367,3 +367,12 @@ def test_serve_refuses_unusable_hosts_and_tokens(sample_index, args, message):
     assert result.exit_code == 2, result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error")]
     assert len(errors) == 1 and message in errors[0], result.stderr
+
+
+def test_a_request_head_far_over_the_cap_is_a_400_from_the_http_layer(sample_server):
+    head = f"GET /search?q={'b' * 1_000_000} HTTP/1.1\r\nHost: 127.0.0.1:{port_of(sample_server)}"
+    try:
+        answer = raw_request(sample_server, head + "\r\nConnection: close\r\n\r\n")
+    except ConnectionResetError:  # the server may close before reading all of it
+        return
+    assert answer.startswith(b"HTTP/1.1 400 ")

@@ -134,7 +134,7 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
 @cli.command()
 @click.argument("text")
 @index_option
-@click.option("-k", "k", default=10, show_default=True, help="How many results.")
+@click.option("-k", "k", default=10, show_default=True, help="How many results (at most 1000).")
 @mode_option(DEFAULT_MODE, "hybrid fuses contextual and lexical (BM25) results.")
 @click.option("--space", type=click.Choice(MODES), hidden=True, help="Old name of --mode.")
 @click.option("--all-chunks", is_flag=True, help="Show every matching chunk, not one per document.")
@@ -200,7 +200,9 @@ def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:
 @cli.command()
 @click.argument("text")
 @index_option
-@click.option("-k", "k", default=10, show_default=True, help="How many results in each list.")
+@click.option(
+    "-k", "k", default=10, show_default=True, help="How many results in each list (at most 1000)."
+)
 @mode_option(Mode.CONTEXTUAL, "The mode shown on the right.")
 @mode_option(Mode.STATIC, "The baseline shown on the left.", name="--against")
 @json_option
