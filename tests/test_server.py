@@ -376,3 +376,15 @@ def test_a_request_head_far_over_the_cap_is_a_400_from_the_http_layer(sample_ser
     except ConnectionResetError:  # the server may close before reading all of it
         return
     assert answer.startswith(b"HTTP/1.1 400 ")
+
+
+@pytest.mark.parametrize("path", ["/", "/static/app.js", "/search?q=bank&mode=lexical", "/nope"])
+def test_no_other_site_may_frame_or_embed_an_answer(sample_server, path):
+    """A hostile page cannot frame the search page (clickjacking) nor pull an answer in
+    with <script> or <img>; refusals carry the same headers."""
+    for headers in ({}, {"Host": "attacker.example"}):
+        got = httpx.get(sample_server.url + path, headers=headers)
+        assert got.headers["x-frame-options"] == "DENY"
+        assert got.headers["content-security-policy"] == "frame-ancestors 'none'"
+        assert got.headers["cross-origin-resource-policy"] == "same-origin"
+        assert got.headers["x-content-type-options"] == "nosniff"

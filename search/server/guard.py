@@ -31,6 +31,14 @@ MAX_BODY_BYTES = 64 * 1024
 # query, every character percent-encoded, fits.
 MAX_HEAD_BYTES = 64 * 1024
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+# On every answer: no other site may frame the page (clickjacking) or embed an answer
+# with <script> or <img> (no-cors reads), and no answer is sniffed as another type.
+SECURITY_HEADERS = (
+    (b"x-frame-options", b"DENY"),
+    (b"content-security-policy", b"frame-ancestors 'none'"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+    (b"x-content-type-options", b"nosniff"),
+)
 _WILDCARDS = {"0.0.0.0", "[::]", ""}
 _NAME = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?)$")
 
@@ -141,7 +149,8 @@ def _origin_authority(origin: str) -> str | None:
 
 class RequestGuard:
     """ASGI middleware: refuse other Host names (400), cross-origin requests (403) and
-    bodies over `max_body` bytes (413) before any route runs."""
+    bodies over `max_body` bytes (413) before any route runs; add `SECURITY_HEADERS` to
+    every answer."""
 
     def __init__(self, app: Any, hosts: AllowedHosts, max_body: int = MAX_BODY_BYTES):
         self.app = app
@@ -152,6 +161,7 @@ class RequestGuard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        send = _with_security_headers(send)
         headers = _headers(scope)
         hosts = headers.get("host", [])
         host = hosts[0] if len(hosts) == 1 else ""
@@ -197,6 +207,16 @@ class RequestGuard:
             return messages.pop(0) if messages else await receive()
 
         return replay, None
+
+
+def _with_security_headers(send: Send) -> Send:
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", []), *SECURITY_HEADERS]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 def _headers(scope: Scope) -> dict[str, list[str]]:
