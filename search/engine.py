@@ -12,14 +12,15 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from indexer.errors import IndexClosed, InvalidQuery
+from indexer.errors import IndexClosed
 from indexer.spaces import Space
 from indexer.store.base import Snapshot, Store, Target, open_store
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.documents import DocumentText, load_document
 from search.fusion import hybrid_fusion
-from search.modes import DEFAULT_MODE, MODES, Mode
+from search.limits import check_document_id, check_k, check_query
+from search.modes import DEFAULT_MODE, Mode
 from search.snippets import make_snippet
 
 # How deep each space is searched before hybrid fusion.
@@ -154,8 +155,10 @@ class Searcher:
 
         `mode` is `hybrid` (contextual and lexical, scores normalised and combined),
         `contextual`, `static` or `lexical`; `space` is an older name for `mode`.
+        Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
+        raises `InvalidQuery`: see `search.limits`.
         """
-        chosen = _check_query(query, k, space or mode)
+        chosen, k = _check_query(query, k, space or mode, all_chunks)
         self._check_open()
         timings = {"model_load_seconds": 0.0}
         if chosen.vector_spaces and self._encoders is None:
@@ -176,7 +179,9 @@ class Searcher:
         return SearchResponse(query=query, mode=chosen.value, results=hits, timings=timings)
 
     def document(self, document_id: int) -> DocumentText:
-        """A document's stored facts and text (`DocumentNotFound` if the id is unknown)."""
+        """A document's stored facts and text (`DocumentNotFound` if the id is unknown,
+        `InvalidQuery` if it is not a whole number from 1 to 2**63 - 1)."""
+        document_id = check_document_id(document_id)
         self._check_open()
         with self.store.snapshot() as snapshot:
             return load_document(snapshot, document_id)
@@ -253,11 +258,6 @@ def _hits(
         depth *= 4
 
 
-def _check_query(query: str, k: int, mode: str) -> Mode:
-    if not query or not query.strip():
-        raise InvalidQuery("the query is empty")
-    if k <= 0:
-        raise InvalidQuery(f"k must be a positive number of results, not {k}")
-    if mode not in MODES:
-        raise InvalidQuery(f"unknown mode {mode!r}: choose one of {', '.join(MODES)}")
-    return Mode(mode)
+def _check_query(query: str, k: int, mode: str, all_chunks: bool) -> tuple[Mode, int]:
+    """The mode and `k` (a plain int) of a usable query; `InvalidQuery` otherwise."""
+    return check_query(query, k, mode, all_chunks), check_k(k)

@@ -25,8 +25,13 @@ def index_target(value: str) -> str | Path:
 
 
 def display_path(path: str) -> str:
-    """A path relative to the working directory when it lies below it, else as stored."""
+    """A path for a terminal: relative to the working directory when it lies below it,
+    else as stored, with control characters and the like shown as escapes
+    (`search.text.terminal_text`), so a file name cannot drive the terminal."""
+    from search.text import terminal_text
+
     try:
-        return str(Path(path).relative_to(Path.cwd()))
+        shown = str(Path(path).relative_to(Path.cwd()))
     except ValueError:
-        return path
+        shown = str(path)
+    return terminal_text(shown)

@@ -59,11 +59,7 @@ def _window(flat: str, matches: list[tuple[int, int]], limit: int) -> tuple[int,
         return 0, len(flat)
     start = 0
     if matches:
-        counts = [
-            sum(1 for a, b in matches if s - _LEAD <= a and b <= s - _LEAD + limit)
-            for s, _ in matches
-        ]
-        best = matches[counts.index(max(counts))][0]
+        best = _densest(matches, limit)
         start = max(0, best - _LEAD)
         if start > 0:
             space = flat.find(" ", start)
@@ -73,3 +69,21 @@ def _window(flat: str, matches: list[tuple[int, int]], limit: int) -> tuple[int,
         space = flat.rfind(" ", start, end)
         end = space if space > start + limit // 2 else end
     return start, end
+
+
+def _densest(matches: list[tuple[int, int]], limit: int) -> int:
+    """The start of the first match whose window (from `_LEAD` before it, `limit` long)
+    holds the most whole matches. Matches are in text order, so the matches inside a
+    window are a run whose two ends only move forward: linear in the number of matches."""
+    best, most = matches[0][0], -1
+    first = last = 0  # the run: matches[first:last]
+    for start, _ in matches:
+        low, high = start - _LEAD, start - _LEAD + limit
+        while first < len(matches) and matches[first][0] < low:
+            first += 1
+        while last < len(matches) and matches[last][1] <= high:
+            last += 1
+        inside = max(0, last - first)
+        if inside > most:
+            best, most = start, inside
+    return best

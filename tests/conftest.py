@@ -15,6 +15,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = ROOT / "sample_corpus"
 SHARED_EVAL = ROOT.parent / "shared" / "eval"
+TOKEN = "pässwort"  # the token of `token_server`: not ASCII, not even Latin-1 on the wire
 
 
 @pytest.fixture(scope="session")
@@ -128,6 +129,20 @@ def sample_server(sample_index, tmp_path_factory):
     from tests.serving import running_server
 
     with running_server(sample_index, tmp_path_factory.mktemp("server") / "server.log") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def token_server(sample_index, tmp_path_factory):
+    """`ctxsearch serve` over the sample index with a non-ASCII token and one more host
+    names it answers for: `--token pässwort --allowed-host notes.example
+    --allowed-host proxy.example:8443`."""
+    from tests.serving import running_server
+
+    log = tmp_path_factory.mktemp("token-server") / "server.log"
+    args = ("--token", TOKEN, "--allowed-host", "notes.example")
+    args += ("--allowed-host", "proxy.example:8443")
+    with running_server(sample_index, log, *args) as server:
         yield server
 
 

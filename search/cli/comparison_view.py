@@ -10,6 +10,7 @@ import click
 from search.comparison import change_marker
 from search.modes import Mode
 from search.paths import display_path
+from search.text import terminal_text
 
 
 def side_by_side(
@@ -20,7 +21,7 @@ def side_by_side(
     column = (width - 3) // 2
     name_width = column - 18
     lines = [
-        f"query: {comparison['query']}",
+        f"query: {terminal_text(comparison['query'])}",
         _cell("#", left, "score", "", name_width)
         + " │ "
         + _cell("#", right, "score", "change", name_width),

@@ -27,6 +27,7 @@ from search.cli.lab import eval_command, eval_index, neighbours, polysemy, sts, 
 from search.cli.serve import loadtest, serve
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.paths import display_path
+from search.text import terminal_text
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -113,9 +114,11 @@ def index(
     if as_json:
         echo_json(summary.to_dict())
     for failure in summary.failures:
-        click.echo(f"failed {display_path(failure.path)}: {failure.reason}", err=True)
+        reason = terminal_text(failure.reason)
+        click.echo(f"failed {display_path(failure.path)}: {reason}", err=True)
     for skipped in summary.skipped_files:
-        click.echo(f"skipped {display_path(skipped.path)}: {skipped.reason}", err=True)
+        reason = terminal_text(skipped.reason)
+        click.echo(f"skipped {display_path(skipped.path)}: {reason}", err=True)
     if not as_json:
         click.echo(
             f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
@@ -142,7 +145,7 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
 @cli.command()
 @click.argument("text")
 @index_option
-@click.option("-k", "k", default=10, show_default=True, help="How many results.")
+@click.option("-k", "k", default=10, show_default=True, help="How many results (at most 1000).")
 @mode_option(DEFAULT_MODE, "hybrid fuses contextual and lexical (BM25) results.")
 @click.option("--space", type=click.Choice(MODES), hidden=True, help="Old name of --mode.")
 @click.option("--all-chunks", is_flag=True, help="Show every matching chunk, not one per document.")
@@ -195,18 +198,22 @@ def query(
 
 
 def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:
-    """The snippet with its highlighted spans in bold yellow (plain when not a terminal)."""
+    """The snippet with its highlighted spans in bold yellow (plain when not a terminal),
+    every piece terminal-safe (a document may hold escape sequences)."""
     pieces, position = [], 0
     for start, end in spans:
-        pieces += [snippet[position:start], click.style(snippet[start:end], fg="yellow", bold=True)]
+        marked = click.style(terminal_text(snippet[start:end]), fg="yellow", bold=True)
+        pieces += [terminal_text(snippet[position:start]), marked]
         position = end
-    return "".join([*pieces, snippet[position:]])
+    return "".join([*pieces, terminal_text(snippet[position:])])
 
 
 @cli.command()
 @click.argument("text")
 @index_option
-@click.option("-k", "k", default=10, show_default=True, help="How many results in each list.")
+@click.option(
+    "-k", "k", default=10, show_default=True, help="How many results in each list (at most 1000)."
+)
 @mode_option(Mode.CONTEXTUAL, "The mode shown on the right.")
 @mode_option(Mode.STATIC, "The baseline shown on the left.", name="--against")
 @json_option
@@ -261,9 +268,9 @@ def info(target: Target, as_json: bool) -> None:
         if isinstance(value, dict):
             click.echo(f"{key}:")
             for name, item in value.items():
-                click.echo(f"  {name}: {item}")
+                click.echo(terminal_text(f"  {name}: {item}"))
         else:
-            click.echo(f"{key}: {value}")
+            click.echo(terminal_text(f"{key}: {value}"))
 
 
 @cli.command()
@@ -287,11 +294,11 @@ def verify(target: Target, as_json: bool) -> None:
         echo_json({**asdict(report), "consistent": report.consistent})
     else:
         counts = ", ".join(f"{name} {value}" for name, value in report.counts.items())
-        click.echo(f"{report.directory}: {counts}")
+        click.echo(terminal_text(f"{report.directory}: {counts}"))
         for problem in report.problems:
-            click.echo(f"problem: {problem}")
+            click.echo(f"problem: {terminal_text(problem)}")
         for note in report.notes:
-            click.echo(f"note: {note}")
+            click.echo(f"note: {terminal_text(note)}")
         click.echo("consistent" if report.consistent else "INCONSISTENT")
     if not report.consistent:
         raise click.exceptions.Exit(1)
@@ -328,7 +335,7 @@ def repair(target: Target, wait: bool, as_json: bool) -> None:
             + (
                 "consistent"
                 if report.consistent
-                else "still inconsistent: " + "; ".join(report.problems)
+                else "still inconsistent: " + terminal_text("; ".join(report.problems))
             )
         )
     if not report.consistent:

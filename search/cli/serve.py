@@ -8,8 +8,10 @@ import click
 
 from indexer.store.base import Target
 from search.cli.common import echo_json, index_option, json_option, translate_errors
+from search.limits import MAX_K
 from search.modes import DEFAULT_MODE, MODES
 from search.paths import display_path
+from search.text import terminal_text
 
 TOKEN_ENV = "CTXSEARCH_TOKEN"
 
@@ -29,8 +31,18 @@ TOKEN_ENV = "CTXSEARCH_TOKEN"
     default=None,
     help=f"Bearer token every data request must carry [${TOKEN_ENV}].",
 )
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME[:PORT]",
+    help="Also answer requests for this Host name (repeat). Loopback names and the --host "
+    "address are always answered; other names are refused (DNS rebinding).",
+)
 @translate_errors
-def serve(target: Target, host: str, port: int, token: str | None) -> None:
+def serve(
+    target: Target, host: str, port: int, token: str | None, allowed_hosts: tuple[str, ...]
+) -> None:
     """Serve the index over HTTP: a JSON API and a search page at /.
 
     \b
@@ -41,20 +53,31 @@ def serve(target: Target, host: str, port: int, token: str | None) -> None:
     while `ctxsearch index` updates the index, and see each update once it is published.
 
     \b
+    Requests must name this server in their Host header: 127.0.0.1, localhost, [::1],
+    the --host address, or an --allowed-host name (any IP address when --host is
+    0.0.0.0 or ::). Browsers may only call it from its own page (Origin is checked).
+
+    \b
     Examples:
       ctxsearch serve --index notes.idx
       ctxsearch serve --index notes.idx --port 9000
       ctxsearch serve --index notes.idx --host 0.0.0.0 --token "$(openssl rand -hex 16)"
+      ctxsearch serve --index notes.idx --allowed-host notes.home.arpa
       curl 'http://127.0.0.1:8765/search?q=river+bank+erosion&k=3'
     """
     from search.server.app import is_loopback, listen, run_server
+    from search.server.guard import AllowedHosts, BadHostName
 
-    token = token or None
+    token = check_token(token or None)
     if token is None and not is_loopback(host):
         raise click.UsageError(
             f"--host {host} can be reached from other machines: give --token "
             f"(or set ${TOKEN_ENV}) so that only clients holding it get answers"
         )
+    try:
+        AllowedHosts.for_server(host, port, allowed_hosts)
+    except BadHostName as error:
+        raise click.UsageError(str(error)) from error
     from search.engine import Searcher
 
     with Searcher(target) as searcher, listen(host, port) as listener:
@@ -68,7 +91,8 @@ def serve(target: Target, host: str, port: int, token: str | None) -> None:
             f"serving http://{host}:{bound}/" + (" (bearer token required)" if token else ""),
             err=True,
         )
-        run_server(searcher, listener, token)
+        hosts = AllowedHosts.for_server(host, bound, allowed_hosts)
+        run_server(searcher, listener, token, hosts)
 
 
 @click.command()
@@ -76,7 +100,9 @@ def serve(target: Target, host: str, port: int, token: str | None) -> None:
 @click.option("--clients", "-c", default=8, show_default=True, type=click.IntRange(1, 256))
 @click.option("--seconds", "-s", default=20.0, show_default=True, type=click.FloatRange(0.1, 3600))
 @click.option("--mode", type=click.Choice(MODES), default=DEFAULT_MODE.value, show_default=True)
-@click.option("-k", "k", default=10, show_default=True, type=click.IntRange(1), help="Results.")
+@click.option(
+    "-k", "k", default=10, show_default=True, type=click.IntRange(1, MAX_K), help="Results."
+)
 @click.option("--query", "queries", multiple=True, help="A query to send (repeat; has defaults).")
 @click.option("--token", envvar=TOKEN_ENV, default=None, help=f"Bearer token [${TOKEN_ENV}].")
 @json_option
@@ -104,8 +130,9 @@ def loadtest(
       ctxsearch loadtest http://127.0.0.1:8765 --clients 8 --seconds 20 --mode hybrid
       ctxsearch loadtest http://10.0.0.5:8765 --token s3cret --mode lexical --json
     """
-    from search.server.load_test import DEFAULT_QUERIES, run_load
+    from search.server.load_test import DEFAULT_QUERIES, NothingSucceeded, run_load
 
+    token = check_token(token or None)
     report = run_load(
         url, clients, seconds, mode=mode, k=k, queries=queries or DEFAULT_QUERIES, token=token
     )
@@ -118,7 +145,32 @@ def loadtest(
             f"{report.requests_per_second:.1f} req/s, p50 {report.p50_ms:.1f} ms, "
             f"p95 {report.p95_ms:.1f} ms, max {report.max_ms:.1f} ms"
         )
+    if not report.succeeded:
+        first = report.error_samples[0] if report.error_samples else "no request was sent"
+        raise NothingSucceeded(f"no request succeeded ({report.requests} sent): {first}")
     for sample in report.error_samples:
-        click.echo(f"error: {sample}", err=True)
+        click.echo(f"error: {terminal_text(sample)}", err=True)
     if report.errors:
         raise click.exceptions.Exit(1)
+
+
+def check_token(token: str | None) -> str | None:
+    """The token, if an HTTP header can carry it: UTF-8 text without control characters
+    and without spaces at either end (which HTTP strips)."""
+    if token is None:
+        return None
+    problem = None
+    if any(ord(character) < 32 or ord(character) == 127 for character in token):
+        problem = "holds a control character"
+    elif token != token.strip(" \t"):
+        problem = "starts or ends with a space"
+    else:
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError:
+            problem = "is not valid UTF-8 text"
+    if problem:
+        raise click.BadParameter(
+            f"the token {problem}, which an HTTP header cannot carry", param_hint="--token"
+        )
+    return token

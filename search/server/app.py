@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Path as PathParameter
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.errors import (
     CtxsearchError,
@@ -36,7 +37,10 @@ from indexer.errors import (
 from indexer.version import __version__
 from search.comparison import compare_modes
 from search.engine import Searcher
+from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
 from search.modes import DEFAULT_MODE, MODES, Mode
+from search.server.guard import MAX_HEAD_BYTES, AllowedHosts, RequestGuard
+from search.text import json_text
 
 STATIC = Path(__file__).parent / "static"
 ModeName = Literal[MODES]  # type: ignore[valid-type]
@@ -49,14 +53,30 @@ _STATUS = {
     IndexCorrupt: 503,
     StoreUnavailable: 503,
 }
+QueryText = Annotated[
+    str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The query text.")
+]
 _BEARER = HTTPBearer(auto_error=False, description="Needed when the server has a --token.")
 
 
-class SearchRequest(BaseModel):
-    """The body of `POST /search`: the same fields as the query string of `GET /search`."""
+class SafeJSONResponse(JSONResponse):
+    """JSON whose text any UTF-8 encoder accepts: a stored path that was not valid UTF-8
+    (lone surrogates) is sent as \\uXXXX escapes instead of failing with a 500."""
 
-    q: str = Field(min_length=1, description="The query text.")
-    k: int = Field(10, ge=1, description="How many results.")
+    def render(self, content: Any) -> bytes:
+        return json_text(content, allow_nan=False).encode("utf-8")
+
+
+class SearchRequest(BaseModel):
+    """The body of `POST /search`: the same fields as the query string of `GET /search`.
+
+    Types are strict (`"k": 2.0`, `"k": true` or `"all_chunks": "yes"` are refused, not
+    converted) and unknown fields are refused, so a misspelt field is not ignored."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    q: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The query text.")
+    k: int = Field(10, ge=1, le=MAX_K, description="How many results.")
     mode: ModeName = Field(DEFAULT_MODE.value, description=", ".join(MODES) + ".")
     all_chunks: bool = Field(False, description="Every matching chunk, not one per document.")
 
@@ -69,34 +89,40 @@ def is_loopback(host: str) -> bool:
         return host.lower() == "localhost"
 
 
-def create_app(searcher: Searcher, token: str | None = None) -> FastAPI:
-    """The application serving `searcher`; with `token`, data endpoints need that bearer token."""
+def create_app(
+    searcher: Searcher, token: str | None = None, hosts: AllowedHosts | None = None
+) -> FastAPI:
+    """The application serving `searcher`; with `token`, data endpoints need that bearer
+    token (compared as UTF-8). Only requests for `hosts` are answered (default: loopback
+    names on any port), only same-origin browsers, and bodies up to `MAX_BODY_BYTES`."""
     app = FastAPI(
         title="ctxsearch",
         version=__version__,
         description="Semantic search over an index built by `ctxsearch index`.",
+        default_response_class=SafeJSONResponse,
     )
+    app.add_middleware(RequestGuard, hosts=hosts or AllowedHosts.for_server("127.0.0.1", None))
     app.state.token = token
     guarded = [Depends(_authorized)]
 
     @app.exception_handler(CtxsearchError)
     def library_error(_request: Request, error: CtxsearchError) -> JSONResponse:
-        return JSONResponse({"detail": str(error)}, status_code=_status_of(error))
+        return SafeJSONResponse({"detail": str(error)}, status_code=_status_of(error))
 
     @app.exception_handler(RequestValidationError)
     def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": _validation_message(error)}, status_code=422)
+        return SafeJSONResponse({"detail": _validation_message(error)}, status_code=422)
 
     @app.exception_handler(_Unauthorized)
     def unauthorized(_request: Request, error: _Unauthorized) -> JSONResponse:
-        return JSONResponse(
+        return SafeJSONResponse(
             {"detail": str(error)}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
         )
 
     @app.get("/search", dependencies=guarded, summary="Search (same JSON as query --json)")
     def search_get(
-        q: Annotated[str, Query(min_length=1, description="The query text.")],
-        k: Annotated[int, Query(ge=1, description="How many results.")] = 10,
+        q: QueryText,
+        k: Annotated[int, Query(ge=1, le=MAX_K, description="How many results.")] = 10,
         mode: Annotated[ModeName, Query(description="The search mode.")] = DEFAULT_MODE.value,
         all_chunks: bool = False,
     ) -> dict[str, Any]:
@@ -110,8 +136,8 @@ def create_app(searcher: Searcher, token: str | None = None) -> FastAPI:
 
     @app.get("/compare", dependencies=guarded, summary="Two modes side by side (compare --json)")
     def compare(
-        q: Annotated[str, Query(min_length=1, description="The query text.")],
-        k: Annotated[int, Query(ge=1, description="How many results in each list.")] = 10,
+        q: QueryText,
+        k: Annotated[int, Query(ge=1, le=MAX_K, description="How many in each list.")] = 10,
         mode: Annotated[ModeName, Query(description="The mode compared.")] = Mode.CONTEXTUAL.value,
         against: Annotated[ModeName, Query(description="The baseline mode.")] = Mode.STATIC.value,
     ) -> dict[str, Any]:
@@ -120,7 +146,11 @@ def create_app(searcher: Searcher, token: str | None = None) -> FastAPI:
         return compare_modes(searcher, q, k=k, mode=mode, against=against)
 
     @app.get("/documents/{document_id}", dependencies=guarded, summary="A document's text")
-    def document(document_id: int) -> dict[str, Any]:
+    def document(
+        document_id: Annotated[
+            int, PathParameter(ge=1, le=MAX_DOCUMENT_ID, description="A hit's document_id.")
+        ],
+    ) -> dict[str, Any]:
         return searcher.document(document_id).to_dict()
 
     @app.get("/info", dependencies=guarded, summary="The index's manifest (info --json)")
@@ -154,12 +184,23 @@ def listen(host: str, port: int) -> socket.socket:
         raise AddressUnavailable(f"cannot listen on {host}:{port}: {reason}") from error
 
 
-def run_server(searcher: Searcher, listener: socket.socket, token: str | None = None) -> None:
+def run_server(
+    searcher: Searcher,
+    listener: socket.socket,
+    token: str | None = None,
+    hosts: AllowedHosts | None = None,
+) -> None:
     """Serve `searcher` with uvicorn on an open socket until interrupted."""
     import uvicorn
 
     host, port = listener.getsockname()[:2]
-    config = uvicorn.Config(create_app(searcher, token), host=host, port=port, log_level="info")
+    config = uvicorn.Config(
+        create_app(searcher, token, hosts),
+        host=host,
+        port=port,
+        log_level="info",
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+    )
     uvicorn.Server(config).run(sockets=[listener])
 
 
@@ -167,12 +208,15 @@ def _authorized(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
 ) -> None:
-    """Let the request through if the server has no token or the request carries it."""
+    """Let the request through if the server has no token or the request carries it.
+
+    Header values reach us as latin-1 text of their bytes; the token is compared as the
+    UTF-8 bytes a client sends (curl, httpx, `ctxsearch loadtest`, the search page)."""
     token: str | None = request.app.state.token
     if token is None:
         return
     given = credentials.credentials if credentials else ""
-    if not secrets.compare_digest(given.encode(), token.encode()):
+    if not secrets.compare_digest(given.encode("latin-1"), token.encode("utf-8")):
         raise _Unauthorized("missing bearer token" if not given else "wrong bearer token")
 
 

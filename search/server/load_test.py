@@ -54,6 +54,15 @@ class LoadReport:
         """The report as plain JSON-ready values."""
         return asdict(self)
 
+    @property
+    def succeeded(self) -> int:
+        """How many requests got a good answer."""
+        return self.requests - self.errors
+
+
+class NothingSucceeded(CtxsearchError):
+    """A load test in which no request got a good answer (bad token, wrong URL, ...)."""
+
 
 @dataclass
 class _Tally:
@@ -82,9 +91,11 @@ def run_load(
     queries: tuple[str, ...] = DEFAULT_QUERIES,
     token: str | None = None,
 ) -> LoadReport:
-    """Send searches from `clients` threads for `seconds`; report throughput and latency."""
+    """Send searches from `clients` threads for `seconds`; report throughput and latency.
+
+    A non-ASCII token is sent as its UTF-8 bytes, as `ctxsearch serve` expects it."""
     url = url.rstrip("/")
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers = {"Authorization": f"Bearer {token}".encode()} if token else {}
     _check_reachable(url)
     tally = _Tally()
     started = time.perf_counter()
@@ -127,7 +138,7 @@ def _check_reachable(url: str) -> None:
 
 def _client(
     url: str,
-    headers: dict[str, str],
+    headers: dict[str, bytes],
     queries: tuple[str, ...],
     mode: str,
     k: int,
@@ -146,7 +157,7 @@ def _client(
             try:
                 response = client.get("/search", params={"q": query, "k": k, "mode": mode})
                 error = _problem(response)
-            except (httpx.HTTPError, ValueError) as failure:
+            except Exception as failure:  # every failure is counted; none kills the client
                 error = f"{type(failure).__name__}: {failure}"
             tally.record(time.perf_counter() - began, error)
 

@@ -3,6 +3,7 @@
 "use strict";
 
 const SIDE_BY_SIDE = ["static", "contextual", "hybrid"];
+const DEFAULT_MODE = "hybrid";
 const form = document.getElementById("search-form");
 const queryInput = document.getElementById("query");
 const tokenField = document.getElementById("token-field");
@@ -15,9 +16,21 @@ function selectedMode() {
   return form.querySelector("input[name=mode]:checked").value;
 }
 
+// The page's modes: the values of its radio buttons (hybrid ... side-by-side).
+function knownModes() {
+  return Array.from(form.elements.mode, (radio) => radio.value);
+}
+
+// A header value carries bytes; fetch sends each character of the string as one byte
+// (and refuses characters past U+00FF), so the token is given as its UTF-8 bytes, the
+// way `ctxsearch serve` compares it.
+function utf8Bytes(text) {
+  return Array.from(new TextEncoder().encode(text), (byte) => String.fromCharCode(byte)).join("");
+}
+
 async function getJson(path) {
   const headers = {};
-  if (tokenInput.value) headers.Authorization = `Bearer ${tokenInput.value}`;
+  if (tokenInput.value) headers.Authorization = `Bearer ${utf8Bytes(tokenInput.value)}`;
   const response = await fetch(path, { headers });
   const body = await response.json();
   if (!response.ok) throw new Error(`${response.status}: ${body.detail}`);
@@ -128,8 +141,10 @@ async function start() {
   tokenInput.value = sessionStorage.getItem("ctxsearch-token") || "";
   tokenInput.addEventListener("change", () => sessionStorage.setItem("ctxsearch-token", tokenInput.value));
   const params = new URLSearchParams(location.search);
-  const mode = form.querySelector(`input[name=mode][value="${params.get("mode")}"]`);
-  if (mode) mode.checked = true;
+  // The mode from the address is only ever compared with the known ones, never put in a
+  // selector: an unknown one (`?mode="]`) falls back to the default.
+  const wanted = knownModes().includes(params.get("mode")) ? params.get("mode") : DEFAULT_MODE;
+  form.elements.mode.value = wanted;
   if (params.get("q")) {
     queryInput.value = params.get("q");
     search();
