@@ -27,7 +27,7 @@ from indexer.encoders.loading import LoadedModel, load_model
 from indexer.encoders.static import StaticEncoder
 from indexer.errors import InvalidQuery
 from indexer.store.lexical import SqliteLexicalSpace, create_fts_space
-from search.fusion import hybrid_fusion, linear_fusion, reciprocal_rank_fusion
+from search.fusion import hybrid_fusion, linear_fusion, reciprocal_rank_fusion, zscore_fusion
 from search.lab.datasets import RetrievalDataset, load_retrieval_dataset
 from search.lab.metrics import mean_metrics
 
@@ -45,8 +45,10 @@ def default_work_dir() -> Path:
     return Path(cache_home) / "ctxsearch" / "eval"
 
 
-# `hybrid` is what `query --mode hybrid` does; the other two name each fusion explicitly.
-FUSED_METHODS = ("hybrid", "hybrid-rrf", "hybrid-linear")
+# `hybrid` is what `query --mode hybrid` does (adaptive z-score fusion); the others name
+# a fusion explicitly: `hybrid-linear` is 0.1's hybrid (min-max, 0.4 dense), `hybrid-rrf`
+# reciprocal rank fusion (k = 1), `hybrid-zscore` z-scores at a fixed 0.5.
+FUSED_METHODS = ("hybrid", "hybrid-rrf", "hybrid-linear", "hybrid-zscore")
 
 
 def available_methods(loaded: LoadedModel) -> list[str]:
@@ -55,8 +57,8 @@ def available_methods(loaded: LoadedModel) -> list[str]:
 
 
 def default_methods(loaded: LoadedModel) -> list[str]:
-    """What `eval` runs when no method is named (`hybrid` is `hybrid-linear` by another name)."""
-    return [m for m in available_methods(loaded) if m != "hybrid"]
+    """What `eval` runs when no method is named: every method."""
+    return available_methods(loaded)
 
 
 def evaluate_retrieval(
@@ -127,8 +129,8 @@ class Retrieval:
         self.query_ids = list(dataset.queries)
         self.query_texts = [dataset.queries[q] for q in self.query_ids]
 
-    def ranked_lists(self, methods: Sequence[str]) -> dict[str, RankedLists]:
-        """{method: {query id: [(row, score), ...] best first}}, TOP_K deep."""
+    def ranked_lists(self, methods: Sequence[str], depth: int = TOP_K) -> dict[str, RankedLists]:
+        """{method: {query id: [(row, score), ...] best first}}, `depth` deep (fused: TOP_K)."""
         base = _base_methods(methods)
         self.cache.ensure(base, self.progress)
         vectors = _encode_queries(self.loaded, self.query_texts, base)
@@ -137,12 +139,12 @@ class Retrieval:
             if method == "lexical":
                 space = self.cache.lexical_space()
                 lists[method] = {
-                    q: space.search(t, TOP_K)
+                    q: space.search(t, depth)
                     for q, t in zip(self.query_ids, self.query_texts, strict=True)
                 }
                 continue
             index = self.cache.index(method)
-            scores, rows = index.search(vectors[method], min(TOP_K, index.ntotal))
+            scores, rows = index.search(vectors[method], min(depth, index.ntotal))
             lists[method] = {
                 query_id: [
                     (int(r), float(s)) for s, r in zip(row_scores, row_ids, strict=True) if r >= 0
@@ -151,7 +153,11 @@ class Retrieval:
             }
         for method in (m for m in methods if m in FUSED_METHODS):
             lists[method] = {
-                query_id: fuse(method, lists["contextual"][query_id], lists["lexical"][query_id])
+                query_id: fuse(
+                    method,
+                    lists["contextual"][query_id][:TOP_K],
+                    lists["lexical"][query_id][:TOP_K],
+                )
                 for query_id in self.query_ids
             }
         return lists
@@ -175,7 +181,9 @@ def fuse(method: str, dense: list[tuple[int, float]], lexical: list[tuple[int, f
     if method == "hybrid-rrf":
         return reciprocal_rank_fusion({"contextual": dense, "lexical": lexical})
     if method == "hybrid-linear":
-        return linear_fusion(dense, lexical)
+        return linear_fusion(dense, lexical, 0.4)
+    if method == "hybrid-zscore":
+        return zscore_fusion(dense, lexical, 0.5)
     return hybrid_fusion(dense, lexical)
 
 
