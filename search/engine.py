@@ -15,12 +15,10 @@ from indexer.store.lexical import SqliteLexicalSpace, query_terms
 from indexer.store.manifest import Manifest
 from indexer.store.metadata import StaleGeneration
 from search.documents import DocumentText, load_document
-from search.fusion import hybrid_fusion
+from search.fusion import FUSION_DEPTH, hybrid_fusion
 from search.modes import DEFAULT_MODE, MODES
 from search.snippets import make_snippet
 
-# How deep each space is searched before hybrid fusion.
-FUSION_DEPTH = 100
 _SNAPSHOT_ATTEMPTS = 20
 
 
@@ -100,6 +98,8 @@ class Searcher:
             self.index.close()
             raise
         self.lexical = SqliteLexicalSpace(self.index.metadata.engine)
+        # hybrid mode's fusion of the contextual and lexical lists (a benchmark swaps it)
+        self.fusion = hybrid_fusion
         self._encoders: dict | None = None
         self._lock = threading.RLock()
 
@@ -144,14 +144,18 @@ class Searcher:
         mode: str = DEFAULT_MODE,
         all_chunks: bool = False,
         space: str | None = None,
+        dense_weight: float | None = None,
     ) -> SearchResponse:
         """The `k` best hits for `query`: one per document unless `all_chunks` is set.
 
-        `mode` is `hybrid` (contextual and lexical, scores normalised and combined),
+        `mode` is `hybrid` (contextual and lexical fused, see `search.fusion`),
         `contextual`, `static` or `lexical`; `space` is an older name for `mode`.
+        `dense_weight` (0 to 1, hybrid only) fixes the contextual side's share of the
+        fused score instead of the per-query weighting.
         """
         mode = space or mode
         _check_query(query, k, mode)
+        _check_dense_weight(dense_weight, mode)
         with self._lock:
             timings = {"model_load_seconds": 0.0}
             if mode != "lexical" and self._encoders is None:
@@ -162,7 +166,7 @@ class Searcher:
             vectors = self._encode(query, mode)
             timings["encode_seconds"] = round(time.perf_counter() - started, 4)
             started = time.perf_counter()
-            hits = self._hits(query, vectors, k, mode, all_chunks)
+            hits = self._hits(query, vectors, k, mode, all_chunks, dense_weight)
             timings["search_seconds"] = round(time.perf_counter() - started, 4)
         return SearchResponse(query=query, mode=mode, results=hits, timings=timings)
 
@@ -175,7 +179,12 @@ class Searcher:
         return {space: self._load_encoders()[space].encode([query]) for space in spaces}
 
     def _candidates(
-        self, query: str, vectors: dict[str, np.ndarray], mode: str, depth: int
+        self,
+        query: str,
+        vectors: dict[str, np.ndarray],
+        mode: str,
+        depth: int,
+        dense_weight: float | None = None,
     ) -> _Candidates:
         lists: dict[str, list[tuple[int, float]]] = {}
         exhausted = True
@@ -194,31 +203,43 @@ class Searcher:
             for rank, (chunk_id, _score) in enumerate(ranked, start=1):
                 found_by.setdefault(chunk_id, {})[space] = rank
         if mode == "hybrid":
-            fused = hybrid_fusion(lists["contextual"], lists["lexical"])
+            fused = self.fusion(lists["contextual"], lists["lexical"], dense_weight)
         else:
             fused = lists[mode]
         return _Candidates(fused, found_by, exhausted)
 
     def _hits(
-        self, query: str, vectors: dict[str, np.ndarray], k: int, mode: str, all_chunks: bool
+        self,
+        query: str,
+        vectors: dict[str, np.ndarray],
+        k: int,
+        mode: str,
+        all_chunks: bool,
+        dense_weight: float | None = None,
     ) -> list[Hit]:
         for _attempt in range(_SNAPSHOT_ATTEMPTS):
             self.index.refresh()
             try:
-                return self._hits_in_generation(query, vectors, k, mode, all_chunks)
+                return self._hits_in_generation(query, vectors, k, mode, all_chunks, dense_weight)
             except StaleGeneration:
                 continue  # a writer published meanwhile: search the new state instead
         raise IndexLocked(f"{self.index.directory}: the index changes too fast to read")
 
     def _hits_in_generation(
-        self, query: str, vectors: dict[str, np.ndarray], k: int, mode: str, all_chunks: bool
+        self,
+        query: str,
+        vectors: dict[str, np.ndarray],
+        k: int,
+        mode: str,
+        all_chunks: bool,
+        dense_weight: float | None = None,
     ) -> list[Hit]:
         """Hits whose ids and rows all come from the generation the spaces were loaded at."""
         terms = query_terms(query)
         depth = k if all_chunks else k * 4
         generation = self.index.manifest.generation
         while True:
-            candidates = self._candidates(query, vectors, mode, depth)
+            candidates = self._candidates(query, vectors, mode, depth, dense_weight)
             chunks = self.index.metadata.chunks(
                 (chunk_id for chunk_id, _ in candidates.ranked), generation=generation
             )
@@ -262,3 +283,12 @@ def _check_query(query: str, k: int, mode: str) -> None:
         raise InvalidQuery(f"k must be a positive number of results, not {k}")
     if mode not in MODES:
         raise InvalidQuery(f"unknown mode {mode!r}: choose one of {', '.join(MODES)}")
+
+
+def _check_dense_weight(dense_weight: float | None, mode: str) -> None:
+    if dense_weight is None:
+        return
+    if mode != "hybrid":
+        raise InvalidQuery(f"a dense weight only applies to hybrid mode, not to {mode}")
+    if not 0.0 <= dense_weight <= 1.0:
+        raise InvalidQuery(f"the dense weight must be between 0 and 1, not {dense_weight}")
