@@ -1,0 +1,72 @@
+"""Query latency of the default hybrid fusion against the one it replaced, in one run."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from search.fusion import Fused, Ranked, linear_fusion
+
+
+def old_hybrid(dense: Ranked, lexical: Ranked, dense_weight: float | None = None) -> Fused:
+    """The hybrid fusion of 0.1: min-max normalised scores, 0.4 dense + 0.6 lexical."""
+    return linear_fusion(dense, lexical, 0.4 if dense_weight is None else dense_weight)
+
+
+def read_queries(path: Path, limit: int) -> list[str]:
+    """The first `limit` query texts of a BEIR queries.jsonl (or of its folder)."""
+    file = path / "queries.jsonl" if path.is_dir() else path
+    with file.open(encoding="utf-8") as handle:
+        texts = [json.loads(line)["text"] for line in handle if line.strip()]
+    return texts[:limit]
+
+
+def fusion_latency_rows(index_dir: Path, queries: list[str], k: int = 10) -> list[dict[str, Any]]:
+    """`Searcher.search` in hybrid mode, old fusion vs default, alternating per query.
+
+    The model is loaded and both arms warmed up first; each query runs once per arm,
+    the arm that goes first alternating, so a busy moment of the machine hurts both.
+    """
+    from search.engine import Searcher
+
+    timings: dict[str, list[float]] = {"old": [], "default": []}
+    with Searcher(index_dir) as searcher:
+        default = searcher.fusion
+        arms = {"old": old_hybrid, "default": default}
+        for arm in arms.values():  # warm-up: model load, FAISS and SQLite caches
+            searcher.fusion = arm
+            searcher.search(queries[0], k=k)
+        for number, query in enumerate(queries):
+            order = ["old", "default"] if number % 2 == 0 else ["default", "old"]
+            for name in order:
+                searcher.fusion = arms[name]
+                started = time.perf_counter()
+                searcher.search(query, k=k)
+                timings[name].append((time.perf_counter() - started) * 1000)
+        searcher.fusion = default
+    rows = []
+    for name in ("old", "default"):
+        rows.append(
+            {
+                "benchmark": f"hybrid query, {name} fusion",
+                "p50_ms": round(statistics.median(timings[name]), 2),
+                "p95_ms": round(_percentile(timings[name], 95), 2),
+                "queries": len(queries),
+            }
+        )
+    old, new = rows
+    new["ratio_p50"] = round(new["p50_ms"] / old["p50_ms"], 3)
+    new["ratio_p95"] = round(new["p95_ms"] / old["p95_ms"], 3)
+    new["note"] = "ratios: default / old, same Searcher, alternating"
+    return rows
+
+
+def _percentile(values: list[float], percent: float) -> float:
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * percent / 100
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
