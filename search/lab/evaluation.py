@@ -27,7 +27,13 @@ from indexer.encoders.loading import LoadedModel, load_model
 from indexer.encoders.static import StaticEncoder
 from indexer.errors import InvalidQuery
 from indexer.store.lexical import SqliteLexicalSpace, create_fts_space
-from search.fusion import hybrid_fusion, linear_fusion, reciprocal_rank_fusion, zscore_fusion
+from search.fusion import (
+    FUSION_DEPTH,
+    hybrid_fusion,
+    linear_fusion,
+    reciprocal_rank_fusion,
+    zscore_fusion,
+)
 from search.lab.datasets import RetrievalDataset, load_retrieval_dataset
 from search.lab.metrics import mean_metrics
 
@@ -130,7 +136,13 @@ class Retrieval:
         self.query_texts = [dataset.queries[q] for q in self.query_ids]
 
     def ranked_lists(self, methods: Sequence[str], depth: int = TOP_K) -> dict[str, RankedLists]:
-        """{method: {query id: [(row, score), ...] best first}}, `depth` deep (fused: TOP_K)."""
+        """{method: {query id: [(row, score), ...] best first}}, `depth` deep.
+
+        A fused method fuses lists as deep as `fusion_depth` says (`hybrid`: as deep as
+        `query --mode hybrid` searches).
+        """
+        wanted = depth
+        depth = max([depth, *(fusion_depth(m) for m in methods if m in FUSED_METHODS)])
         base = _base_methods(methods)
         self.cache.ensure(base, self.progress)
         vectors = _encode_queries(self.loaded, self.query_texts, base)
@@ -155,11 +167,13 @@ class Retrieval:
             lists[method] = {
                 query_id: fuse(
                     method,
-                    lists["contextual"][query_id][:TOP_K],
-                    lists["lexical"][query_id][:TOP_K],
+                    lists["contextual"][query_id][: fusion_depth(method)],
+                    lists["lexical"][query_id][: fusion_depth(method)],
                 )
                 for query_id in self.query_ids
             }
+        for method in base:
+            lists[method] = {query: pairs[:wanted] for query, pairs in lists[method].items()}
         return lists
 
     def run(self, ranked: RankedLists) -> dict[str, dict[str, float]]:
@@ -174,6 +188,11 @@ class Retrieval:
         return _query_latencies(
             self.loaded, self.cache, self.query_texts[:LATENCY_QUERIES], methods
         )
+
+
+def fusion_depth(method: str) -> int:
+    """How deep each side is read before a fused method fuses (0.1's methods: TOP_K)."""
+    return FUSION_DEPTH if method == "hybrid" else TOP_K
 
 
 def fuse(method: str, dense: list[tuple[int, float]], lexical: list[tuple[int, float]]):
@@ -349,21 +368,21 @@ def _query_latencies(
 
 
 def _single_query_answerer(
-    loaded: LoadedModel, cache: _CorpusCache, method: str
+    loaded: LoadedModel, cache: _CorpusCache, method: str, depth: int = TOP_K
 ) -> Callable[[str], list[tuple[int, float]]]:
-    """A function that answers one query the way `method` does."""
+    """A function that answers one query the way `method` does (`depth` deep)."""
     if method == "lexical":
         space = cache.lexical_space()
-        return lambda query: space.search(query, TOP_K)
+        return lambda query: space.search(query, depth)
     if method in FUSED_METHODS:
-        dense = _single_query_answerer(loaded, cache, "contextual")
-        lexical = _single_query_answerer(loaded, cache, "lexical")
+        dense = _single_query_answerer(loaded, cache, "contextual", fusion_depth(method))
+        lexical = _single_query_answerer(loaded, cache, "lexical", fusion_depth(method))
         return lambda query: fuse(method, dense(query), lexical(query))
     index = cache.index(method)
     encode = _single_query_encoder(loaded, method)
 
     def answer(query: str) -> list[tuple[int, float]]:
-        scores, rows = index.search(encode(query), min(TOP_K, index.ntotal))
+        scores, rows = index.search(encode(query), min(depth, index.ntotal))
         return [(int(r), float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
 
     return answer
