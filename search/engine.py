@@ -98,8 +98,10 @@ class Searcher:
             self.index.close()
             raise
         self.lexical = SqliteLexicalSpace(self.index.metadata.engine)
-        # hybrid mode's fusion of the contextual and lexical lists (a benchmark swaps it)
+        # hybrid mode's fusion of the contextual and lexical lists, and how deep each is
+        # searched for it (a benchmark swaps them)
         self.fusion = hybrid_fusion
+        self.fusion_depth = FUSION_DEPTH
         self._encoders: dict | None = None
         self._lock = threading.RLock()
 
@@ -188,7 +190,7 @@ class Searcher:
     ) -> _Candidates:
         lists: dict[str, list[tuple[int, float]]] = {}
         exhausted = True
-        depth = max(depth, FUSION_DEPTH) if mode == "hybrid" else depth
+        depth = max(depth, self.fusion_depth) if mode == "hybrid" else depth
         for space, vector in vectors.items():
             scores, ids = self.index.spaces[space].search(vector, depth)
             lists[space] = [

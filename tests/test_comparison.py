@@ -230,6 +230,23 @@ def test_bench_scaling_and_incremental_sections_run_real_index_processes(tmp_pat
     assert (tmp_path / "bench-scaling.png").exists()
 
 
+def test_bench_fusion_times_both_fusions_on_one_searcher(sample_index):
+    payload = run_json(
+        "bench",
+        "--only", "fusion",
+        "--index", sample_index,
+        "--queries", SAMPLE_CORPUS / "queries.jsonl",
+        "--limit", "4",
+    )  # fmt: skip
+    old, default = payload["rows"]
+    assert old["benchmark"] == "hybrid query, old fusion" and old["queries"] == 4
+    assert default["benchmark"] == "hybrid query, default fusion"
+    assert 0 < old["p50_ms"] <= old["p95_ms"] and 0 < default["p50_ms"] <= default["p95_ms"]
+    assert default["ratio_p50"] == pytest.approx(default["p50_ms"] / old["p50_ms"], rel=0.01)
+    usage = CliRunner().invoke(cli, ["bench", "--only", "fusion", "--index", str(sample_index)])
+    assert usage.exit_code == 2 and "needs --index and --queries" in usage.output
+
+
 def test_bench_refuses_an_unknown_section():
     result = CliRunner().invoke(cli, ["bench", "--only", "encoding,warp"])
     assert result.exit_code == 2 and "unknown section warp" in result.output

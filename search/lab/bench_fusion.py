@@ -10,6 +10,9 @@ from typing import Any
 
 from search.fusion import Fused, Ranked, linear_fusion
 
+# 0.1 searched each side 100 deep for hybrid.
+OLD_DEPTH = 100
+
 
 def old_hybrid(dense: Ranked, lexical: Ranked, dense_weight: float | None = None) -> Fused:
     """The hybrid fusion of 0.1: min-max normalised scores, 0.4 dense + 0.6 lexical."""
@@ -25,7 +28,8 @@ def read_queries(path: Path, limit: int) -> list[str]:
 
 
 def fusion_latency_rows(index_dir: Path, queries: list[str], k: int = 10) -> list[dict[str, Any]]:
-    """`Searcher.search` in hybrid mode, old fusion vs default, alternating per query.
+    """`Searcher.search` in hybrid mode, 0.1's fusion and depth vs the default's,
+    alternating per query.
 
     The model is loaded and both arms warmed up first; each query runs once per arm,
     the arm that goes first alternating, so a busy moment of the machine hurts both.
@@ -34,19 +38,21 @@ def fusion_latency_rows(index_dir: Path, queries: list[str], k: int = 10) -> lis
 
     timings: dict[str, list[float]] = {"old": [], "default": []}
     with Searcher(index_dir) as searcher:
-        default = searcher.fusion
-        arms = {"old": old_hybrid, "default": default}
-        for arm in arms.values():  # warm-up: model load, FAISS and SQLite caches
-            searcher.fusion = arm
+        arms = {
+            "old": (old_hybrid, OLD_DEPTH),
+            "default": (searcher.fusion, searcher.fusion_depth),
+        }
+        for name in arms:  # warm-up: model load, FAISS and SQLite caches
+            searcher.fusion, searcher.fusion_depth = arms[name]
             searcher.search(queries[0], k=k)
         for number, query in enumerate(queries):
             order = ["old", "default"] if number % 2 == 0 else ["default", "old"]
             for name in order:
-                searcher.fusion = arms[name]
+                searcher.fusion, searcher.fusion_depth = arms[name]
                 started = time.perf_counter()
                 searcher.search(query, k=k)
                 timings[name].append((time.perf_counter() - started) * 1000)
-        searcher.fusion = default
+        searcher.fusion, searcher.fusion_depth = arms["default"]
     rows = []
     for name in ("old", "default"):
         rows.append(
