@@ -208,7 +208,13 @@ def _tuning_report(result: dict[str, Any], show_all: bool) -> str:
 
     labels = result["splits"]
     width = max(len(label) for label in labels)
-    header = f"{'nDCG@10 / R@100':<28}" + "".join(f"{label:>{width + 2}}" for label in labels)
+    names = list(result["variants"]) if show_all else []
+    if not show_all:
+        names = [OLD_HYBRID] if OLD_HYBRID in result["variants"] else []
+        names += [family["chosen_on_all"] for family in result["families"].values()]
+        names.append(result["chosen"])
+    first = max(len(name) for name in [*names, "nDCG@10 / R@100"]) + 2
+    header = f"{'nDCG@10 / R@100':<{first}}" + "".join(f"{label:>{width + 2}}" for label in labels)
     lines = [header]
 
     def row(name: str, figures: dict[str, dict[str, float]]) -> str:
@@ -216,15 +222,10 @@ def _tuning_report(result: dict[str, Any], show_all: bool) -> str:
             f"{figures[label]['ndcg@10']:.3f}/{figures[label]['recall@100']:.3f}".rjust(width + 2)
             for label in labels
         )
-        return f"{name:<28}{cells}"
+        return f"{name:<{first}}{cells}"
 
     for part in ("contextual", "lexical"):
         lines.append(row(part, {label: result["parts"][label][part] for label in labels}))
-    names = list(result["variants"]) if show_all else []
-    if not show_all:
-        names = [OLD_HYBRID] if OLD_HYBRID in result["variants"] else []
-        names += [family["chosen_on_all"] for family in result["families"].values()]
-        names.append(result["chosen"])
     for name in dict.fromkeys(names):
         mark = " *" if name == result["chosen"] else ""
         lines.append(row(name + mark, result["variants"][name]))
@@ -235,7 +236,7 @@ def _tuning_report(result: dict[str, Any], show_all: bool) -> str:
             f"{label} {values['ndcg@10']:.3f} ({values['margin']:+.3f})"
             for label, values in fold["held_out_figures"].items()
         )
-        lines.append(f"  {fold['held_out']:<16} {fold['chosen']:<24} {held}")
+        lines.append(f"  {fold['held_out']:<16} {fold['chosen']:<36} {held}")
     lines.append(f"chosen on every tuning split (*): {result['chosen']}")
     return "\n".join(lines)
 
