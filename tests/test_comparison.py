@@ -238,10 +238,13 @@ def test_bench_fusion_times_both_fusions_on_one_searcher(sample_index):
         "--queries", SAMPLE_CORPUS / "queries.jsonl",
         "--limit", "4",
     )  # fmt: skip
-    old, default = payload["rows"]
+    old, default, old_step, default_step = payload["rows"]
     assert old["benchmark"] == "hybrid query, old fusion" and old["queries"] == 4
     assert default["benchmark"] == "hybrid query, default fusion"
-    assert 0 < old["p50_ms"] <= old["p95_ms"] and 0 < default["p50_ms"] <= default["p95_ms"]
+    assert default_step["benchmark"] == "fusion step alone, default fusion"
+    assert old_step["queries"] == default_step["queries"] == 4
+    for row in (old, default, old_step, default_step):
+        assert 0 < row["p50_ms"] <= row["p95_ms"]
     assert default["ratio_p50"] == pytest.approx(default["p50_ms"] / old["p50_ms"], rel=0.01)
     usage = CliRunner().invoke(cli, ["bench", "--only", "fusion", "--index", str(sample_index)])
     assert usage.exit_code == 2 and "needs --index and --queries" in usage.output
