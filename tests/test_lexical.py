@@ -83,3 +83,32 @@ def test_lexical_mode_needs_no_model(sample_index):
     with Searcher(sample_index) as searcher:
         searcher.search("tower crane", mode="lexical")
         assert searcher._encoders is None
+
+
+def test_rm3_feedback_pulls_in_a_document_through_the_feedback_terms(tmp_path):
+    from sqlalchemy import create_engine
+
+    from indexer.store.lexical import create_fts_space
+    from search.lab.lexical_feedback import rm3_search
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'lexical.sqlite'}")
+    documents = [
+        "Sourdough starter: wild yeast and lactobacilli ferment the flour.",
+        "Feed the sourdough starter flour and water; wild yeast makes it rise.",
+        "Lactobacilli and wild yeast ferment rye flour into a tangy culture.",
+        "Tower cranes lift steel beams on construction sites.",
+    ]
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE chunks (id INTEGER PRIMARY KEY, text TEXT)"))
+        create_fts_space(connection, "chunks")
+        connection.execute(
+            text("INSERT INTO chunks (id, text) VALUES (:id, :text)"),
+            [{"id": i, "text": t} for i, t in enumerate(documents, start=1)],
+        )
+    space = SqliteLexicalSpace(engine)
+    plain = space.search("sourdough starter", 10)
+    assert {item for item, _ in plain} == {1, 2}
+    expanded = rm3_search(space, "sourdough starter", 10, feedback_docs=2, feedback_terms=3)
+    assert {item for item, _ in expanded} == {1, 2, 3}  # document 3 shares only feedback terms
+    assert expanded[0][0] == 1  # the best first hit keeps 0.7 of its weight
+    assert rm3_search(space, "zeppelin", 10) == []
