@@ -12,19 +12,16 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from indexer.errors import IndexClosed
+from indexer.errors import IndexClosed, InvalidQuery
 from indexer.spaces import Space
 from indexer.store.base import Snapshot, Store, Target, open_store
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.documents import DocumentText, load_document
-from search.fusion import hybrid_fusion
+from search.fusion import FUSION_DEPTH, Fusion, hybrid_fusion
 from search.limits import check_document_id, check_k, check_query
 from search.modes import DEFAULT_MODE, Mode
 from search.snippets import make_snippet
-
-# How deep each space is searched before hybrid fusion.
-FUSION_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -103,6 +100,10 @@ class Searcher:
         except Exception:
             self.store.close()
             raise
+        # hybrid mode's fusion of the contextual and lexical lists, and how deep each is
+        # searched for it (a benchmark swaps them)
+        self.fusion: Fusion = hybrid_fusion
+        self.fusion_depth = FUSION_DEPTH
         self._encoders: dict | None = None
         self._lock = threading.RLock()
         self._closed = False
@@ -150,15 +151,19 @@ class Searcher:
         mode: str = DEFAULT_MODE,
         all_chunks: bool = False,
         space: str | None = None,
+        dense_weight: float | None = None,
     ) -> SearchResponse:
         """The `k` best hits for `query`: one per document unless `all_chunks` is set.
 
-        `mode` is `hybrid` (contextual and lexical, scores normalised and combined),
+        `mode` is `hybrid` (contextual and lexical fused, see `search.fusion`),
         `contextual`, `static` or `lexical`; `space` is an older name for `mode`.
+        `dense_weight` (0 to 1, hybrid only) fixes the contextual side's share of the
+        fused score instead of the per-query weighting.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.limits`.
         """
         chosen, k = _check_query(query, k, space or mode, all_chunks)
+        _check_dense_weight(dense_weight, chosen)
         self._check_open()
         timings = {"model_load_seconds": 0.0}
         if chosen.vector_spaces and self._encoders is None:
@@ -174,7 +179,8 @@ class Searcher:
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
         with self.store.snapshot() as snapshot:
-            hits = _hits(snapshot, query, vectors, k, chosen, all_chunks)
+            fusion = _FusionChoice(self.fusion, self.fusion_depth, dense_weight)
+            hits = _hits(snapshot, query, vectors, k, chosen, all_chunks, fusion)
         timings["search_seconds"] = round(time.perf_counter() - started, 4)
         return SearchResponse(query=query, mode=chosen.value, results=hits, timings=timings)
 
@@ -187,12 +193,26 @@ class Searcher:
             return load_document(snapshot, document_id)
 
 
+@dataclass(frozen=True)
+class _FusionChoice:
+    """How hybrid mode fuses: the function, each side's depth, and a fixed weight if any."""
+
+    fusion: Fusion
+    depth: int
+    dense_weight: float | None
+
+
 def _candidates(
-    snapshot: Snapshot, query: str, vectors: dict[Space, np.ndarray], mode: Mode, depth: int
+    snapshot: Snapshot,
+    query: str,
+    vectors: dict[Space, np.ndarray],
+    mode: Mode,
+    depth: int,
+    fusion: _FusionChoice,
 ) -> _Candidates:
     lists: dict[str, list[tuple[int, float]]] = {}
     exhausted = True
-    depth = max(depth, FUSION_DEPTH) if mode is Mode.HYBRID else depth
+    depth = max(depth, fusion.depth) if mode is Mode.HYBRID else depth
     for space, vector in vectors.items():
         lists[space.value] = snapshot.vector_search(space.value, vector, depth)[0]
         exhausted = exhausted and depth >= snapshot.space_size(space.value)
@@ -204,7 +224,9 @@ def _candidates(
         for rank, (chunk_id, _score) in enumerate(ranked, start=1):
             found_by.setdefault(chunk_id, {})[space] = rank
     if mode is Mode.HYBRID:
-        fused = hybrid_fusion(lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value])
+        fused = fusion.fusion(
+            lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value], fusion.dense_weight
+        )
     else:
         fused = lists[mode.value]
     return _Candidates(fused, found_by, exhausted)
@@ -217,12 +239,13 @@ def _hits(
     k: int,
     mode: Mode,
     all_chunks: bool,
+    fusion: _FusionChoice,
 ) -> list[Hit]:
     """The best `k` hits, searching deeper while documents repeat and more is left."""
     terms = query_terms(query)
     depth = k if all_chunks else k * 4
     while True:
-        candidates = _candidates(snapshot, query, vectors, mode, depth)
+        candidates = _candidates(snapshot, query, vectors, mode, depth, fusion)
         chunks = snapshot.chunks(chunk_id for chunk_id, _ in candidates.ranked)
         hits: list[Hit] = []
         seen_documents: set[int] = set()
@@ -256,6 +279,17 @@ def _hits(
         if candidates.exhausted:
             return hits
         depth *= 4
+
+
+def _check_dense_weight(dense_weight: float | None, mode: Mode) -> None:
+    if dense_weight is None:
+        return
+    if mode is not Mode.HYBRID:
+        raise InvalidQuery(f"a dense weight only applies to hybrid mode, not to {mode}")
+    if isinstance(dense_weight, bool) or not isinstance(dense_weight, (int, float)):
+        raise InvalidQuery(f"the dense weight must be a number, not {dense_weight!r}")
+    if not 0.0 <= dense_weight <= 1.0:
+        raise InvalidQuery(f"the dense weight must be between 0 and 1, not {dense_weight}")
 
 
 def _check_query(query: str, k: int, mode: str, all_chunks: bool) -> tuple[Mode, int]:

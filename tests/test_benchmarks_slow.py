@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.conftest import SHARED_EVAL
+from tests.conftest import SAMPLE_CORPUS, SHARED_EVAL
 
 pytestmark = pytest.mark.slow
 
@@ -69,3 +69,29 @@ def test_stsb_classic_static_methods_reproduce_the_readme(model):
     assert result["fasttext"] == pytest.approx(0.370, abs=0.005)
     assert result["model2vec"] == pytest.approx(0.661, abs=0.01)
     assert max(result[name] for name in CLASSIC) < result["contextual"]
+
+
+@pytest.mark.parametrize(
+    ("dataset", "split"),
+    [
+        ("scifact", "test"),
+        ("scifact", "train"),
+        ("lisa", "test"),
+        ("stsb-retrieval", "test"),
+        ("sample_corpus", "test"),
+        ("sample_corpus", "questions"),
+    ],
+)
+def test_hybrid_never_scores_below_the_better_of_its_parts(dataset, split):
+    """Issue 13's bar on the public collections: the default hybrid's nDCG@10 is at least
+    the better of contextual and lexical alone (and SciFact test stays at 0.725 or more)."""
+    from search.lab.evaluation import evaluate_retrieval
+
+    folder = SAMPLE_CORPUS if dataset == "sample_corpus" else SHARED_EVAL / dataset
+    if not folder.exists():
+        pytest.skip(f"no {dataset} data")
+    result = evaluate_retrieval(folder, split=split, methods=["contextual", "lexical", "hybrid"])
+    ndcg = {method: values["ndcg@10"] for method, values in result["methods"].items()}
+    assert ndcg["hybrid"] >= max(ndcg["contextual"], ndcg["lexical"])
+    if (dataset, split) == ("scifact", "test"):
+        assert ndcg["hybrid"] >= 0.725

@@ -102,6 +102,8 @@ def test_default_index_comes_from_the_environment(runner, tmp_path, notes):
         (["query", "   "], "query is empty"),
         (["query", "bank", "-k", "0"], "k must be a positive"),
         (["query", "bank", "--space", "sparse"], "Invalid value for '--space'"),
+        (["query", "bank", "--dense-weight", "1.5"], "Invalid value for '--dense-weight'"),
+        (["query", "bank", "--mode", "static", "--dense-weight", "0.5"], "only applies to hybrid"),
         (["index", "{missing}"], "no such folder"),
         (["index", "{file}"], "not a folder"),
         (["index", "{notes}", "--pooling", "average"], "unknown pooling"),

@@ -57,7 +57,7 @@ def test_compare_human_output_has_both_columns(sample_index):
 # distils a tiny BERT; the slow tests distil the real one).
 ALL_BUT_MODEL2VEC = (
     "glove,word2vec,fasttext,static,contextual,cls,max,mean-last2,mean-last4,layers,"
-    "lexical,hybrid-rrf,hybrid-linear"
+    "lexical,hybrid,hybrid-rrf,hybrid-linear,hybrid-zscore"
 )
 
 
@@ -76,7 +76,7 @@ def test_eval_on_the_sample_corpus_every_method_then_from_cache(tmp_path):
         assert all(0.0 <= values[key] <= 1.0 for key in METRIC_KEYS)
     assert methods["contextual"]["ndcg@10"] > methods["static"]["ndcg@10"]
     assert methods["layer-6"]["ndcg@10"] == methods["contextual"]["ndcg@10"]
-    assert {"lexical", "hybrid-rrf", "hybrid-linear"} <= set(methods)
+    assert {"lexical", "hybrid", "hybrid-rrf", "hybrid-linear", "hybrid-zscore"} <= set(methods)
     assert methods["lexical"]["kind"] == "lexical" and methods["lexical"]["index_bytes"] > 0
     for name in ("glove", "word2vec", "fasttext", "static"):
         assert methods[name]["kind"] == "static" and methods[name]["docs_per_second"] > 0
@@ -194,13 +194,57 @@ def test_wic_on_a_slice(tmp_path):
     assert {"layer-0", "layer-6"} <= set(methods)
 
 
-def test_tune_fusion_sweeps_both_fusions(tmp_path):
-    payload = run_json("tune-fusion", SAMPLE_CORPUS, "--work-dir", tmp_path)
-    assert set(payload["rrf"]) and set(payload["linear"])
-    assert payload["best_rrf_k"] in {int(k) for k in payload["rrf"]}
-    assert 0.0 <= payload["best_dense_weight"] <= 1.0
-    assert payload["linear"]["1.0"] == payload["contextual"]
-    assert payload["linear"]["0.0"] == payload["lexical"]
+def tiny_collection(folder):
+    """A BEIR-layout collection of five documents and three judged queries, by hand."""
+    folder.mkdir()
+    documents = {
+        "d1": "Sourdough bread rises with wild yeast and lactic acid bacteria.",
+        "d2": "A cricket bat is made of willow and knocked in before a match.",
+        "d3": "Central banks raise interest rates to slow inflation.",
+        "d4": "Tower cranes are tied to the building and climb as it rises.",
+        "d5": "Cast iron pans need oil after washing so they do not rust.",
+    }
+    queries = {"q1": "bread rising with yeast", "q2": "willow bat", "q3": "why rates go up"}
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, t in documents.items())
+    )
+    (folder / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in queries.items())
+    )
+    (folder / "qrels").mkdir()
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq3\td3\t1\n"
+    )
+    return folder
+
+
+def test_tune_fusion_leaves_each_collection_out(tmp_path):
+    tiny = tiny_collection(tmp_path / "tiny")
+    payload = run_json(
+        "tune-fusion",
+        SAMPLE_CORPUS,
+        f"{SAMPLE_CORPUS}:questions",
+        "--eval-only",
+        f"{tiny}:test",
+        "--depths",
+        "100",
+        "--work-dir",
+        tmp_path / "work",
+    )
+    assert payload["splits"] == ["sample_corpus:test", "sample_corpus:questions", "tiny:test"]
+    assert payload["tuned_on"] == ["sample_corpus:test", "sample_corpus:questions"]
+    # leaving the sample corpus out leaves nothing to tune on: only tiny's fold runs
+    [fold] = payload["folds"]
+    assert fold["held_out"] == "tiny" and fold["tuned_on"] == payload["tuned_on"]
+    assert set(fold["held_out_figures"]) == {"tiny:test"}
+    assert fold["chosen"] in payload["variants"] and payload["chosen"] in payload["variants"]
+    for label in payload["splits"]:
+        parts = payload["parts"][label]
+        assert payload["best_part"][label] == max(
+            parts["contextual"]["ndcg@10"], parts["lexical"]["ndcg@10"]
+        )
+        assert payload["variants"]["minmax w=1.0 d=100"][label] == parts["contextual"]
+    assert {"minmax", "zscore", "dbsf", "rrf", "adaptive"} <= set(payload["families"])
 
 
 def test_eval_without_methods_leaves_out_methods_without_their_package(model, monkeypatch):
@@ -213,7 +257,7 @@ def test_eval_without_methods_leaves_out_methods_without_their_package(model, mo
     chosen, left_out = default_methods(model)
     assert left_out == ["word2vec", "fasttext", "model2vec"]
     assert {"glove", "static", "contextual", "layer-6", "hybrid-linear"} <= set(chosen)
-    assert not set(left_out) & set(chosen) and "hybrid" not in chosen
+    assert not set(left_out) & set(chosen) and "hybrid" in chosen
 
 
 def test_eval_mode_option_selects_a_search_mode(tmp_path):
@@ -259,6 +303,26 @@ def test_bench_scaling_and_incremental_sections_run_real_index_processes(tmp_pat
     assert all(row["peak_megabytes"] > 0 for row in payload["rows"] if "chunks" in row)
     assert rows["re-index 20 files, 1 file changed"]["seconds"] > 0
     assert (tmp_path / "bench-scaling.png").exists()
+
+
+def test_bench_fusion_times_both_fusions_on_one_searcher(sample_index):
+    payload = run_json(
+        "bench",
+        "--only", "fusion",
+        "--index", sample_index,
+        "--queries", SAMPLE_CORPUS / "queries.jsonl",
+        "--limit", "4",
+    )  # fmt: skip
+    old, default, old_step, default_step = payload["rows"]
+    assert old["benchmark"] == "hybrid query, old fusion" and old["queries"] == 4
+    assert default["benchmark"] == "hybrid query, default fusion"
+    assert default_step["benchmark"] == "fusion step alone, default fusion"
+    assert old_step["queries"] == default_step["queries"] == 4
+    for row in (old, default, old_step, default_step):
+        assert 0 < row["p50_ms"] <= row["p95_ms"]
+    assert default["ratio_p50"] == pytest.approx(default["p50_ms"] / old["p50_ms"], rel=0.01)
+    usage = CliRunner().invoke(cli, ["bench", "--only", "fusion", "--index", str(sample_index)])
+    assert usage.exit_code == 2 and "needs --index and --queries" in usage.output
 
 
 def test_bench_refuses_an_unknown_section():

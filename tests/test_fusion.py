@@ -1,8 +1,28 @@
-"""Reciprocal rank fusion and normalised linear fusion, by hand."""
+"""Every fusion function against lists computed by hand."""
+
+import math
 
 import pytest
 
-from search.fusion import linear_fusion, reciprocal_rank_fusion
+from search.fusion import (
+    adaptive_fusion,
+    adaptive_weight,
+    dbsf_fusion,
+    distribution_scores,
+    hybrid_fusion,
+    linear_fusion,
+    min_max,
+    peak,
+    reciprocal_rank_fusion,
+    weighted_rrf,
+    z_scores,
+    zscore_fusion,
+)
+
+# dense: mean 2, sd 1; lexical: mean 2, sd sqrt(8/3), so its z-scores are +-sqrt(1.5).
+DENSE = [(1, 3.0), (2, 1.0)]
+LEXICAL = [(2, 4.0), (3, 2.0), (4, 0.0)]
+Z = math.sqrt(1.5)
 
 
 def test_rrf_sums_reciprocal_ranks():
@@ -18,6 +38,14 @@ def test_rrf_sums_reciprocal_ranks():
     ]
 
 
+def test_weighted_rrf_weights_each_side():
+    fused = dict(weighted_rrf(DENSE, LEXICAL, dense_weight=0.75, k=1))
+    assert fused[1] == pytest.approx(0.75 / 2)
+    assert fused[2] == pytest.approx(0.75 / 3 + 0.25 / 2)
+    assert fused[3] == pytest.approx(0.25 / 3)
+    assert fused[4] == pytest.approx(0.25 / 4)
+
+
 def test_linear_fusion_normalises_each_list():
     dense = [(1, 0.9), (2, 0.5), (3, 0.1)]
     lexical = [(3, 30.0), (2, 20.0), (4, 10.0)]
@@ -28,3 +56,78 @@ def test_linear_fusion_normalises_each_list():
     assert fused[4] == pytest.approx(0.0)
     assert dict(linear_fusion(dense, [], 0.5))[1] == pytest.approx(0.5)
     assert linear_fusion([], [], 0.5) == []
+
+
+def test_normalisers_by_hand():
+    assert min_max(LEXICAL) == [(2, 1.0), (3, 0.5), (4, 0.0)]
+    assert z_scores(DENSE) == [(1, pytest.approx(1.0)), (2, pytest.approx(-1.0))]
+    assert z_scores(LEXICAL) == [(2, pytest.approx(Z)), (3, 0.0), (4, pytest.approx(-Z))]
+    assert z_scores([(7, 2.0), (8, 2.0)]) == [(7, 0.0), (8, 0.0)]
+    assert distribution_scores(DENSE) == [(1, pytest.approx(4 / 6)), (2, pytest.approx(2 / 6))]
+    far = [(1, 100.0)] + [(i, 0.0) for i in range(2, 12)]  # z of the first is sqrt(10) > 3
+    assert distribution_scores(far)[0] == (1, 1.0)
+    assert min_max([]) == z_scores([]) == distribution_scores([]) == []
+
+
+def test_zscore_fusion_gives_missing_ids_the_lowest_score_of_the_list():
+    fused = zscore_fusion(DENSE, LEXICAL, dense_weight=0.5)
+    assert [item for item, _ in fused] == [2, 1, 3, 4]
+    scores = dict(fused)
+    assert scores[2] == pytest.approx(0.5 * -1.0 + 0.5 * Z)
+    assert scores[1] == pytest.approx(0.5 * 1.0 + 0.5 * -Z)
+    assert scores[3] == pytest.approx(0.5 * -1.0 + 0.5 * 0.0)
+    assert scores[4] == pytest.approx(0.5 * -1.0 + 0.5 * -Z)
+
+
+def test_a_list_without_spread_still_puts_its_ids_first():
+    fused = dict(zscore_fusion([(5, 0.7)], LEXICAL, dense_weight=0.5))
+    assert fused[5] == pytest.approx(0.5 * 0.0 + 0.5 * -Z)
+    assert fused[2] == pytest.approx(0.5 * -1.0 + 0.5 * Z)
+
+
+def test_dbsf_fusion_by_hand():
+    scores = dict(dbsf_fusion(DENSE, LEXICAL, dense_weight=0.25))
+    assert scores[1] == pytest.approx(0.25 * 4 / 6 + 0.75 * (3 - Z) / 6)
+    assert scores[3] == pytest.approx(0.25 * 2 / 6 + 0.75 * 3 / 6)
+
+
+def test_peak_and_adaptive_weight_from_peaks():
+    assert peak(DENSE) == pytest.approx(1.0)
+    assert peak(LEXICAL) == pytest.approx(Z)
+    assert peak([(1, 5.0)]) == 0.0 and peak([]) == 0.0
+    no_band = {"cosine_low": None, "cosine_high": None}
+    assert adaptive_weight(DENSE, LEXICAL, 1.0, **no_band) == pytest.approx(1 / (1 + Z))
+    assert adaptive_weight(DENSE, LEXICAL, 2.0, **no_band) == pytest.approx(1 / (1 + 1.5))
+    assert adaptive_weight(DENSE, LEXICAL, 0.5, **no_band) == pytest.approx(1 / (1 + Z**0.5))
+    assert adaptive_weight(DENSE, [], **no_band) == pytest.approx(1.0)
+    assert adaptive_weight([], LEXICAL, **no_band) == pytest.approx(0.0)
+    assert adaptive_weight([], []) == 0.5
+
+
+def test_adaptive_weight_rises_to_one_across_the_cosine_band():
+    share = 1 / (1 + Z)  # sharpness 1: dense peak 1, lexical peak sqrt(1.5)
+    band = {"sharpness": 1.0, "cosine_low": 0.6, "cosine_high": 0.9}
+    below = [(1, 0.55), (2, 0.35)]
+    middle = [(1, 0.75), (2, 0.55)]
+    above = [(1, 0.95), (2, 0.75)]
+    assert adaptive_weight(below, LEXICAL, **band) == pytest.approx(share)
+    assert adaptive_weight(middle, LEXICAL, **band) == pytest.approx(share + (1 - share) * 0.5)
+    assert adaptive_weight(above, LEXICAL, **band) == pytest.approx(1.0)
+
+
+def test_adaptive_fusion_is_zscore_fusion_at_the_adaptive_weight():
+    middle = [(1, 0.75), (2, 0.55)]
+    weight = adaptive_weight(middle, LEXICAL)
+    assert 0 < weight < 1
+    assert adaptive_fusion(middle, LEXICAL) == zscore_fusion(middle, LEXICAL, weight)
+    assert adaptive_fusion(middle, LEXICAL, dense_weight=0.3) == zscore_fusion(middle, LEXICAL, 0.3)
+
+
+def test_hybrid_fusion_is_adaptive_unless_given_a_weight():
+    middle = [(1, 0.75), (2, 0.55)]
+    assert hybrid_fusion(middle, LEXICAL) == adaptive_fusion(middle, LEXICAL)
+    assert hybrid_fusion(middle, LEXICAL, 0.25) == zscore_fusion(middle, LEXICAL, 0.25)
+    only_dense = hybrid_fusion(DENSE, LEXICAL, dense_weight=1.0)
+    assert [item for item, _ in only_dense][:2] == [1, 2]
+    only_lexical = hybrid_fusion(DENSE, LEXICAL, dense_weight=0.0)
+    assert [item for item, _ in only_lexical][:2] == [2, 3]

@@ -56,6 +56,20 @@ def test_search_defaults_and_all_chunks(sample_server, sample_index):
     assert len(paths) > len(set(paths))
 
 
+def test_search_takes_a_dense_weight_like_query_does(sample_server, sample_index):
+    query = "why does my coffee taste bitter"
+    expected = cli_json(
+        "query", query, "--index", sample_index, "-k", 4, "--dense-weight", 0.8, "--json"
+    )
+    params = {"q": query, "k": 4, "dense_weight": 0.8}
+    got = httpx.get(f"{sample_server.url}/search", params=params).json()
+    assert without_timings(got) == without_timings(expected)
+    posted = httpx.post(f"{sample_server.url}/search", json=params).json()
+    assert without_timings(posted) == without_timings(expected)
+    default = httpx.get(f"{sample_server.url}/search", params={"q": query, "k": 4}).json()
+    assert [hit["score"] for hit in default["results"]] != [hit["score"] for hit in got["results"]]
+
+
 def test_compare_answers_the_json_of_compare_json(sample_server, sample_index):
     query = "the bank of the river eroded in the flood"
     expected = cli_json("compare", query, "--index", sample_index, "-k", 5, "--json")
@@ -105,6 +119,15 @@ def test_health_and_the_openapi_schema(sample_server):
         ("GET", "/search", {"q": "bank", "k": "many"}, 422, "query k: Input should be a valid"),
         ("GET", "/search", {"q": "bank", "mode": "sparse"}, 422, "query mode: Input should be"),
         ("POST", "/search", {"k": 3}, 422, "body q: Field required"),
+        ("GET", "/search", {"q": "bank", "dense_weight": 2}, 422, "query dense_weight: Input"),
+        ("POST", "/search", {"q": "bank", "dense_weight": -1}, 422, "body dense_weight: Input"),
+        (
+            "GET",
+            "/search",
+            {"q": "bank", "mode": "lexical", "dense_weight": 0.5},
+            422,
+            "only applies to hybrid",
+        ),
         ("GET", "/compare", {"q": "bank", "mode": "static"}, 422, "mode and against must differ"),
         ("GET", "/documents/999999", {}, 404, "no document with id 999999"),
         ("GET", "/documents/first", {}, 422, "path document_id: Input should be a valid integer"),

@@ -100,3 +100,4 @@ def test_the_sample_corpus_keeps_its_judgements_out_of_the_index():
 
     names = {p.path.name for p in walk_folder(SAMPLE_CORPUS)}
     assert "qrels.tsv" not in names and "queries.jsonl" not in names
+    assert "questions.tsv" not in names

@@ -11,7 +11,11 @@ import click
 
 from search.cli.common import echo_json, json_option, translate_errors
 
-SECTIONS = ("encoding", "overhead", "startup", "faiss", "stores", "scaling", "incremental")
+SECTIONS = (
+    "encoding", "overhead", "startup", "faiss", "stores", "scaling", "incremental", "fusion",
+)  # fmt: skip
+# Sections that run only when named in --only.
+ON_REQUEST = ("fusion",)
 
 
 # The most vectors, chunks or files a section is asked to build: past this a run would
@@ -56,11 +60,21 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     help="How many texts or documents.",
 )
 @click.option(
-    "--index", "index_dir", type=click.Path(path_type=Path), help="An index to time `info` on."
+    "--index",
+    "index_dir",
+    type=click.Path(path_type=Path),
+    help="An index to time `info` on (and hybrid queries on, for `fusion`).",
+)
+@click.option(
+    "--queries",
+    "queries_path",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="A BEIR queries.jsonl (or its folder) for the fusion section; --limit of them.",
 )
 @click.option(
     "--only",
-    default=",".join(SECTIONS),
+    default=",".join(s for s in SECTIONS if s not in ON_REQUEST),
     show_default=True,
     help="Comma-separated sections to run.",
 )
@@ -97,6 +111,7 @@ def bench(
     texts_path: Path | None,
     limit: int,
     index_dir: Path | None,
+    queries_path: Path | None,
     only: str,
     faiss_sizes: list[int],
     store_size: int,
@@ -109,7 +124,8 @@ def bench(
     """Time ctxsearch against baselines measured in the same run; print the ratios.
 
     \b
-    Sections (all by default; the last three take minutes to tens of minutes):
+    Sections (all but fusion by default; scaling, incremental and faiss take minutes to
+    tens of minutes):
       encoding     contextual encoder vs SentenceTransformer.encode (same texts, same
                    threads; target 1.3x, min cosine shown); static vs contextual (100x)
       overhead     indexing a folder vs its encoders alone (target: at most 10% more)
@@ -120,12 +136,16 @@ def bench(
                    through the Store interface: p50/p95 latency, recall@10
       scaling      index time and peak memory at growing numbers of chunks (plot)
       incremental  re-indexing a folder of many files after one changed
+      fusion       (only when named) hybrid queries on --index with the default fusion
+                   vs the 0.1 one (min-max, 0.4 dense), alternating: p50, p95, ratios
 
     \b
     Examples:
       ctxsearch bench --only encoding,startup
       ctxsearch bench --texts ../shared/eval/scifact --limit 200 --out reports/bench.json
       ctxsearch bench --only faiss --faiss-sizes 10000,100000 --json
+      ctxsearch bench --only fusion --index scifact.idx --queries ../shared/eval/scifact \\
+          --limit 300
     """
     sections = [part.strip() for part in only.split(",") if part.strip()]
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -134,6 +154,8 @@ def bench(
             f"unknown section {', '.join(unknown)}; choose from {', '.join(SECTIONS)}",
             param_hint="--only",
         )
+    if "fusion" in sections and (index_dir is None or queries_path is None):
+        raise click.UsageError("the fusion section needs --index and --queries")
     table: dict[str, Any] = {
         "texts": str(texts_path or "built-in sentences"),
         "sections": sections,
@@ -152,6 +174,7 @@ def bench(
                 postgres=postgres,
                 scale_sizes=scale_sizes,
                 incremental_files=incremental_files,
+                queries_path=queries_path,
             )
             table["rows"] += rows
             if section == "scaling" and out is not None:
@@ -180,8 +203,15 @@ def _run_section(
     postgres: str | None,
     scale_sizes: list[int],
     incremental_files: int,
+    queries_path: Path | None = None,
 ) -> list[dict[str, Any]]:
     from search.lab import bench, bench_indexing
+
+    if section == "fusion":
+        from search.lab.bench_fusion import fusion_latency_rows, read_queries
+
+        assert index_dir is not None and queries_path is not None
+        return fusion_latency_rows(index_dir, read_queries(queries_path, limit))
 
     sentences = bench_indexing.builtin_sentences()
     if section == "encoding":
@@ -216,6 +246,7 @@ _COLUMNS = {
     "faiss": ["build_seconds", "p50_ms", "p99_ms", "recall@10", "megabytes", "ratio"],
     "stores": ["build_seconds", "p50_ms", "p95_ms", "recall@10", "ratio"],
     "scaling": ["chunks", "seconds", "peak_megabytes", "chunks_per_second"],
+    "fusion": ["queries", "p50_ms", "p95_ms", "ratio_p50", "ratio_p95"],
 }
 _DEFAULT_COLUMNS = ["baseline_seconds", "seconds", "ratio", "target"]
 

@@ -51,7 +51,8 @@ def _echo_note(result: dict[str, Any]) -> None:
     default=None,
     help="Comma-separated methods (default: all). glove, word2vec, fasttext, static, "
     "model2vec, contextual, cls, max, mean-last2, mean-last4, layer-0 ... layer-L "
-    "(`layers`: every layer), lexical, hybrid, hybrid-rrf, hybrid-linear.",
+    "(`layers`: every layer), lexical, hybrid (the default fusion), hybrid-linear (0.1's), "
+    "hybrid-rrf, hybrid-zscore.",
 )
 @click.option(
     "--mode",
@@ -160,40 +161,120 @@ def _methods_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _dataset_split(value: str, default_split: str = "test") -> tuple[Path, str]:
+    """DIR or DIR:SPLIT (a BEIR folder or a document folder, and one of its qrels)."""
+    folder, _, split = value.rpartition(":") if ":" in value else (value, "", "")
+    return Path(folder), split or default_split
+
+
 @click.command()
-@click.argument("dataset_dir", type=click.Path(path_type=Path))
-@click.option("--split", default="train", show_default=True, help="Tune on this split only.")
+@click.argument("datasets", nargs=-1, required=True)
+@click.option(
+    "--eval-only",
+    "eval_only",
+    multiple=True,
+    help="DIR:SPLIT measured and left out with its collection, never tuned on "
+    "(e.g. SciFact test). Repeatable.",
+)
+@click.option(
+    "--depths",
+    default=",".join(str(depth) for depth in (20, 50, 100, 200)),
+    show_default=True,
+    help="Candidate depths per side to try.",
+)
 @click.option("--work-dir", type=click.Path(path_type=Path), help="Cache of encoded corpora.")
+@click.option("--all", "show_all", is_flag=True, help="Print every variant, not only the best.")
 @model_option
 @json_option
 @translate_errors
 def tune_fusion(
-    dataset_dir: Path, split: str, work_dir: Path | None, model: str | None, as_json: bool
+    datasets: tuple[str, ...],
+    eval_only: tuple[str, ...],
+    depths: str,
+    work_dir: Path | None,
+    show_all: bool,
+    model: str | None,
+    as_json: bool,
 ) -> None:
-    """Sweep hybrid fusion's constants on a training split (nDCG@10).
+    """Choose hybrid fusion across collections, leaving one collection out at a time.
 
     \b
-    Reciprocal rank fusion for several k, and a min-max normalised linear combination
-    for dense weights 0 to 1. The defaults in search/fusion.py come from this sweep on
-    SciFact train; test data is never used to tune.
+    DATASETS are DIR or DIR:SPLIT (default split: test). Every fusion variant
+    (min-max, z-score and distribution-based weights 0 to 1, RRF for several k, the
+    query-adaptive z-score fusion, each at several candidate depths) is measured on
+    every split. A variant's objective over a set of splits is its mean nDCG@10
+    margin over the better of contextual and lexical alone, plus its worst margin.
+    For each collection (a folder: all its splits together), the variant with the
+    best objective on the *other* collections is chosen and measured on the one left
+    out: those are the leave-one-collection-out figures. Splits given with
+    --eval-only are measured but never tuned on.
 
     \b
     Examples:
-      ctxsearch tune-fusion ../shared/eval/scifact --split train
+      ctxsearch tune-fusion ../shared/eval/scifact:train ../shared/eval/lisa \\
+          ../shared/eval/stsb-retrieval sample_corpus sample_corpus:questions \\
+          --eval-only ../shared/eval/scifact:test
+      ctxsearch tune-fusion sample_corpus sample_corpus:questions --depths 100 --json
     """
-    from search.lab.fusion_tuning import tune_fusion as sweep
+    from indexer.encoders.loading import load_model
+    from search.lab.fusion_tuning import load_split, sweep, variants
 
-    result = sweep(dataset_dir, split=split, work_dir=work_dir, model=model)
+    try:
+        chosen_depths = [int(part) for part in depths.split(",") if part.strip()]
+    except ValueError:
+        raise click.UsageError(
+            f"--depths: whole numbers separated by commas, not {depths!r}"
+        ) from None
+    loaded = load_model(model)
+    specs = [(*_dataset_split(d), False) for d in datasets]
+    specs += [(*_dataset_split(d), True) for d in eval_only]
+    splits = [
+        load_split(folder, split, only, work_dir=work_dir, loaded=loaded)
+        for folder, split, only in specs
+    ]
+    result = sweep(splits, variants(chosen_depths))
     if as_json:
         echo_json(result)
         return
-    click.echo(
-        f"{result['dataset']} {split}: {result['queries']} queries; nDCG@10 contextual "
-        f"{result['contextual']:.4f}, lexical {result['lexical']:.4f}"
-    )
-    click.echo("RRF k:        " + "  ".join(f"{k}={v:.4f}" for k, v in result["rrf"].items()))
-    click.echo("dense weight: " + "  ".join(f"{w}={v:.4f}" for w, v in result["linear"].items()))
-    click.echo(f"best: RRF k={result['best_rrf_k']}, dense weight={result['best_dense_weight']}")
+    click.echo(_tuning_report(result, show_all))
+
+
+def _tuning_report(result: dict[str, Any], show_all: bool) -> str:
+    from search.lab.fusion_tuning import OLD_HYBRID
+
+    labels = result["splits"]
+    width = max(len(label) for label in labels)
+    names = list(result["variants"]) if show_all else []
+    if not show_all:
+        names = [OLD_HYBRID] if OLD_HYBRID in result["variants"] else []
+        names += [family["chosen_on_all"] for family in result["families"].values()]
+        names.append(result["chosen"])
+    first = max(len(name) for name in [*names, "nDCG@10 / R@100"]) + 2
+    header = f"{'nDCG@10 / R@100':<{first}}" + "".join(f"{label:>{width + 2}}" for label in labels)
+    lines = [header]
+
+    def row(name: str, figures: dict[str, dict[str, float]]) -> str:
+        cells = "".join(
+            f"{figures[label]['ndcg@10']:.3f}/{figures[label]['recall@100']:.3f}".rjust(width + 2)
+            for label in labels
+        )
+        return f"{name:<{first}}{cells}"
+
+    for part in ("contextual", "lexical"):
+        lines.append(row(part, {label: result["parts"][label][part] for label in labels}))
+    for name in dict.fromkeys(names):
+        mark = " *" if name == result["chosen"] else ""
+        lines.append(row(name + mark, result["variants"][name]))
+    lines.append("")
+    lines.append("leave one collection out (chosen on the others; margin = nDCG@10 - better part):")
+    for fold in result["folds"]:
+        held = "  ".join(
+            f"{label} {values['ndcg@10']:.3f} ({values['margin']:+.3f})"
+            for label, values in fold["held_out_figures"].items()
+        )
+        lines.append(f"  {fold['held_out']:<16} {fold['chosen']:<36} {held}")
+    lines.append(f"chosen on every tuning split (*): {result['chosen']}")
+    return "\n".join(lines)
 
 
 @click.command()

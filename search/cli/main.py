@@ -149,6 +149,13 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
 @mode_option(DEFAULT_MODE, "hybrid fuses contextual and lexical (BM25) results.")
 @click.option("--space", type=click.Choice(MODES), hidden=True, help="Old name of --mode.")
 @click.option("--all-chunks", is_flag=True, help="Show every matching chunk, not one per document.")
+@click.option(
+    "--dense-weight",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="hybrid only: the contextual side's share of the fused score, 0 to 1 "
+    "(default: weighed per query from both result lists).",
+)
 @json_option
 @translate_errors
 def query(
@@ -158,6 +165,7 @@ def query(
     mode: str,
     space: str | None,
     all_chunks: bool,
+    dense_weight: float | None,
     as_json: bool,
 ) -> None:
     """Search the index for TEXT, best match first.
@@ -167,11 +175,14 @@ def query(
       ctxsearch query "where do I open a savings account"
       ctxsearch query "python swallowed its prey" -k 3 --json
       ctxsearch query "tower crane safety" --mode lexical --all-chunks
+      ctxsearch query "error code E1234 in the pump manual" --dense-weight 0.2
     """
     from search.engine import Searcher
 
     with Searcher(target) as searcher:
-        response = searcher.search(text, k=k, mode=space or mode, all_chunks=all_chunks)
+        response = searcher.search(
+            text, k=k, mode=space or mode, all_chunks=all_chunks, dense_weight=dense_weight
+        )
     if as_json:
         echo_json(response.to_dict())
         return

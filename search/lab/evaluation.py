@@ -35,7 +35,13 @@ from indexer.encoders.layers import LayerwiseEncoder
 from indexer.encoders.loading import LoadedModel, load_model
 from indexer.errors import InvalidQuery
 from indexer.store.local.fts import TextCollection
-from search.fusion import hybrid_fusion, linear_fusion, reciprocal_rank_fusion
+from search.fusion import (
+    FUSION_DEPTH,
+    hybrid_fusion,
+    linear_fusion,
+    reciprocal_rank_fusion,
+    zscore_fusion,
+)
 from search.lab.datasets import RetrievalDataset, load_retrieval_dataset
 from search.lab.metrics import mean_metrics
 
@@ -58,8 +64,10 @@ def static_models_dir(work_dir: Path | None = None) -> Path:
     return Path(work_dir or default_work_dir()) / "static-models"
 
 
-# `hybrid` is what `query --mode hybrid` does; the other two name each fusion explicitly.
-FUSED_METHODS = ("hybrid", "hybrid-rrf", "hybrid-linear")
+# `hybrid` is what `query --mode hybrid` does (adaptive z-score fusion); the others name
+# a fusion explicitly: `hybrid-linear` is 0.1's hybrid (min-max, 0.4 dense), `hybrid-rrf`
+# reciprocal rank fusion (k = 1), `hybrid-zscore` z-scores at a fixed 0.5.
+FUSED_METHODS = ("hybrid", "hybrid-rrf", "hybrid-linear", "hybrid-zscore")
 
 
 def available_methods(loaded: LoadedModel) -> list[str]:
@@ -68,11 +76,9 @@ def available_methods(loaded: LoadedModel) -> list[str]:
 
 
 def default_methods(loaded: LoadedModel) -> tuple[list[str], list[str]]:
-    """What `eval` runs when no method is named, and what it leaves out for want of a package.
-
-    `hybrid` is left out as `hybrid-linear` by another name.
-    """
-    offered = [m for m in available_methods(loaded) if m != "hybrid"]
+    """What `eval` runs when no method is named (every method), and what it leaves out for
+    want of a package."""
+    offered = available_methods(loaded)
     unavailable = [m for m in offered if m in STATIC_METHODS and missing_packages(m)]
     return [m for m in offered if m not in unavailable], unavailable
 
@@ -152,8 +158,14 @@ class Retrieval:
         self.query_ids = list(dataset.queries)
         self.query_texts = [dataset.queries[q] for q in self.query_ids]
 
-    def ranked_lists(self, methods: Sequence[str]) -> dict[str, RankedLists]:
-        """{method: {query id: [(row, score), ...] best first}}, TOP_K deep."""
+    def ranked_lists(self, methods: Sequence[str], depth: int = TOP_K) -> dict[str, RankedLists]:
+        """{method: {query id: [(row, score), ...] best first}}, `depth` deep.
+
+        A fused method fuses lists as deep as `fusion_depth` says (`hybrid`: as deep as
+        `query --mode hybrid` searches).
+        """
+        wanted = depth
+        depth = max([depth, *(fusion_depth(m) for m in methods if m in FUSED_METHODS)])
         base = _base_methods(methods)
         self.cache.ensure(base, self.progress)
         vectors = _encode_queries(self.loaded, self.cache, self.query_texts, base)
@@ -162,12 +174,12 @@ class Retrieval:
             if method == "lexical":
                 space = self.cache.lexical_space()
                 lists[method] = {
-                    q: space.search(t, TOP_K)
+                    q: space.search(t, depth)
                     for q, t in zip(self.query_ids, self.query_texts, strict=True)
                 }
                 continue
             index = self.cache.index(method)
-            scores, rows = index.search(vectors[method], min(TOP_K, index.ntotal))
+            scores, rows = index.search(vectors[method], min(depth, index.ntotal))
             lists[method] = {
                 query_id: [
                     (int(r), float(s)) for s, r in zip(row_scores, row_ids, strict=True) if r >= 0
@@ -176,9 +188,15 @@ class Retrieval:
             }
         for method in (m for m in methods if m in FUSED_METHODS):
             lists[method] = {
-                query_id: fuse(method, lists["contextual"][query_id], lists["lexical"][query_id])
+                query_id: fuse(
+                    method,
+                    lists["contextual"][query_id][: fusion_depth(method)],
+                    lists["lexical"][query_id][: fusion_depth(method)],
+                )
                 for query_id in self.query_ids
             }
+        for method in base:
+            lists[method] = {query: pairs[:wanted] for query, pairs in lists[method].items()}
         return lists
 
     def run(self, ranked: RankedLists) -> dict[str, dict[str, float]]:
@@ -213,12 +231,19 @@ class Retrieval:
         return details
 
 
+def fusion_depth(method: str) -> int:
+    """How deep each side is read before a fused method fuses (0.1's methods: TOP_K)."""
+    return FUSION_DEPTH if method == "hybrid" else TOP_K
+
+
 def fuse(method: str, dense: list[tuple[int, float]], lexical: list[tuple[int, float]]):
     """Fuse a dense and a lexical list the way `method` does."""
     if method == "hybrid-rrf":
         return reciprocal_rank_fusion({"contextual": dense, "lexical": lexical})
     if method == "hybrid-linear":
-        return linear_fusion(dense, lexical)
+        return linear_fusion(dense, lexical, 0.4)
+    if method == "hybrid-zscore":
+        return zscore_fusion(dense, lexical, 0.5)
     return hybrid_fusion(dense, lexical)
 
 
@@ -400,21 +425,21 @@ def _query_latencies(
 
 
 def _single_query_answerer(
-    loaded: LoadedModel, cache: _CorpusCache, method: str
+    loaded: LoadedModel, cache: _CorpusCache, method: str, depth: int = TOP_K
 ) -> Callable[[str], list[tuple[int, float]]]:
-    """A function that answers one query the way `method` does."""
+    """A function that answers one query the way `method` does (`depth` deep)."""
     if method == "lexical":
         space = cache.lexical_space()
-        return lambda query: space.search(query, TOP_K)
+        return lambda query: space.search(query, depth)
     if method in FUSED_METHODS:
-        dense = _single_query_answerer(loaded, cache, "contextual")
-        lexical = _single_query_answerer(loaded, cache, "lexical")
+        dense = _single_query_answerer(loaded, cache, "contextual", fusion_depth(method))
+        lexical = _single_query_answerer(loaded, cache, "lexical", fusion_depth(method))
         return lambda query: fuse(method, dense(query), lexical(query))
     index = cache.index(method)
     encode = _single_query_encoder(loaded, cache, method)
 
     def answer(query: str) -> list[tuple[int, float]]:
-        scores, rows = index.search(encode(query), min(TOP_K, index.ntotal))
+        scores, rows = index.search(encode(query), min(depth, index.ntotal))
         return [(int(r), float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
 
     return answer

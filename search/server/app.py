@@ -59,6 +59,12 @@ QueryText = Annotated[
 _BEARER = HTTPBearer(auto_error=False, description="Needed when the server has a --token.")
 
 
+_DENSE_WEIGHT = (
+    "hybrid only: the contextual side's share of the fused score, 0 to 1 "
+    "(default: weighed per query from both result lists)."
+)
+
+
 class SafeJSONResponse(JSONResponse):
     """JSON whose text any UTF-8 encoder accepts: a stored path that was not valid UTF-8
     (lone surrogates) is sent as \\uXXXX escapes instead of failing with a 500."""
@@ -79,6 +85,7 @@ class SearchRequest(BaseModel):
     k: int = Field(10, ge=1, le=MAX_K, description="How many results.")
     mode: ModeName = Field(DEFAULT_MODE.value, description=", ".join(MODES) + ".")
     all_chunks: bool = Field(False, description="Every matching chunk, not one per document.")
+    dense_weight: float | None = Field(None, ge=0.0, le=1.0, description=_DENSE_WEIGHT)
 
 
 def is_loopback(host: str) -> bool:
@@ -125,13 +132,22 @@ def create_app(
         k: Annotated[int, Query(ge=1, le=MAX_K, description="How many results.")] = 10,
         mode: Annotated[ModeName, Query(description="The search mode.")] = DEFAULT_MODE.value,
         all_chunks: bool = False,
+        dense_weight: Annotated[
+            float | None, Query(ge=0.0, le=1.0, description=_DENSE_WEIGHT)
+        ] = None,
     ) -> dict[str, Any]:
-        return searcher.search(q, k=k, mode=mode, all_chunks=all_chunks).to_dict()
+        return searcher.search(
+            q, k=k, mode=mode, all_chunks=all_chunks, dense_weight=dense_weight
+        ).to_dict()
 
     @app.post("/search", dependencies=guarded, summary="Search with a JSON body")
     def search_post(request: SearchRequest) -> dict[str, Any]:
         return searcher.search(
-            request.q, k=request.k, mode=request.mode, all_chunks=request.all_chunks
+            request.q,
+            k=request.k,
+            mode=request.mode,
+            all_chunks=request.all_chunks,
+            dense_weight=request.dense_weight,
         ).to_dict()
 
     @app.get("/compare", dependencies=guarded, summary="Two modes side by side (compare --json)")
