@@ -305,3 +305,17 @@ def test_describe_reports_the_backend_counts_and_roots(any_index):
     assert described["roots"][0].endswith("/docs")
     assert described["manifest"]["generation"] == 2
     store.close()
+
+
+def test_an_hnsw_structure_finds_what_exact_search_finds_and_can_be_dropped(any_index):
+    store = new_store(any_index)
+    ids = [add(store, f"/docs/{n:02d}.txt", [f"note {n}"], first_axis=n)[0] for n in range(30)]
+    exact = {ids[n] for n in range(2, 30, DIM)}  # the vectors equal to the query
+    for structure in ("hnsw", "flat"):
+        with store.writer(), store.change() as change:
+            change.set_index_type(structure)
+        assert store.manifest.index_type == structure and store.verify().consistent
+        with store.snapshot() as snapshot:
+            hits = snapshot.vector_search("contextual", unit(2)[None, :], 10)[0]
+        assert {chunk_id for chunk_id, score in hits if score > 0.99} == exact, structure
+    store.close()
