@@ -168,8 +168,9 @@ class Store(Protocol):
         """An atomic change (writer only): published when the block ends, or not at all."""
         ...
 
-    def snapshot(self) -> AbstractContextManager[Snapshot]:
-        """A consistent state to read from."""
+    def snapshot(self, spaces: Iterable[str] | None = None) -> AbstractContextManager[Snapshot]:
+        """A consistent state to read from; `spaces` names the vector spaces it will
+        search (default: all), which a store may load alone."""
         ...
 
     def describe(self) -> dict[str, Any]:
