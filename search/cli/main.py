@@ -7,10 +7,13 @@ stay fast. Library errors become one line on stderr and an exit code:
 
 from __future__ import annotations
 
+import sys
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 
 import click
 
+from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
 from indexer.version import __version__
@@ -61,6 +64,36 @@ def cli() -> None:
     f"{HNSW_FROM_VECTORS:,} chunks, hnsw from there (new index: auto; an existing index "
     "keeps its type unless given).",
 )
+@click.option(
+    "--batch-chunks",
+    type=click.IntRange(min=1),
+    default=BATCH_CHUNKS,
+    show_default=True,
+    help="Chunks encoded (and written) per batch; on Ray, one batch is one actor call.",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    metavar="ADDRESS",
+    envvar="CTXSEARCH_RAY",
+    default=None,
+    help="Encode on a Ray cluster: auto (the running cluster, else a local one) or its "
+    "head's address, e.g. 10.0.0.5:6379. Needs pip install 'ctxsearch[ray]'. "
+    "[env: CTXSEARCH_RAY]",
+)
+@click.option(
+    "--ray-workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Encoding actors on the cluster (default: its CPUs / --ray-threads).",
+)
+@click.option(
+    "--ray-threads",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="CPUs reserved and torch threads used by each encoding actor.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
@@ -71,6 +104,10 @@ def index(
     model: str | None,
     pooling: str | None,
     index_type: str | None,
+    batch_chunks: int,
+    ray_address: str | None,
+    ray_workers: int | None,
+    ray_threads: int,
     quiet: bool,
     wait: bool,
     as_json: bool,
@@ -87,14 +124,29 @@ def index(
       ctxsearch index sample_corpus --index /tmp/ix --json
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
       ctxsearch index ~/archive --index-type hnsw
+      ctxsearch index ~/archive --ray auto --json
+      ctxsearch index ~/archive --ray 10.0.0.5:6379 --index postgresql+psycopg://me@db/search
     """
     from indexer.pipeline import Indexer
     from search.cli.progress import ProgressBars
 
     bars = ProgressBars(enabled=not quiet and not as_json)
+    # Ray prints its own notes (a worker it restarts, say) on stdout: keep stdout for
+    # the summary and --json, and let them go to stderr.
+    ray_notes = redirect_stdout(sys.stderr) if ray_address else nullcontext()
     try:
-        indexer = Indexer(target, model=model, pooling=pooling, index_type=index_type)
-        summary = indexer.index_folder(path, progress=bars, wait=wait)
+        indexer = Indexer(
+            target,
+            model=model,
+            pooling=pooling,
+            index_type=index_type,
+            batch_chunks=batch_chunks,
+            ray=ray_address or None,
+            ray_workers=ray_workers,
+            ray_threads=ray_threads,
+        )
+        with ray_notes:
+            summary = indexer.index_folder(path, progress=bars, wait=wait)
     finally:
         bars.close()
     if as_json:
