@@ -3,16 +3,17 @@
 The driver (the `ctxsearch index` process) keeps reading, chunking and writing; only chunk
 texts travel. How a run flows:
 
-    driver --put(seq, texts)--> feeder actor --one read task--> blocks of texts
-        --map_batches(actor pool: one model per actor)--> blocks of vectors
+    driver --put(seq, texts)--> feeder actor --one read task--> one-row blocks of texts
+        --map_batches(actor pool: one model per actor)--> one-row blocks of vectors
         --iter_batches, in order--> driver --> the run's one store change
 
 - The feeder is a small actor on the driver's node that holds the texts of the batches in
   flight (at most `window` of them), so that memory does not grow with the corpus: the
   driver hands it a batch, and drops it once that batch's vectors are written.
 - One read task, also on the driver's node, asks the feeder for batch 0, 1, 2 ... and
-  yields each as a block, so the dataset's order is the driver's order, and a retried read
-  task yields the same blocks again (a batch already written comes back empty).
+  yields each as a block of one row, so the dataset's order is the driver's order, and a
+  retried read task yields the same blocks again (a batch already written comes back
+  empty).
 - The encoding actors each load the model once, with `torch.set_num_threads(threads)`
   and `threads` CPUs reserved, and compute every space of the index with the same code
   and the same batches as a local run. Ray Data restarts an actor whose process dies and
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -33,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from indexer import errors
 from indexer.encoding import Item, Vectors
-from indexer.errors import CtxsearchError, InvalidSettings, MissingDependency
+from indexer.errors import CtxsearchError, EncodingFailed, InvalidSettings, MissingDependency
 from indexer.store.manifest import Manifest
 from indexer.version import __version__
 
@@ -110,6 +113,8 @@ class RayEncoding:
             self._connected_here = True
         logging.getLogger("ray.data").setLevel(logging.WARNING)
         logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)
+        # A failed run is one line from ctxsearch; the stack trace stays in Ray's logs.
+        logging.getLogger("ray.data.exceptions").setLevel(logging.CRITICAL)
         # A run of fewer batches than actors is fine; Ray Data would warn about it.
         warnings.filterwarnings(
             "ignore", message="The minimum number of concurrent actors", category=UserWarning
@@ -149,11 +154,16 @@ class RayEncoding:
             dataset = _dataset(ray, feeder, here, manifest, workers, self.threads)
             results = iter(dataset.iter_batches(batch_size=None, batch_format="pyarrow"))
             yield from self._stream(feeder, results, first, source, manifest, window)
-        except Exception as error:
+        except CtxsearchError:
+            raise
+        except Exception as error:  # Ray's own errors, around ours when a worker raised one
             cause = _ctxsearch_cause(error)
-            if cause is None or cause is error:
-                raise
-            raise cause from error
+            if cause is not None:
+                raise cause from error
+            raise EncodingFailed(
+                f"the Ray cluster could not encode the chunks ({_first_line(error)}); "
+                "the index was not changed"
+            ) from error
         finally:
             if results is not None and hasattr(results, "close"):
                 results.close()
@@ -224,14 +234,30 @@ def _empty(manifest: Manifest) -> Vectors:
     return {name: np.zeros((0, manifest.dim), dtype=np.float32) for name in manifest.spaces}
 
 
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:300] if text else type(error).__name__
+
+
+_RAISED_IN_WORKER = re.compile(r"^indexer\.errors\.(\w+): (.+)$", re.MULTILINE)
+
+
 def _ctxsearch_cause(error: BaseException) -> CtxsearchError | None:
-    """The ctxsearch error (a model mismatch on a worker, say) inside Ray's wrappers."""
+    """The ctxsearch error (a model mismatch on a worker, say) inside Ray's wrappers.
+
+    A task's error comes back as its cause; an actor that failed to start comes back
+    as the text of its traceback, whose last ctxsearch error is rebuilt from its name.
+    """
     seen = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if isinstance(current, CtxsearchError):
             return current
+        raised = _RAISED_IN_WORKER.findall(str(current))
+        kind = getattr(errors, raised[-1][0], None) if raised else None
+        if isinstance(kind, type) and issubclass(kind, CtxsearchError):
+            return kind(raised[-1][1].strip())
         cause = getattr(current, "cause", None)
         if isinstance(cause, BaseException):
             current = cause

@@ -154,6 +154,31 @@ def test_without_ray_installed_ray_is_one_line_and_exit_2(tmp_path, monkeypatch)
     assert not (tmp_path / "ix").exists()
 
 
+def test_a_worker_that_refuses_to_encode_fails_the_run_in_one_line_and_writes_nothing(
+    ray_cluster, tmp_path, tiny_model_dir, monkeypatch
+):
+    """A worker's own error (here: another ctxsearch version) reaches the CLI as one line."""
+    import indexer.ray_encoding
+
+    monkeypatch.setattr(indexer.ray_encoding, "__version__", "0.0.0-driver")
+    folder = write_corpus(tmp_path / "docs", files=3)
+    result = CliRunner().invoke(
+        cli,
+        ["index", str(folder), "--index", str(tmp_path / "ix"), "--model", str(tiny_model_dir),
+         "--ray", ray_cluster.address, "--ray-workers", "1", "--quiet"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "install the same version on the cluster" in result.stderr
+    assert "Traceback" not in result.stderr
+    if (tmp_path / "ix").exists():  # created empty before the run, and left so
+        store = open_index(tmp_path / "ix")
+        try:
+            with store.snapshot() as snapshot:
+                assert snapshot.counts()["chunks"] == 0
+        finally:
+            store.close()
+
+
 def _paused_workers(cluster) -> dict[int, int]:
     """Worker pid -> how many times its log says it paused in a batch (Ray's log files)."""
     counts = {}
@@ -199,6 +224,7 @@ def test_a_worker_killed_mid_batch_is_replaced_and_the_run_finishes_the_same(
             run.wait()
     assert victim is not None, "no worker-node actor took a batch"
     assert run.returncode == 0, err[-3000:]
+    assert "Traceback" not in err and "Ray reported" in err  # its notes, in one line
     assert not Path(f"/proc/{victim}").exists()
     summary = json.loads(out)  # stdout is the summary alone, even with a worker killed
     assert summary["workers"] >= 2  # the head's actor, the killed one's replacement

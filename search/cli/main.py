@@ -7,7 +7,8 @@ stay fast. Library errors become one line on stderr and an exit code:
 
 from __future__ import annotations
 
-import sys
+import io
+import re
 from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 
@@ -29,6 +30,9 @@ from search.cli.lab import eval_command, eval_index, neighbours, polysemy, sts, 
 from search.cli.serve import loadtest, serve
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.paths import display_path
+
+RAY_NOTE = "(raylet)"  # how Ray marks the notes it prints on a driver (in colour or not)
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -131,9 +135,9 @@ def index(
     from search.cli.progress import ProgressBars
 
     bars = ProgressBars(enabled=not quiet and not as_json)
-    # Ray prints its own notes (a worker it restarts, say) on stdout: keep stdout for
-    # the summary and --json, and let them go to stderr.
-    ray_notes = redirect_stdout(sys.stderr) if ray_address else nullcontext()
+    # Ray prints its own notes (a worker it restarts, say, with a traceback) on stdout:
+    # keep stdout for the summary and --json, and sum the notes up in one line.
+    ray_notes = io.StringIO()
     try:
         indexer = Indexer(
             target,
@@ -145,10 +149,11 @@ def index(
             ray_workers=ray_workers,
             ray_threads=ray_threads,
         )
-        with ray_notes:
+        with redirect_stdout(ray_notes) if ray_address else nullcontext():
             summary = indexer.index_folder(path, progress=bars, wait=wait)
     finally:
         bars.close()
+        _sum_up_ray_notes(ray_notes.getvalue())
     if as_json:
         echo_json(summary.to_dict())
     for failure in summary.failures:
@@ -165,6 +170,18 @@ def index(
         )
     if summary.failed:
         raise click.exceptions.Exit(EXIT_PARTIAL)
+
+
+def _sum_up_ray_notes(notes: str) -> None:
+    """One line on stderr for what Ray reported during a run (its logs have the rest)."""
+    lines = [_COLOUR.sub("", line) for line in notes.splitlines()]
+    lines = [line for line in lines if line.startswith(RAY_NOTE)]
+    if lines:
+        first = lines[0].removeprefix(RAY_NOTE).strip()[:160]
+        click.echo(
+            f"ctxsearch: Ray reported {len(lines)} event(s) on the cluster, such as: {first}",
+            err=True,
+        )
 
 
 def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> click decorator
