@@ -136,12 +136,12 @@ def running_cluster(worker_env: dict[str, str] | None = None) -> Iterator[RayClu
 
 def stop_node(node: subprocess.Popen) -> None:
     """End a node: SIGTERM to its process group (`ray start`, raylet, GCS ...), then
-    SIGKILL after 20 s. Its worker processes exit when their raylet is gone."""
+    SIGKILL after 5 s (a head often lingers). Its workers exit when their raylet is gone."""
     if node.poll() is not None:
         return
     try:
         os.killpg(node.pid, signal.SIGTERM)
-        node.wait(timeout=20)
+        node.wait(timeout=5)
     except subprocess.TimeoutExpired:
         os.killpg(node.pid, signal.SIGKILL)
         node.wait(timeout=20)

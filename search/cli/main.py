@@ -177,7 +177,7 @@ def _sum_up_ray_notes(notes: str) -> None:
     lines = [_COLOUR.sub("", line) for line in notes.splitlines()]
     lines = [line for line in lines if line.startswith(RAY_NOTE)]
     if lines:
-        first = lines[0].removeprefix(RAY_NOTE).strip()[:160]
+        first = lines[0].removeprefix(RAY_NOTE).strip().split(". ")[0][:160]
         click.echo(
             f"ctxsearch: Ray reported {len(lines)} event(s) on the cluster, such as: {first}",
             err=True,
