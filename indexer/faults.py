@@ -23,6 +23,8 @@ KILL_POINTS = (
     "before-publish",
     "after-publish",
 )
+# Points inside a Ray encoding worker (a process of the cluster, not the indexer).
+WORKER_POINTS = ("worker-batch",)
 _reached: Counter[str] = Counter()
 
 

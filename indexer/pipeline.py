@@ -6,7 +6,8 @@ For each run:
 3. stream the files that may have changed: read and chunk one file at a time (a file
    whose hash is unchanged only gets its new mtime; a file that fails is reported and
    counted, its old version kept), and encode and store about `batch_chunks` chunks at a
-   time into the run's change;
+   time into the run's change; the encoding runs in this process, or on a Ray cluster
+   (`ray=`, see `indexer.encoding`), and nothing else changes with it;
 4. publish everything at once (see `Store.change`), or nothing if nothing changed.
 
 The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
@@ -16,16 +17,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from indexer.chunking import Chunk, chunk_text
 from indexer.content import why_not_prose
 from indexer.encoders.choices import DEFAULT_STATIC, static_settings
+from indexer.encoding import EncodingBackend, LocalEncoding
 from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
-from indexer.settings import check_settings
+from indexer.settings import BATCH_CHUNKS, check_settings
 from indexer.sources import Document, SourceFile, path_text, read_document, walk_folder
 from indexer.store.base import (
     Change,
@@ -44,16 +46,19 @@ from indexer.version import __version__
 
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
-BATCH_CHUNKS = 256
 
 
 @dataclass(frozen=True)
 class Progress:
-    """A progress report: `done` of `total` units of a stage (`read` files, `encode` chunks)."""
+    """A progress report: `done` of `total` units of a stage (`index`: files).
+
+    `chunks` counts the chunks encoded and stored so far in the run.
+    """
 
     stage: str
     done: int
     total: int
+    chunks: int = 0
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -73,7 +78,9 @@ class IndexSummary:
 
     `failed`/`failures`: files (and folders) that could not be read; an older indexed
     version is kept. `skipped`/`skipped_files`: files read but not indexed, with why
-    (text that is not language, such as a base64 blob).
+    (text that is not language, such as a base64 blob). `workers`: how many processes
+    encoded this run's chunks (1 in this process, the Ray actors with `ray=`; 0 when
+    nothing needed encoding).
     """
 
     added: int = 0
@@ -89,6 +96,7 @@ class IndexSummary:
     touched: int = 0  # unchanged content, new mtime recorded
     skipped: int = 0
     skipped_files: list[FileFailure] = field(default_factory=list)
+    workers: int = 0
 
     def changed_anything(self) -> bool:
         """Whether the run changed a document (added, updated, or recorded a new mtime)."""
@@ -114,6 +122,11 @@ class Indexer:
     `model2vec` or `glove`) default to those of an existing index (or all-MiniLM-L6-v2,
     mean pooling and the token table for a new one); giving different ones for an
     existing index raises `ModelMismatch`.
+
+    `ray` encodes on a Ray cluster instead of in this process: `"auto"` (the cluster in
+    `$RAY_ADDRESS` or started on this machine, else a new local one) or a Ray address;
+    `ray_workers` encoding actors (default: the cluster's CPUs / `ray_threads`) with
+    `ray_threads` torch threads each. Needs `pip install 'ctxsearch[ray]'`.
     """
 
     def __init__(
@@ -125,8 +138,19 @@ class Indexer:
         batch_chunks: int = BATCH_CHUNKS,
         index_type: str | None = None,
         static: str | None = None,
+        ray: str | None = None,
+        ray_workers: int | None = None,
+        ray_threads: int = 1,
     ):
         check_settings(pooling, chunk_overlap, batch_chunks, index_type, static)
+        if ray is not None:
+            from indexer.ray_encoding import RayEncoding
+
+            # Checked now (Ray installed, sane numbers), before anything is read or written.
+            RayEncoding(ray, ray_workers, ray_threads)
+        self.ray = ray
+        self.ray_workers = ray_workers
+        self.ray_threads = ray_threads
         self.target = normalise_target(index)
         self.model_name = model
         self.pooling = pooling
@@ -135,6 +159,7 @@ class Indexer:
         self.index_type = index_type
         self.static = static
         self._encoders: dict | None = None
+        self._files_read = self._files_total = 0  # this run's progress, for the reports
 
     def index_folder(
         self, folder: str | Path, progress: ProgressCallback | None = None, wait: bool = False
@@ -148,6 +173,7 @@ class Indexer:
         """
         started = time.perf_counter()
         report = progress or (lambda _event: None)
+        self._files_read = self._files_total = 0
         folder = Path(folder).expanduser().resolve()
         unreadable: list[FileFailure] = []
         sources = list(
@@ -169,7 +195,7 @@ class Indexer:
                 change.remove_documents(gone)
                 kill_point("after-delete")
                 documents = self._read_candidates(change, candidates, summary, report)
-                self._encode_and_store(change, documents, summary)
+                self._encode_and_store(change, documents, summary, report)
             summary.removed = len(gone)
             with store.snapshot() as snapshot:
                 counts = snapshot.counts()
@@ -318,6 +344,7 @@ class Indexer:
             return  # a run that only removes files or changes the index type needs no model
         manifest = change.manifest
         loaded = self._encoders_for(manifest)["loaded"]
+        self._files_total = len(candidates)
         for done, (source, old) in enumerate(candidates, start=1):
             try:
                 document = read_document(source)
@@ -340,32 +367,62 @@ class Indexer:
                         manifest.chunk_overlap,
                     )
                     yield _Pending(document, chunks, old.id if old else None)
-            report(Progress("index", done, len(candidates)))
+            self._files_read = done
+            report(Progress("index", done, len(candidates), summary.chunks))
 
     # -- writing -------------------------------------------------------------------------
 
+    def _encoding_backend(self) -> EncodingBackend:
+        if self.ray is None:
+            return LocalEncoding(self._encoders_for)
+        from indexer.ray_encoding import RayEncoding
+
+        return RayEncoding(self.ray, self.ray_workers, self.ray_threads)
+
     def _encode_and_store(
-        self, change: Change, documents: Iterator[_Pending], summary: IndexSummary
+        self,
+        change: Change,
+        documents: Iterator[_Pending],
+        summary: IndexSummary,
+        report: ProgressCallback,
     ) -> None:
-        """Encode and store documents a batch of about `batch_chunks` chunks at a time."""
-        for batch in _batches_by_chunks(documents, self.batch_chunks):
-            encoders = self._encoders_for(change.manifest)
-            texts = [chunk.text for item in batch for chunk in item.chunks]
-            vectors = {name: encoders[name].encode(texts) for name in change.manifest.spaces}
-            change.remove_documents(item.replaces for item in batch if item.replaces is not None)
-            new, offset = [], 0
-            for item in batch:
-                end = offset + len(item.chunks)
-                own = {name: matrix[offset:end] for name, matrix in vectors.items()}
-                new.append(NewDocument(item.document, item.chunks, own))
-                offset = end
-                if item.replaces is None:
-                    summary.added += 1
-                else:
-                    summary.updated += 1
-            change.add_documents(new)
-            summary.chunks += len(texts)
-            kill_point("after-batch")
+        """Encode and store documents a batch of about `batch_chunks` chunks at a time.
+
+        The backend gets each batch's chunk texts and gives back its vectors, batch by
+        batch and in order; what is written, and when, is the same for every backend.
+        """
+        manifest = change.manifest
+        batches = (
+            (batch, [chunk.text for item in batch for chunk in item.chunks])
+            for batch in _batches_by_chunks(documents, self.batch_chunks)
+        )
+        backend = self._encoding_backend()
+        try:
+            with closing(backend.encode(manifest, batches)) as encoded:
+                for batch, vectors in encoded:
+                    self._store_batch(change, batch, vectors, summary)
+                    report(Progress("index", self._files_read, self._files_total, summary.chunks))
+                    kill_point("after-batch")
+        finally:
+            summary.workers = backend.workers
+            backend.close()
+
+    def _store_batch(
+        self, change: Change, batch: list[_Pending], vectors: dict, summary: IndexSummary
+    ) -> None:
+        change.remove_documents(item.replaces for item in batch if item.replaces is not None)
+        new, offset = [], 0
+        for item in batch:
+            end = offset + len(item.chunks)
+            own = {name: matrix[offset:end] for name, matrix in vectors.items()}
+            new.append(NewDocument(item.document, item.chunks, own))
+            offset = end
+            if item.replaces is None:
+                summary.added += 1
+            else:
+                summary.updated += 1
+        change.add_documents(new)
+        summary.chunks += offset
 
 
 def _folder_failure(path: Path, reason: str) -> FileFailure:

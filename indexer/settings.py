@@ -10,6 +10,7 @@ from indexer.store.index_types import INDEX_TYPES
 
 _LAST_K = re.compile(r"^mean-last([1-9]\d*)$")
 POOLINGS = ("mean", "cls", "max", "mean-lastK")
+BATCH_CHUNKS = 256  # chunks encoded and written together
 
 
 def check_pooling_name(name: str) -> None:

@@ -7,11 +7,15 @@ stay fast. Library errors become one line on stderr and an exit code:
 
 from __future__ import annotations
 
+import io
+import re
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 
 import click
 
 from indexer.encoders.choices import STATIC_CHOICES
+from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
 from indexer.version import __version__
@@ -28,6 +32,9 @@ from search.cli.serve import loadtest, serve
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.paths import display_path
 from search.text import terminal_text
+
+RAY_NOTE = "(raylet)"  # how Ray marks the notes it prints on a driver (in colour or not)
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -71,6 +78,36 @@ def cli() -> None:
     "table (default), a Model2Vec model distilled from it, or GloVe 6B 50d "
     "(the last two need ctxsearch[classic]).",
 )
+@click.option(
+    "--batch-chunks",
+    type=click.IntRange(min=1),
+    default=BATCH_CHUNKS,
+    show_default=True,
+    help="Chunks encoded (and written) per batch; on Ray, one batch is one actor call.",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    metavar="ADDRESS",
+    envvar="CTXSEARCH_RAY",
+    default=None,
+    help="Encode on a Ray cluster: auto (the running cluster, else a local one) or its "
+    "head's address, e.g. 10.0.0.5:6379. Needs pip install 'ctxsearch[ray]'. "
+    "[env: CTXSEARCH_RAY]",
+)
+@click.option(
+    "--ray-workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Encoding actors on the cluster (default: its CPUs / --ray-threads).",
+)
+@click.option(
+    "--ray-threads",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="CPUs reserved and torch threads used by each encoding actor.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
@@ -82,6 +119,10 @@ def index(
     pooling: str | None,
     index_type: str | None,
     static: str | None,
+    batch_chunks: int,
+    ray_address: str | None,
+    ray_workers: int | None,
+    ray_threads: int,
     quiet: bool,
     wait: bool,
     as_json: bool,
@@ -99,18 +140,33 @@ def index(
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
       ctxsearch index ~/archive --index-type hnsw
       ctxsearch index ~/notes --index notes.idx --static model2vec
+      ctxsearch index ~/archive --ray auto --json
+      ctxsearch index ~/archive --ray 10.0.0.5:6379 --index postgresql+psycopg://me@db/search
     """
     from indexer.pipeline import Indexer
     from search.cli.progress import ProgressBars
 
     bars = ProgressBars(enabled=not quiet and not as_json)
+    # Ray prints its own notes (a worker it restarts, say, with a traceback) on stdout:
+    # keep stdout for the summary and --json, and sum the notes up in one line.
+    ray_notes = io.StringIO()
     try:
         indexer = Indexer(
-            target, model=model, pooling=pooling, index_type=index_type, static=static
+            target,
+            model=model,
+            pooling=pooling,
+            index_type=index_type,
+            static=static,
+            batch_chunks=batch_chunks,
+            ray=ray_address or None,
+            ray_workers=ray_workers,
+            ray_threads=ray_threads,
         )
-        summary = indexer.index_folder(path, progress=bars, wait=wait)
+        with redirect_stdout(ray_notes) if ray_address else nullcontext():
+            summary = indexer.index_folder(path, progress=bars, wait=wait)
     finally:
         bars.close()
+        _sum_up_ray_notes(ray_notes.getvalue())
     if as_json:
         echo_json(summary.to_dict())
     for failure in summary.failures:
@@ -129,6 +185,18 @@ def index(
         )
     if summary.failed:
         raise click.exceptions.Exit(EXIT_PARTIAL)
+
+
+def _sum_up_ray_notes(notes: str) -> None:
+    """One line on stderr for what Ray reported during a run (its logs have the rest)."""
+    lines = [_COLOUR.sub("", line) for line in notes.splitlines()]
+    lines = [line for line in lines if line.startswith(RAY_NOTE)]
+    if lines:
+        first = lines[0].removeprefix(RAY_NOTE).strip().split(". ")[0][:160]
+        click.echo(
+            f"ctxsearch: Ray reported {len(lines)} event(s) on the cluster, such as: {first}",
+            err=True,
+        )
 
 
 def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> click decorator

@@ -22,10 +22,10 @@ class ProgressBars:
         self._done = 0
 
     def __call__(self, event: Progress) -> None:
-        self.report(event.stage, event.done, event.total)
+        self.report(event.stage, event.done, event.total, event.chunks)
 
-    def report(self, stage: str, done: int, total: int) -> None:
-        """Show that `done` of `total` units of `stage` are finished."""
+    def report(self, stage: str, done: int, total: int, chunks: int | None = None) -> None:
+        """Show that `done` of `total` units of `stage` are finished (and chunks encoded)."""
         if not self.enabled:
             return
         if stage != self._stage:
@@ -37,9 +37,10 @@ class ProgressBars:
                 file=sys.stderr,
                 show_pos=True,
                 show_eta=True,
+                item_show_func=lambda chunks: f"{chunks:,} chunks encoded" if chunks else None,
             )
             self._bar.__enter__()
-        self._bar.update(done - self._done)
+        self._bar.update(done - self._done, chunks)
         self._done = done
 
     def close(self) -> None:

@@ -32,7 +32,6 @@ from indexer.store.base import (
     Ranked,
     RebuildProgress,
     SpaceEncoder,
-    StoredChunk,
     StoredDocument,
     VerifyReport,
 )
@@ -50,6 +49,7 @@ from indexer.store.local.layout import (
 from indexer.store.local.lock import WriterLock
 from indexer.store.manifest import Manifest
 from indexer.store.migrations import migrate, pending
+from indexer.store.sql_views import RowChange, RowSnapshot
 
 if TYPE_CHECKING:
     from indexer.store.local.vectors import VectorSpace
@@ -326,68 +326,38 @@ class LocalStore:
         self.engine.dispose()
 
 
-class LocalChange:
+class LocalChange(RowChange):
     """The writer's view inside `LocalStore.change()`: SQL rows and spaces kept in step."""
 
     def __init__(
         self, session: Session, spaces: dict[str, VectorSpace], manifest: Manifest, host: str
     ):
-        self.session = session
+        super().__init__(session, manifest, host)
         self.spaces = spaces
-        self.manifest = manifest
-        self.host = host
-
-    def _changed(self) -> None:
-        self.session.info["changed"] = True
 
     def remove_documents(self, document_ids: Iterable[int]) -> int:
         """Remove documents, their chunks, and their vectors from every space."""
-        document_ids = list(document_ids)
-        if not document_ids:
-            return 0
-        chunk_ids = np.asarray(records.delete_documents(self.session, document_ids), np.int64)
+        chunk_ids = self._delete_rows(document_ids)
         for space in self.spaces.values():
             space.remove(chunk_ids)
-        self._changed()
         return len(chunk_ids)
 
     def add_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
         """Insert documents and chunks, and add each chunk's vectors under its new id."""
         if not documents:
             return []
-        stored = records.add_documents(
-            self.session, self.host, [(item.document, item.chunks) for item in documents]
-        )
-        ids = np.asarray([chunk_id for chunk_ids in stored for chunk_id in chunk_ids], np.int64)
+        stored, ids = self._insert_rows(documents)
         for name, space in self.spaces.items():
             space.add(ids, np.concatenate([item.vectors[name] for item in documents]))
-        self._changed()
         return stored
 
-    def touch_document(self, document_id: int, mtime_ns: int) -> None:
-        """Record a new mtime for an unchanged document."""
-        records.touch_document(self.session, document_id, mtime_ns)
-        self._changed()
 
-    def record_root(self, root: Path) -> None:
-        """Remember `root` as indexed on its own."""
-        if records.record_root(self.session, self.host, root):
-            self._changed()
-
-    def set_index_type(self, index_type: str) -> None:
-        """Switch the vector structure the spaces use from this change on."""
-        if index_type != self.manifest.index_type:
-            self.manifest.index_type = index_type
-            self._changed()
-
-
-class LocalSnapshot:
+class LocalSnapshot(RowSnapshot):
     """One SQLite read transaction and the FAISS spaces of the generation it sees."""
 
     def __init__(self, session: Session, spaces: dict[str, VectorSpace], manifest: Manifest):
-        self.session = session
+        super().__init__(session, manifest)
         self.spaces = spaces
-        self.manifest = manifest
 
     def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
         """The `k` nearest chunks of each query row."""
@@ -407,18 +377,6 @@ class LocalSnapshot:
     def lexical_search(self, query: str, k: int) -> Ranked:
         """BM25 over FTS5, in this snapshot."""
         return fts.bm25_search(self.session.connection(), query, k)
-
-    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
-        """The chunks with these ids, with their documents' paths."""
-        return records.chunks(self.session, chunk_ids)
-
-    def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
-        """A document and its chunks in order."""
-        return records.document(self.session, document_id)
-
-    def counts(self) -> dict[str, int]:
-        """How many documents and chunks there are."""
-        return records.counts(self.session)
 
 
 def local_index_exists(directory: Path) -> bool:

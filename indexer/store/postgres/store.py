@@ -35,7 +35,6 @@ from indexer.store.base import (
     Ranked,
     RebuildProgress,
     SpaceEncoder,
-    StoredChunk,
     StoredDocument,
     VerifyReport,
 )
@@ -46,6 +45,7 @@ from indexer.store.postgres import fulltext, vectors
 from indexer.store.postgres.database import database_errors, postgres_engine
 from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
+from indexer.store.sql_views import RowChange, RowSnapshot
 
 HOST_ENV = "CTXSEARCH_HOST"
 REBUILD_BATCH = 256
@@ -280,64 +280,30 @@ class PostgresStore:
         self.engine.dispose()
 
 
-class PostgresChange:
+class PostgresChange(RowChange):
     """The writer's view inside `PostgresStore.change()`: rows and vectors, one transaction."""
-
-    def __init__(self, session: Session, manifest: Manifest, host: str):
-        self.session = session
-        self.manifest = manifest
-        self.host = host
-
-    def _changed(self) -> None:
-        self.session.info["changed"] = True
 
     def remove_documents(self, document_ids: Iterable[int]) -> int:
         """Remove documents and chunks; their vectors go with them (ON DELETE CASCADE)."""
-        document_ids = list(document_ids)
-        if not document_ids:
-            return 0
-        removed = records.delete_documents(self.session, document_ids)
-        self._changed()
-        return len(removed)
+        return len(self._delete_rows(document_ids))
 
     def add_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
         """Insert documents and chunks, then each chunk's vectors under its new id."""
         if not documents:
             return []
-        stored = records.add_documents(
-            self.session, self.host, [(item.document, item.chunks) for item in documents]
-        )
-        ids = np.asarray([chunk_id for chunk_ids in stored for chunk_id in chunk_ids], np.int64)
+        stored, ids = self._insert_rows(documents)
         if len(ids):
             for space in self.manifest.spaces:
                 matrix = np.concatenate([item.vectors[space] for item in documents])
                 vectors.add_vectors(self.session.connection(), space, ids, matrix)
-        self._changed()
         return stored
 
-    def touch_document(self, document_id: int, mtime_ns: int) -> None:
-        """Record a new mtime for an unchanged document."""
-        records.touch_document(self.session, document_id, mtime_ns)
-        self._changed()
 
-    def record_root(self, root: Path) -> None:
-        """Remember `root` as indexed on its own by this host."""
-        if records.record_root(self.session, self.host, root):
-            self._changed()
-
-    def set_index_type(self, index_type: str) -> None:
-        """Switch between exact scans and HNSW from this change on."""
-        if index_type != self.manifest.index_type:
-            self.manifest.index_type = index_type
-            self._changed()
-
-
-class PostgresSnapshot:
+class PostgresSnapshot(RowSnapshot):
     """One read-only REPEATABLE READ transaction of the index's schema."""
 
     def __init__(self, session: Session, manifest: Manifest, store: PostgresStore):
-        self.session = session
-        self.manifest = manifest
+        super().__init__(session, manifest)
         self.store = store
 
     def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
@@ -353,18 +319,6 @@ class PostgresSnapshot:
     def lexical_search(self, query: str, k: int) -> Ranked:
         """Full-text search over the chunks' tsvectors."""
         return fulltext.fulltext_search(self.session.connection(), query, k)
-
-    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
-        """The chunks with these ids, with their documents' paths."""
-        return records.chunks(self.session, chunk_ids)
-
-    def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
-        """A document and its chunks in order."""
-        return records.document(self.session, document_id)
-
-    def counts(self) -> dict[str, int]:
-        """How many documents and chunks there are."""
-        return records.counts(self.session)
 
 
 def postgres_index_exists(url: str) -> bool:

@@ -1,0 +1,83 @@
+"""The row side of a change and of a snapshot, the same on every SQL backend.
+
+A backend's change subclasses `RowChange` and adds what it does with the vectors of the
+rows it inserts and deletes; its snapshot subclasses `RowSnapshot` and adds its own
+vector and lexical search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from indexer.store import records
+from indexer.store.base import NewDocument, StoredChunk, StoredDocument
+from indexer.store.manifest import Manifest
+
+
+class RowChange:
+    """Documents, chunks, mtimes and roots, written in the caller's transaction."""
+
+    def __init__(self, session: Session, manifest: Manifest, host: str):
+        self.session = session
+        self.manifest = manifest
+        self.host = host
+
+    def _changed(self) -> None:
+        self.session.info["changed"] = True  # the store publishes only what changed
+
+    def _delete_rows(self, document_ids: Iterable[int]) -> np.ndarray:
+        """Delete documents and their chunks; the ids of the chunks deleted."""
+        document_ids = list(document_ids)
+        if not document_ids:
+            return np.zeros(0, np.int64)
+        self._changed()
+        return np.asarray(records.delete_documents(self.session, document_ids), np.int64)
+
+    def _insert_rows(self, documents: Sequence[NewDocument]) -> tuple[list[list[int]], np.ndarray]:
+        """Insert documents and chunks; each one's chunk ids, and all of them in order."""
+        stored = records.add_documents(
+            self.session, self.host, [(item.document, item.chunks) for item in documents]
+        )
+        self._changed()
+        ids = [chunk_id for chunk_ids in stored for chunk_id in chunk_ids]
+        return stored, np.asarray(ids, np.int64)
+
+    def touch_document(self, document_id: int, mtime_ns: int) -> None:
+        """Record a new mtime for an unchanged document."""
+        records.touch_document(self.session, document_id, mtime_ns)
+        self._changed()
+
+    def record_root(self, root: Path) -> None:
+        """Remember `root` as indexed on its own by this host."""
+        if records.record_root(self.session, self.host, root):
+            self._changed()
+
+    def set_index_type(self, index_type: str) -> None:
+        """Switch the vector structure (exact or HNSW) from this change on."""
+        if index_type != self.manifest.index_type:
+            self.manifest.index_type = index_type
+            self._changed()
+
+
+class RowSnapshot:
+    """Hydration of hits and counts, read in the snapshot's transaction."""
+
+    def __init__(self, session: Session, manifest: Manifest):
+        self.session = session
+        self.manifest = manifest
+
+    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
+        """The chunks with these ids, with their documents' paths."""
+        return records.chunks(self.session, chunk_ids)
+
+    def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
+        """A document and its chunks in order."""
+        return records.document(self.session, document_id)
+
+    def counts(self) -> dict[str, int]:
+        """How many documents and chunks there are."""
+        return records.counts(self.session)
