@@ -24,6 +24,7 @@ from pathlib import Path
 from indexer.chunking import Chunk, chunk_text
 from indexer.content import why_not_prose
 from indexer.encoders.choices import DEFAULT_STATIC, static_settings
+from indexer.encoders.precision import resolve_precision
 from indexer.encoding import EncodingBackend, LocalEncoding
 from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
@@ -127,6 +128,10 @@ class Indexer:
     `$RAY_ADDRESS` or started on this machine, else a new local one) or a Ray address;
     `ray_workers` encoding actors (default: the cluster's CPUs / `ray_threads`) with
     `ray_threads` torch threads each. Needs `pip install 'ctxsearch[ray]'`.
+
+    `precision` is what the contextual encoder computes in: `fp32`, `bf16`, or `auto`
+    (the default: bf16 where the CPU has it natively, see `indexer.encoders.precision`);
+    the manifest records the one used.
     """
 
     def __init__(
@@ -141,8 +146,11 @@ class Indexer:
         ray: str | None = None,
         ray_workers: int | None = None,
         ray_threads: int = 1,
+        precision: str | None = None,
     ):
         check_settings(pooling, chunk_overlap, batch_chunks, index_type, static)
+        # fp32 or bf16, on this machine (`auto`, the default, is bf16 where it is native)
+        self.precision = resolve_precision(precision)
         if ray is not None:
             from indexer.ray_encoding import RayEncoding
 
@@ -192,6 +200,7 @@ class Indexer:
                 change.record_root(folder)
                 if self.index_type is not None:
                     change.set_index_type(self.index_type)
+                change.set_precision(self.precision)
                 change.remove_documents(gone)
                 kill_point("after-delete")
                 documents = self._read_candidates(change, candidates, summary, report)
@@ -246,6 +255,7 @@ class Indexer:
             chunk_overlap=self.chunk_overlap,
             version=__version__,
             index_type=self.index_type or DEFAULT_INDEX_TYPE,
+            precision=self.precision,
         )
 
     def _check_matches(self, manifest: Manifest) -> None:
@@ -278,7 +288,10 @@ class Indexer:
         from indexer.encoders.spaces import space_encoders
 
         try:
-            self._encoders = {"loaded": loaded, **space_encoders(loaded, pooling, static)}
+            self._encoders = {
+                "loaded": loaded,
+                **space_encoders(loaded, pooling, static, self.precision),
+            }
         except ValueError as error:  # e.g. mean-last99 on a six-layer model
             raise InvalidSettings(str(error)) from error
 

@@ -106,6 +106,14 @@ class Change(Protocol):
         """Record a new mtime for a document whose content did not change."""
         ...
 
+    def set_index_type(self, index_type: str) -> None:
+        """Switch the vector structure (exact or HNSW) from this change on."""
+        ...
+
+    def set_precision(self, precision: str) -> None:
+        """Record the precision (fp32 or bf16) chunks are encoded in from this change on."""
+        ...
+
     def record_root(self, root: Path) -> None:
         """Remember that `root` was indexed as a root of its own."""
         ...

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
 from search.cli.common import echo_json, index_option, json_option, translate_errors
 from search.modes import MODES
 
@@ -498,6 +499,13 @@ def _matrices(matrices: list[tuple[str, list[list[float | None]]]]) -> str:
     default=None,
     help="Where the corpus is written as files [$CTXSEARCH_EVAL_CACHE/files].",
 )
+@click.option(
+    "--precision",
+    type=click.Choice(PRECISIONS),
+    default=DEFAULT_PRECISION,
+    show_default=True,
+    help="What the contextual encoder computes in while indexing (see `index --precision`).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @translate_errors
@@ -507,6 +515,7 @@ def eval_index(
     split: str,
     modes: str,
     files_dir: Path | None,
+    precision: str,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -541,6 +550,7 @@ def eval_index(
             split=split,
             modes=chosen,
             progress=bars,
+            precision=precision,
         )
     finally:
         bars.close()
@@ -549,7 +559,8 @@ def eval_index(
         return
     click.echo(
         f"{result['dataset']} ({result['split']}, {result['queries']} queries) in "
-        f"{result['index']}: {result['documents']} documents, {result['chunks']} chunks"
+        f"{result['index']}: {result['documents']} documents, {result['chunks']} chunks, "
+        f"encoded in {result['precision']}"
     )
     click.echo(f"{'mode':<12}{'nDCG@10':>9}{'MRR@10':>9}{'R@100':>9}{'p50 ms':>9}{'p95 ms':>9}")
     for mode, row in result["modes"].items():

@@ -42,14 +42,16 @@ def evaluate_index(
     split: str = "test",
     modes: Sequence[str] = MODES,
     progress: Callable[[Any], None] | None = None,
+    precision: str | None = None,
 ) -> dict[str, Any]:
-    """Index the dataset's corpus into `target` (incrementally), then score every mode."""
+    """Index the dataset's corpus into `target` (incrementally, the contextual encoder
+    computing in `precision`), then score every mode."""
     from indexer import Indexer
     from search.engine import Searcher
 
     dataset = load_retrieval_dataset(dataset_dir, split)
     folder = write_corpus_files(dataset, files_dir / dataset.name)
-    summary = Indexer(target).index_folder(folder, progress=progress)
+    summary = Indexer(target, precision=precision).index_folder(folder, progress=progress)
     results: dict[str, Any] = {}
     with Searcher(target) as searcher:
         searcher.encoders()  # load the model before timing queries
@@ -71,6 +73,7 @@ def evaluate_index(
                 "p95_ms": round(statistics.quantiles(latencies, n=20)[-1] * 1000, 2),
             }
         target_shown = searcher.store.target
+        recorded_precision = searcher.manifest.precision
     return {
         "dataset": dataset.name,
         "split": split,
@@ -79,5 +82,6 @@ def evaluate_index(
         "documents": summary.total_documents,
         "chunks": summary.total_chunks,
         "index_seconds": summary.seconds,
+        "precision": recorded_precision,
         "modes": results,
     }
