@@ -54,3 +54,14 @@ def test_the_manifest_records_the_precision_of_the_last_run(tmp_path, notes):
         assert store.manifest.precision == "fp32"
     finally:
         store.close()
+
+
+def test_a_run_that_encodes_nothing_leaves_the_recorded_precision(tmp_path, notes):
+    Indexer(tmp_path / "ix", precision="bf16").index_folder(notes)
+    summary = Indexer(tmp_path / "ix", precision="fp32").index_folder(notes)
+    assert summary.chunks == 0
+    store = open_store(tmp_path / "ix")
+    try:
+        assert store.manifest.precision == "bf16"
+    finally:
+        store.close()
