@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
+from indexer.encoders.query import QUERY_ENCODERS
 from search.cli.common import echo_json, index_option, json_option, translate_errors
 from search.modes import MODES
 
@@ -506,6 +507,13 @@ def _matrices(matrices: list[tuple[str, list[list[float | None]]]]) -> str:
     show_default=True,
     help="What the contextual encoder computes in while indexing (see `index --precision`).",
 )
+@click.option(
+    "--query-encoder",
+    type=click.Choice(QUERY_ENCODERS),
+    default="auto",
+    show_default=True,
+    help="What encodes the queries (see `query --query-encoder`).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @translate_errors
@@ -516,6 +524,7 @@ def eval_index(
     modes: str,
     files_dir: Path | None,
     precision: str,
+    query_encoder: str,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -551,6 +560,7 @@ def eval_index(
             modes=chosen,
             progress=bars,
             precision=precision,
+            query_encoder=query_encoder,
         )
     finally:
         bars.close()
@@ -560,7 +570,8 @@ def eval_index(
     click.echo(
         f"{result['dataset']} ({result['split']}, {result['queries']} queries) in "
         f"{result['index']}: {result['documents']} documents, {result['chunks']} chunks, "
-        f"encoded in {result['precision']}"
+        f"encoded in {result['precision']}; queries encoded by "
+        f"{', '.join(f'{k} {v}' for k, v in result['query_encoder'].items()) or 'nothing'}"
     )
     click.echo(f"{'mode':<12}{'nDCG@10':>9}{'MRR@10':>9}{'R@100':>9}{'p50 ms':>9}{'p95 ms':>9}")
     for mode, row in result["modes"].items():

@@ -16,6 +16,7 @@ import click
 
 from indexer.encoders.choices import STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
+from indexer.encoders.query import QUERY_ENCODER_ENV, QUERY_ENCODERS
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
@@ -238,6 +239,17 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
     help="hybrid only: the contextual side's share of the fused score, 0 to 1 "
     "(default: weighed per query from both result lists).",
 )
+@click.option(
+    "--query-encoder",
+    type=click.Choice(QUERY_ENCODERS),
+    envvar=QUERY_ENCODER_ENV,
+    default="auto",
+    show_default=True,
+    help="auto: encode the query without torch (ONNX Runtime, the saved token table) where "
+    "the model's export is there, else with torch; onnx: without torch or fail; torch: "
+    f"the reference encoders. [env: {QUERY_ENCODER_ENV}]",
+)
+@click.option("--verbose", "-v", is_flag=True, help="Say on stderr why torch stood in, if it did.")
 @json_option
 @translate_errors
 def query(
@@ -248,6 +260,8 @@ def query(
     space: str | None,
     all_chunks: bool,
     dense_weight: float | None,
+    query_encoder: str,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Search the index for TEXT, best match first.
@@ -258,13 +272,16 @@ def query(
       ctxsearch query "python swallowed its prey" -k 3 --json
       ctxsearch query "tower crane safety" --mode lexical --all-chunks
       ctxsearch query "error code E1234 in the pump manual" --dense-weight 0.2
+      ctxsearch query "tower crane safety" --query-encoder torch --json
     """
     from search.engine import Searcher
 
-    with Searcher(target) as searcher:
+    with Searcher(target, query_encoder=query_encoder) as searcher:
         response = searcher.search(
             text, k=k, mode=space or mode, all_chunks=all_chunks, dense_weight=dense_weight
         )
+    if verbose and response.query_encoder_note:
+        click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
     if as_json:
         echo_json(response.to_dict())
         return
@@ -282,8 +299,9 @@ def query(
         )
         click.echo(f"{'':>26}" + highlighted(hit.snippet, hit.highlights))
     timings = response.timings
+    encoders = "".join(f", {kind}" for kind in dict.fromkeys(response.query_encoder.values()))
     click.echo(
-        f"({response.mode}; model load {timings['model_load_seconds']:.2f}s, "
+        f"({response.mode}{encoders}; model load {timings['model_load_seconds']:.2f}s, "
         f"encode {timings['encode_seconds'] * 1000:.0f} ms, "
         f"search {timings['search_seconds'] * 1000:.0f} ms)",
         err=True,

@@ -43,9 +43,11 @@ def evaluate_index(
     modes: Sequence[str] = MODES,
     progress: Callable[[Any], None] | None = None,
     precision: str | None = None,
+    query_encoder: str | None = None,
 ) -> dict[str, Any]:
     """Index the dataset's corpus into `target` (incrementally, the contextual encoder
-    computing in `precision`), then score every mode."""
+    computing in `precision`), then score every mode, queries encoded by `query_encoder`
+    (see `Searcher`)."""
     from indexer import Indexer
     from search.engine import Searcher
 
@@ -53,7 +55,7 @@ def evaluate_index(
     folder = write_corpus_files(dataset, files_dir / dataset.name)
     summary = Indexer(target, precision=precision).index_folder(folder, progress=progress)
     results: dict[str, Any] = {}
-    with Searcher(target) as searcher:
+    with Searcher(target, query_encoder=query_encoder) as searcher:
         searcher.encoders()  # load the model before timing queries
         for mode in modes:
             run: dict[str, dict[str, float]] = {}
@@ -74,6 +76,7 @@ def evaluate_index(
             }
         target_shown = searcher.store.target
         recorded_precision = searcher.manifest.precision
+        encoder_kinds = dict(searcher.encoder_kinds)
     return {
         "dataset": dataset.name,
         "split": split,
@@ -83,5 +86,6 @@ def evaluate_index(
         "chunks": summary.total_chunks,
         "index_seconds": summary.seconds,
         "precision": recorded_precision,
+        "query_encoder": encoder_kinds,
         "modes": results,
     }
