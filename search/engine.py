@@ -14,7 +14,7 @@ import numpy as np
 
 from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
 from indexer.spaces import Space
-from indexer.store.base import Snapshot, Store, Target, open_store
+from indexer.store.base import Snapshot, Store, Target, open_reader, open_store
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.documents import DocumentText, load_document
@@ -96,7 +96,9 @@ class Searcher:
     `model` and `pooling`, when given, must match the index's manifest (`ModelMismatch`
     otherwise); by default the index's own are used. Threads may share a Searcher: each
     search reads its own snapshot, and the lazily loaded model is used by one thread at
-    a time.
+    a time, except with `one_shot`: for a process that asks a query or two and exits
+    (`ctxsearch query`), a folder index is read through the light reader (sqlite3 without
+    SQLAlchemy, only the vector spaces a query searches; `open_reader`), on one thread.
     """
 
     def __init__(
@@ -105,11 +107,12 @@ class Searcher:
         model: str | None = None,
         pooling: str | None = None,
         query_encoder: str | None = None,
+        one_shot: bool = False,
     ):
         from indexer.encoders.query import query_encoder_choice
 
         self.query_encoder = query_encoder_choice(query_encoder)
-        self.store: Store = open_store(index)
+        self.store: Store = open_reader(index) if one_shot else open_store(index)
         try:
             if model is not None:
                 from indexer.encoders.loading import canonical_model_name

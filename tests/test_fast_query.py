@@ -1,5 +1,6 @@
 """Torch-free query encoders: the ONNX export and the saved token table agree with torch,
-a real `ctxsearch query` process never imports torch, and torch stands in when it must."""
+a real `ctxsearch query` process never imports torch (nor SQLAlchemy, for a folder
+index), and torch stands in when it must."""
 
 import json
 import subprocess
@@ -79,6 +80,7 @@ def test_a_query_process_never_imports_torch(sample_index, mode):
     assert payload["results"]
     assert "torch" not in payload["query_encoder"].values()
     assert not _imported(importtime) & set(HEAVY)
+    assert "sqlalchemy" not in _imported(importtime)  # the light reader of a folder index
     if mode != "static":
         assert payload["query_encoder"]["contextual"] == "onnx"
         assert "onnxruntime" in _imported(importtime)

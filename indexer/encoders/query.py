@@ -22,11 +22,9 @@ import os
 from pathlib import Path
 
 from indexer.encoders.base import Encoder
+from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS
 from indexer.errors import InvalidSettings
 from indexer.store.manifest import Manifest
-
-QUERY_ENCODER_ENV = "CTXSEARCH_QUERY_ENCODER"
-QUERY_ENCODERS = ("auto", "onnx", "torch")
 
 
 class FastEncoderUnavailable(Exception):

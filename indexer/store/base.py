@@ -220,6 +220,20 @@ def open_store(target: Target, create: bool = False, read_only: bool = False) ->
     return LocalStore(Path(target), create=create, read_only=read_only)
 
 
+def open_reader(target: Target) -> Store:
+    """An existing index opened to read, as cheaply as it can be: for a folder, the light
+    reader (sqlite3, no SQLAlchemy, spaces loaded when a snapshot asks for them; one
+    thread), or the store where the index's schema needs a migration first."""
+    if is_database_url(target):
+        return open_store(target)
+    from indexer.store.local.reader import LocalReader, SchemaNotCurrent
+
+    try:
+        return LocalReader(Path(target))  # type: ignore[return-value]
+    except SchemaNotCurrent:
+        return open_store(target)
+
+
 def open_index(target: Target) -> Store:
     """An existing index as a `Store` (the public name of `open_store` for readers)."""
     return open_store(target)

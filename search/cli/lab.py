@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
+from indexer.encoders.choices import QUERY_ENCODERS
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
-from indexer.encoders.query import QUERY_ENCODERS
 from search.cli.common import echo_json, index_option, json_option, translate_errors
 from search.modes import MODES
 

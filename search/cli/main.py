@@ -14,9 +14,8 @@ from pathlib import Path
 
 import click
 
-from indexer.encoders.choices import STATIC_CHOICES
+from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
-from indexer.encoders.query import QUERY_ENCODER_ENV, QUERY_ENCODERS
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
@@ -276,7 +275,7 @@ def query(
     """
     from search.engine import Searcher
 
-    with Searcher(target, query_encoder=query_encoder) as searcher:
+    with Searcher(target, query_encoder=query_encoder, one_shot=True) as searcher:
         response = searcher.search(
             text, k=k, mode=space or mode, all_chunks=all_chunks, dense_weight=dense_weight
         )
