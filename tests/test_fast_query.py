@@ -172,3 +172,20 @@ def test_cli_query_encoder_onnx_without_an_export_fails_in_one_line(tiny_index, 
     assert completed.returncode == 1
     errors = [line for line in completed.stderr.splitlines() if "import time:" not in line]
     assert len(errors) == 1 and "no ONNX export" in errors[0]
+
+
+def test_both_stores_answer_with_the_torch_free_encoders(any_index, notes):
+    from indexer import Indexer
+
+    summary = Indexer(any_index).index_folder(notes)
+    assert summary.query_export == "ready"
+    with (
+        Searcher(any_index, one_shot=True) as fast,
+        Searcher(any_index, query_encoder="torch") as ref,
+    ):
+        for mode in ("hybrid", "static"):
+            ours = fast.search("savings account at the bank", k=3, mode=mode)
+            theirs = ref.search("savings account at the bank", k=3, mode=mode)
+            assert "torch" not in ours.query_encoder.values()
+            assert [hit.path for hit in ours.results] == [hit.path for hit in theirs.results]
+            assert ours.results[0].path.endswith("money.txt")
