@@ -230,12 +230,14 @@ def _export(loaded: LoadedModel, inputs: list[str], outputs: list[str], path: Pa
 
 
 def _save_with_external_weights(source: Path, target: Path) -> None:
-    """Re-save `source` through ONNX Runtime's basic (portable) graph optimisations, its
-    weights in a file of their own beside `target`."""
+    """Re-save `source` through ONNX Runtime's extended graph optimisations (fused
+    attention, layer norm and GELU: portable across CPUs, unlike the layout ones of
+    ORT_ENABLE_ALL), its weights in a file of their own beside `target`, so that a query
+    process loads it with no optimisation pass at all (0.1 s less)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     options.optimized_model_filepath = str(target)
     options.log_severity_level = 3
     options.add_session_config_entry(

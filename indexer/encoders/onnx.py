@@ -31,7 +31,7 @@ MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 TABLE_FILE = "token_table.npy"
 # Bumped when what `export.py` writes changes shape; older folders are made again.
-EXPORT_FORMAT = 1
+EXPORT_FORMAT = 2
 _LAST_K = re.compile(r"^mean-last(\d+)$")
 
 
@@ -106,7 +106,8 @@ class OnnxContextualEncoder(Encoder):
         outputs = list(info["outputs"])
         self.outputs = outputs[-layers:]
         options = onnxruntime.SessionOptions()
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # optimised once, when exported (`export.py`)
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
         if threads:
             options.intra_op_num_threads = threads
         options.log_severity_level = 3
