@@ -189,3 +189,23 @@ def test_both_stores_answer_with_the_torch_free_encoders(any_index, notes):
             assert "torch" not in ours.query_encoder.values()
             assert [hit.path for hit in ours.results] == [hit.path for hit in theirs.results]
             assert ours.results[0].path.endswith("money.txt")
+
+
+def test_index_says_in_one_line_when_queries_will_need_torch(
+    tiny_model_dir, notes, monkeypatch, tmp_path
+):
+    from click.testing import CliRunner
+
+    from indexer.encoders.loading import load_model
+    from search.cli import cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = query_model_dir(load_model(str(tiny_model_dir)).fingerprint)
+    folder.parent.mkdir(parents=True)
+    folder.write_text("a file where the export's folder goes makes it fail for real")
+    arguments = ["index", str(notes), "--index", str(tmp_path / "ix"), "--quiet"]
+    result = CliRunner().invoke(cli, [*arguments, "--model", str(tiny_model_dir), "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["query_export"].startswith("the ONNX export")
+    notes_line = [line for line in result.stderr.splitlines() if "torch (slower)" in line]
+    assert len(notes_line) == 1 and "ONNX export" in notes_line[0]

@@ -189,6 +189,9 @@ def index(
     for skipped in summary.skipped_files:
         reason = terminal_text(skipped.reason)
         click.echo(f"skipped {display_path(skipped.path)}: {reason}", err=True)
+    if summary.query_export not in ("", "ready"):
+        note = terminal_text(summary.query_export)
+        click.echo(f"ctxsearch: queries will be encoded with torch (slower): {note}", err=True)
     if not as_json:
         click.echo(
             f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
