@@ -23,6 +23,7 @@ from indexer.encoders.onnx import OnnxContextualEncoder, query_model_dir, read_i
 from indexer.encoders.transformer import ContextualEncoder
 from indexer.errors import ModelNotAvailable
 from search.engine import Searcher
+from tests.conftest import SHARED_EVAL
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = (sys.executable, "-X", "importtime", "-m", "search", "query")
@@ -209,3 +210,14 @@ def test_index_says_in_one_line_when_queries_will_need_torch(
     assert json.loads(result.stdout)["query_export"].startswith("the ONNX export")
     notes_line = [line for line in result.stderr.splitlines() if "torch (slower)" in line]
     assert len(notes_line) == 1 and "ONNX export" in notes_line[0]
+
+
+@pytest.mark.skipif(not (SHARED_EVAL / "scifact").exists(), reason="no SciFact data")
+def test_the_scifact_queries_encode_alike_with_onnx_and_torch(model, exported):
+    queries = [
+        json.loads(line)["text"]
+        for line in (SHARED_EVAL / "scifact" / "queries.jsonl").read_text().splitlines()[:300]
+    ]
+    expected = ContextualEncoder(model).encode(queries)
+    actual = OnnxContextualEncoder(exported).encode(queries)
+    assert (expected * actual).sum(axis=1).min() >= 0.9999
