@@ -3,9 +3,9 @@
 On a CPU with native bf16 instructions (AVX-512 BF16 or AMX), running the transformer
 under `torch.autocast("cpu", dtype=torch.bfloat16)` encoded SciFact about 1.7 times as
 fast as fp32, with every vector at cosine 0.9999 or more to its fp32 twin and the same
-nDCG@10 (README, "Performance"). Without native support bf16 is emulated and slower, so
-`auto` picks bf16 only where the CPU has it. Queries are encoded in fp32 (the reference);
-the vectors agree either way.
+nDCG@10 (README, "Performance"). Without native support bf16 is emulated (not measured
+here, and not expected to pay), so `auto` picks bf16 only where the CPU has it. Queries
+are encoded in fp32 (the reference); the vectors agree either way.
 """
 
 from __future__ import annotations

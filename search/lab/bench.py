@@ -70,7 +70,7 @@ def encoding_rows(texts: list[str], repeats: int = 3) -> list[Row]:
         tokens,
         target=1.5,
         note=f"{threads} torch threads; min cosine {bf16_cosine:.6f} (target 0.9999); "
-        f"native bf16: {'yes' if native_bf16() else 'no (emulated, slow)'}",
+        f"native bf16: {'yes' if native_bf16() else 'no (emulated)'}",
     )
     bf16_row["meets_target"] = bf16_row["meets_target"] and bf16_cosine >= 0.9999
     return [
