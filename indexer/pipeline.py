@@ -24,6 +24,7 @@ from pathlib import Path
 from indexer.chunking import Chunk, chunk_text
 from indexer.content import why_not_prose
 from indexer.encoders.choices import DEFAULT_STATIC, static_settings
+from indexer.encoders.precision import resolve_precision
 from indexer.encoding import EncodingBackend, LocalEncoding
 from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
@@ -80,7 +81,9 @@ class IndexSummary:
     version is kept. `skipped`/`skipped_files`: files read but not indexed, with why
     (text that is not language, such as a base64 blob). `workers`: how many processes
     encoded this run's chunks (1 in this process, the Ray actors with `ray=`; 0 when
-    nothing needed encoding).
+    nothing needed encoding). `query_export`: how queries of this index can skip torch:
+    `ready` (the model's ONNX export, made once per model, is in the model cache), the
+    reason it could not be made, or "" when this run did not load the model.
     """
 
     added: int = 0
@@ -97,6 +100,7 @@ class IndexSummary:
     skipped: int = 0
     skipped_files: list[FileFailure] = field(default_factory=list)
     workers: int = 0
+    query_export: str = ""
 
     def changed_anything(self) -> bool:
         """Whether the run changed a document (added, updated, or recorded a new mtime)."""
@@ -127,6 +131,10 @@ class Indexer:
     `$RAY_ADDRESS` or started on this machine, else a new local one) or a Ray address;
     `ray_workers` encoding actors (default: the cluster's CPUs / `ray_threads`) with
     `ray_threads` torch threads each. Needs `pip install 'ctxsearch[ray]'`.
+
+    `precision` is what the contextual encoder computes in: `fp32`, `bf16`, or `auto`
+    (the default: bf16 where the CPU has it natively, see `indexer.encoders.precision`);
+    the manifest records the one chunks were last encoded in.
     """
 
     def __init__(
@@ -141,8 +149,11 @@ class Indexer:
         ray: str | None = None,
         ray_workers: int | None = None,
         ray_threads: int = 1,
+        precision: str | None = None,
     ):
         check_settings(pooling, chunk_overlap, batch_chunks, index_type, static)
+        # fp32 or bf16, on this machine (`auto`, the default, is bf16 where it is native)
+        self.precision = resolve_precision(precision)
         if ray is not None:
             from indexer.ray_encoding import RayEncoding
 
@@ -200,6 +211,7 @@ class Indexer:
             with store.snapshot() as snapshot:
                 counts = snapshot.counts()
             summary.total_documents, summary.total_chunks = counts["documents"], counts["chunks"]
+        summary.query_export = self._export_query_model()
         summary.seconds = round(time.perf_counter() - started, 3)
         return summary
 
@@ -246,6 +258,7 @@ class Indexer:
             chunk_overlap=self.chunk_overlap,
             version=__version__,
             index_type=self.index_type or DEFAULT_INDEX_TYPE,
+            precision=self.precision,
         )
 
     def _check_matches(self, manifest: Manifest) -> None:
@@ -278,7 +291,10 @@ class Indexer:
         from indexer.encoders.spaces import space_encoders
 
         try:
-            self._encoders = {"loaded": loaded, **space_encoders(loaded, pooling, static)}
+            self._encoders = {
+                "loaded": loaded,
+                **space_encoders(loaded, pooling, static, self.precision),
+            }
         except ValueError as error:  # e.g. mean-last99 on a six-layer model
             raise InvalidSettings(str(error)) from error
 
@@ -290,6 +306,22 @@ class Indexer:
             manifest.check_static_settings(static_settings(self._encoders["static"]))
         assert self._encoders is not None
         return self._encoders
+
+    def _export_query_model(self) -> str:
+        """Export the loaded model for torch-free queries, once per model (a few seconds)."""
+        if self._encoders is None:
+            return ""
+        from indexer.encoders.export import ExportFailed, export_query_model, previous_failure
+
+        loaded = self._encoders["loaded"]
+        failure = previous_failure(loaded.fingerprint)
+        if failure is not None:
+            return f"not possible here: {failure}"
+        try:
+            export_query_model(loaded)
+        except ExportFailed as error:
+            return str(error)
+        return "ready"
 
     # -- planning ------------------------------------------------------------------------
 
@@ -392,13 +424,16 @@ class Indexer:
         batch and in order; what is written, and when, is the same for every backend.
         """
         manifest = change.manifest
-        batches = (
-            (batch, [chunk.text for item in batch for chunk in item.chunks])
-            for batch in _batches_by_chunks(documents, self.batch_chunks)
-        )
+
+        def batches() -> Iterator[tuple[list[_Pending], list[str]]]:
+            for number, batch in enumerate(_batches_by_chunks(documents, self.batch_chunks)):
+                if number == 0:  # the manifest records the precision of what was encoded
+                    change.set_precision(self.precision)
+                yield batch, [chunk.text for item in batch for chunk in item.chunks]
+
         backend = self._encoding_backend()
         try:
-            with closing(backend.encode(manifest, batches)) as encoded:
+            with closing(backend.encode(manifest, batches())) as encoded:
                 for batch, vectors in encoded:
                     self._store_batch(change, batch, vectors, summary)
                     report(Progress("index", self._files_read, self._files_total, summary.chunks))

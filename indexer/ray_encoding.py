@@ -320,6 +320,7 @@ def _encode_with_actors(dataset: Any, manifest: Manifest, workers: int, threads:
                 "pooling": manifest.pooling,
                 "static": manifest.static,
                 "static_settings": manifest.static_settings,
+                "precision": manifest.precision,
                 "spaces": list(manifest.spaces),
                 "threads": threads,
                 "version": __version__,
@@ -430,6 +431,7 @@ class _EncodeWorker:
         spaces: list[str],
         threads: int,
         version: str,
+        precision: str = "fp32",
     ):
         import os
         import socket
@@ -454,7 +456,7 @@ class _EncodeWorker:
                 f"(fingerprint {loaded.fingerprint} vs {fingerprint}): install the same "
                 "model on the cluster"
             )
-        self._encoders = space_encoders(loaded, pooling, static)
+        self._encoders = space_encoders(loaded, pooling, static, precision)
         made = choices.static_settings(self._encoders["static"])
         if static_settings and made != static_settings:
             raise InvalidSettings(

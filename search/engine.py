@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from indexer.errors import IndexClosed, InvalidQuery
+from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
 from indexer.spaces import Space
-from indexer.store.base import Snapshot, Store, Target, open_store
+from indexer.store.base import Snapshot, Store, Target, open_reader, open_store
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.documents import DocumentText, load_document
@@ -59,6 +59,10 @@ class SearchResponse:
     mode: str
     results: list[Hit]
     timings: dict[str, float] = field(default_factory=dict)
+    # what encoded the query in each vector space searched: onnx, table, model2vec,
+    # glove (all without torch) or torch; and why torch, when it had to stand in
+    query_encoder: dict[str, str] = field(default_factory=dict)
+    query_encoder_note: str = ""
 
     def to_dict(self) -> dict:
         """The response as the JSON object `ctxsearch query --json` prints."""
@@ -67,6 +71,8 @@ class SearchResponse:
             "mode": self.mode,
             "results": [hit.to_dict() for hit in self.results],
             "timings": self.timings,
+            "query_encoder": self.query_encoder,
+            "query_encoder_note": self.query_encoder_note,
         }
 
 
@@ -82,14 +88,31 @@ class _Candidates:
 class Searcher:
     """Searches one index: a folder, or a `postgresql+psycopg://` URL.
 
-    The model loads on the first dense query, once. `model` and `pooling`, when given,
-    must match the index's manifest (`ModelMismatch` otherwise); by default the index's
-    own are used. Threads may share a Searcher: each search reads its own snapshot, and
-    the lazily loaded model is used by one thread at a time.
+    The encoder of each vector space loads on the first query that needs it, once.
+    `query_encoder` says which: `auto` (the default, or $CTXSEARCH_QUERY_ENCODER) takes
+    the torch-free ones where this machine has them (ONNX Runtime over the model's export,
+    the saved token table; see `indexer.encoders.query`), else the torch encoders, which
+    stay the reference; `onnx` insists on the torch-free ones; `torch` never uses them.
+    `model` and `pooling`, when given, must match the index's manifest (`ModelMismatch`
+    otherwise); by default the index's own are used. Threads may share a Searcher: each
+    search reads its own snapshot, and the lazily loaded model is used by one thread at
+    a time, except with `one_shot`: for a process that asks a query or two and exits
+    (`ctxsearch query`), a folder index is read through the light reader (sqlite3 without
+    SQLAlchemy, only the vector spaces a query searches; `open_reader`), on one thread.
     """
 
-    def __init__(self, index: Target, model: str | None = None, pooling: str | None = None):
-        self.store: Store = open_store(index)
+    def __init__(
+        self,
+        index: Target,
+        model: str | None = None,
+        pooling: str | None = None,
+        query_encoder: str | None = None,
+        one_shot: bool = False,
+    ):
+        from indexer.encoders.query import query_encoder_choice
+
+        self.query_encoder = query_encoder_choice(query_encoder)
+        self.store: Store = open_reader(index) if one_shot else open_store(index)
         try:
             if model is not None:
                 from indexer.encoders.loading import canonical_model_name
@@ -105,6 +128,8 @@ class Searcher:
         self.fusion: Fusion = hybrid_fusion
         self.fusion_depth = FUSION_DEPTH
         self._encoders: dict | None = None
+        self.encoder_kinds: dict[str, str] = {}  # space -> onnx, table, ..., torch
+        self.encoder_note = ""  # why torch stood in for a torch-free encoder, if it did
         self._lock = threading.RLock()
         self._closed = False
 
@@ -130,19 +155,56 @@ class Searcher:
             raise IndexClosed(f"{self.store.target}: the searcher was closed")
 
     def encoders(self) -> dict:
-        """The index's encoders by space name, loading the model on first use."""
+        """The index's encoders by space name, each loaded on first use."""
         with self._lock:
-            return self._load_encoders()
+            return {space: self._encoder(space) for space in self.manifest.spaces}
 
-    def _load_encoders(self) -> dict:
+    def _encoder(self, space: str):  # -> Encoder; call with the lock held
         if self._encoders is None:
-            from indexer.encoders.loading import load_model
-            from indexer.encoders.spaces import space_encoders
+            self._encoders = {}
+        if space not in self._encoders:
+            self._encoders.update(self._load_encoder(space))
+        return self._encoders[space]
 
-            loaded = load_model(self.manifest.model)
-            self.manifest.check_model(loaded.name, loaded.fingerprint)
-            self._encoders = space_encoders(loaded, self.manifest.pooling, self.manifest.static)
-        return self._encoders
+    def _load_encoder(self, space: str) -> dict:
+        """The encoder of `space` without torch if it may and can be, else every space's
+        torch encoder (the model is loaded once for all of them)."""
+        from indexer.encoders.query import FastEncoderUnavailable, fast_query_encoder
+
+        if self.query_encoder != "torch":
+            try:
+                encoder, kind = fast_query_encoder(self.manifest, space)
+                self.encoder_kinds[space] = kind
+                return {space: encoder}
+            except FastEncoderUnavailable as error:
+                if self.query_encoder == "onnx":
+                    raise ModelNotAvailable(
+                        f"{error} (query encoder onnx; ctxsearch index makes the export)"
+                    ) from error
+                self.encoder_note = f"{space} query encoded with torch: {error}"
+        from indexer.encoders.loading import load_model
+        from indexer.encoders.spaces import space_encoders
+
+        loaded = load_model(self.manifest.model)
+        self.manifest.check_model(loaded.name, loaded.fingerprint)
+        made = space_encoders(loaded, self.manifest.pooling, self.manifest.static)
+        if self.query_encoder == "auto":
+            self._export_for_next_time(loaded)
+        fresh = {name: encoder for name, encoder in made.items() if name not in self._encoders}
+        self.encoder_kinds.update(dict.fromkeys(fresh, "torch"))
+        return fresh
+
+    def _export_for_next_time(self, loaded) -> None:
+        """Export the model for ONNX Runtime, once, so that later queries need no torch
+        (unless that failed before with this ctxsearch and torch)."""
+        from indexer.encoders.export import ExportFailed, export_query_model, previous_failure
+
+        if previous_failure(loaded.fingerprint) is not None:
+            return
+        try:
+            export_query_model(loaded)
+        except ExportFailed as error:
+            self.encoder_note += f"; {error}"
 
     def search(
         self,
@@ -166,23 +228,28 @@ class Searcher:
         _check_dense_weight(dense_weight, chosen)
         self._check_open()
         timings = {"model_load_seconds": 0.0}
-        if chosen.vector_spaces and self._encoders is None:
-            started = time.perf_counter()
-            self.encoders()
-            timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
-        started = time.perf_counter()
         with self._lock:
-            vectors = {
-                space: self._load_encoders()[space.value].encode([query])
-                for space in chosen.vector_spaces
-            }
-        timings["encode_seconds"] = round(time.perf_counter() - started, 4)
+            started = time.perf_counter()
+            encoders = {space: self._encoder(space.value) for space in chosen.vector_spaces}
+            timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
+            started = time.perf_counter()
+            vectors = {space: encoder.encode([query]) for space, encoder in encoders.items()}
+            timings["encode_seconds"] = round(time.perf_counter() - started, 4)
+            kinds = {space.value: self.encoder_kinds[space.value] for space in encoders}
+            note = self.encoder_note if "torch" in kinds.values() else ""
         started = time.perf_counter()
-        with self.store.snapshot() as snapshot:
+        with self.store.snapshot([space.value for space in chosen.vector_spaces]) as snapshot:
             fusion = _FusionChoice(self.fusion, self.fusion_depth, dense_weight)
             hits = _hits(snapshot, query, vectors, k, chosen, all_chunks, fusion)
         timings["search_seconds"] = round(time.perf_counter() - started, 4)
-        return SearchResponse(query=query, mode=chosen.value, results=hits, timings=timings)
+        return SearchResponse(
+            query=query,
+            mode=chosen.value,
+            results=hits,
+            timings=timings,
+            query_encoder=kinds,
+            query_encoder_note=note,
+        )
 
     def document(self, document_id: int) -> DocumentText:
         """A document's stored facts and text (`DocumentNotFound` if the id is unknown,

@@ -95,3 +95,27 @@ def test_hybrid_never_scores_below_the_better_of_its_parts(dataset, split):
     assert ndcg["hybrid"] >= max(ndcg["contextual"], ndcg["lexical"])
     if (dataset, split) == ("scifact", "test"):
         assert ndcg["hybrid"] >= 0.725
+
+
+@pytest.mark.skipif(not (SHARED_EVAL / "scifact").exists(), reason="no SciFact data")
+def test_scifact_through_the_index_is_the_same_with_onnx_queries_and_in_bf16(tmp_path):
+    """Issue 18's bars: queries encoded without torch score within 0.001 nDCG@10 of torch's
+    in every mode, and an index encoded in bf16 within 0.002 of one encoded in fp32."""
+    from search.lab.index_eval import evaluate_index
+
+    def ndcg(precision: str, query_encoder: str) -> dict[str, float]:
+        result = evaluate_index(
+            SHARED_EVAL / "scifact",
+            tmp_path / precision,
+            tmp_path / "files",
+            precision=precision,
+            query_encoder=query_encoder,
+        )
+        assert result["precision"] == precision
+        return {mode: values["ndcg@10"] for mode, values in result["modes"].items()}
+
+    torch_fp32, onnx_fp32 = ndcg("fp32", "torch"), ndcg("fp32", "onnx")
+    onnx_bf16 = ndcg("bf16", "onnx")
+    for mode, reference in torch_fp32.items():
+        assert onnx_fp32[mode] == pytest.approx(reference, abs=0.001), mode
+        assert onnx_bf16[mode] >= reference - 0.002, mode

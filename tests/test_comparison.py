@@ -280,6 +280,12 @@ def test_bench_reports_ratios_against_baselines_of_the_same_run(sample_index, no
     assert encoder["ratio"] > 0 and encoder["baseline_seconds"] > 0 and encoder["seconds"] > 0
     assert "min cosine 1.0000" in encoder["note"] or "0.9999" in encoder["note"]
     assert rows["static encoder vs contextual encoder"]["ratio"] > 0
+    reduced = rows["contextual encoder in bf16 vs SentenceTransformer.encode"]
+    assert reduced["ratio"] > 0 and "min cosine 0.999" in reduced["note"]
+    for mode in ("lexical", "static", "contextual", "hybrid"):
+        process = rows[f"ctxsearch query --mode {mode}, whole process"]
+        assert process["seconds"] > 0 and process["baseline_seconds"] > 0
+    assert "query encoder onnx" in rows["ctxsearch query --mode hybrid, whole process"]["note"]
     assert {"ctxsearch --help", "ctxsearch info"} <= set(rows)
     assert rows["ctxsearch query (hybrid, one process)"]["timings"]["model_load_seconds"] > 0
     assert rows["indexing a folder vs its encoders alone"]["baseline_seconds"] > 0

@@ -149,7 +149,8 @@ def test_vectors_in_the_index_are_those_of_the_encoders(tmp_path, notes, model):
     try:
         with store.snapshot() as snapshot:
             chunks = snapshot.chunks(range(1, 1000))
-            fresh = ContextualEncoder(model).encode([chunk.text for chunk in chunks.values()])
+            encoder = ContextualEncoder(model, precision=snapshot.manifest.precision)
+            fresh = encoder.encode([chunk.text for chunk in chunks.values()])
             nearest = snapshot.vector_search("contextual", fresh, 1)
     finally:
         store.close()

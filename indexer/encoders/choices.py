@@ -1,4 +1,5 @@
-"""What the static space of an index may hold (cheap to import: no torch, no model)."""
+"""What the static space of an index may hold, and what may encode a query (cheap to
+import: no torch, no model, no numpy)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from typing import Any
 # distilled from the transformer; `glove`: GloVe 6B 50d word vectors.
 STATIC_CHOICES = ("token", "model2vec", "glove")
 DEFAULT_STATIC = "token"
+# What encodes a query (`indexer.encoders.query`): torch-free where possible, or torch.
+QUERY_ENCODERS = ("auto", "onnx", "torch")
+QUERY_ENCODER_ENV = "CTXSEARCH_QUERY_ENCODER"
 
 
 def static_settings(encoder: Any) -> dict:

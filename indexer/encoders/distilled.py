@@ -70,16 +70,19 @@ class Model2VecEncoder(Encoder):
         """
         model2vec = require("model2vec", "model2vec")
         settings = settings or DistillSettings()
-        key = hashlib.sha256(
-            json.dumps([loaded.fingerprint, asdict(settings), model2vec.__version__]).encode()
-        ).hexdigest()[:16]
-        folder = Path(cache_dir) / f"model2vec-{key}"
+        folder = distilled_folder(cache_dir, loaded.fingerprint, settings, model2vec.__version__)
         if not (folder / "info.json").exists():
             if progress:
                 progress(0, 1)
             _distil_into(folder, loaded, settings, model2vec.__version__)
             if progress:
                 progress(1, 1)
+        return cls.load(folder)
+
+    @classmethod
+    def load(cls, folder: Path) -> Model2VecEncoder:
+        """The distilled model saved in `folder` (needs model2vec, not torch)."""
+        model2vec = require("model2vec", "model2vec")
         info = json.loads((folder / "info.json").read_text())
         static_model = model2vec.StaticModel.from_pretrained(str(folder / "model"), normalize=True)
         return cls(static_model, info)
@@ -97,6 +100,15 @@ class Model2VecEncoder(Encoder):
     def word_vector(self, word: str) -> np.ndarray:
         """The unit vector of a word on its own: the same in every sentence."""
         return self.encode([word])[0]
+
+
+def distilled_folder(
+    cache_dir: Path, fingerprint: str, settings: DistillSettings, version: str
+) -> Path:
+    """Where the model with this fingerprint, distilled with these settings by this
+    version of model2vec, is kept."""
+    key = hashlib.sha256(json.dumps([fingerprint, asdict(settings), version]).encode())
+    return Path(cache_dir) / f"model2vec-{key.hexdigest()[:16]}"
 
 
 def _distil_into(

@@ -39,12 +39,13 @@ def static_encoder(loaded: LoadedModel, static: str = DEFAULT_STATIC) -> Encoder
 
 
 def space_encoders(
-    loaded: LoadedModel, pooling: str, static: str = DEFAULT_STATIC
+    loaded: LoadedModel, pooling: str, static: str = DEFAULT_STATIC, precision: str = "fp32"
 ) -> dict[str, Encoder]:
-    """The contextual encoder (with the index's pooling) and the static one, by space name."""
+    """The contextual encoder (with the index's pooling, computing in `precision`, fp32
+    or bf16) and the static one, by space name."""
     from indexer.encoders.transformer import ContextualEncoder
 
     return {
-        Space.CONTEXTUAL.value: ContextualEncoder(loaded, pooling),
+        Space.CONTEXTUAL.value: ContextualEncoder(loaded, pooling, precision=precision),
         Space.STATIC.value: static_encoder(loaded, static),
     }

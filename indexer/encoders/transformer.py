@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import torch
 
@@ -13,8 +15,17 @@ from indexer.encoders.pooling import Pooling
 class ContextualEncoder(Encoder):
     """Encodes texts with every token seeing every other, then pools the last layer(s)."""
 
-    def __init__(self, loaded: LoadedModel, pooling: str = "mean", batch_size: int = 32):
+    def __init__(
+        self,
+        loaded: LoadedModel,
+        pooling: str = "mean",
+        batch_size: int = 32,
+        precision: str = "fp32",
+    ):
+        if precision not in ("fp32", "bf16"):
+            raise ValueError(f"precision must be fp32 or bf16, not {precision!r}")
         self.loaded = loaded
+        self.precision = precision
         self.pooling = Pooling(pooling)
         self.name = "contextual"
         self.dim = loaded.dim
@@ -37,10 +48,17 @@ class ContextualEncoder(Encoder):
 
     def hidden_states(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         """All hidden states of a tokenized batch: the embedding output, then each layer."""
-        with torch.inference_mode():
+        with torch.inference_mode(), self._autocast():
             if self.pooling.layers == 1:
-                return (self.loaded.model(**batch).last_hidden_state,)
-            return tuple(self.loaded.model(**batch, output_hidden_states=True).hidden_states)
+                return (self.loaded.model(**batch).last_hidden_state.float(),)
+            states = self.loaded.model(**batch, output_hidden_states=True).hidden_states
+            return tuple(state.float() for state in states)
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        """bf16 matrix products (kept in fp32 where autocast says they must be), or nothing."""
+        if self.precision == "bf16":
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         batch = self.tokenize(texts)

@@ -106,6 +106,14 @@ class Change(Protocol):
         """Record a new mtime for a document whose content did not change."""
         ...
 
+    def set_index_type(self, index_type: str) -> None:
+        """Switch the vector structure (exact or HNSW) from this change on."""
+        ...
+
+    def set_precision(self, precision: str) -> None:
+        """Record the precision (fp32 or bf16) chunks are encoded in from this change on."""
+        ...
+
     def record_root(self, root: Path) -> None:
         """Remember that `root` was indexed as a root of its own."""
         ...
@@ -168,8 +176,9 @@ class Store(Protocol):
         """An atomic change (writer only): published when the block ends, or not at all."""
         ...
 
-    def snapshot(self) -> AbstractContextManager[Snapshot]:
-        """A consistent state to read from."""
+    def snapshot(self, spaces: Iterable[str] | None = None) -> AbstractContextManager[Snapshot]:
+        """A consistent state to read from; `spaces` names the vector spaces it will
+        search (default: all), which a store may load alone."""
         ...
 
     def describe(self) -> dict[str, Any]:
@@ -209,6 +218,20 @@ def open_store(target: Target, create: bool = False, read_only: bool = False) ->
     from indexer.store.local.store import LocalStore
 
     return LocalStore(Path(target), create=create, read_only=read_only)
+
+
+def open_reader(target: Target) -> Store:
+    """An existing index opened to read, as cheaply as it can be: for a folder, the light
+    reader (sqlite3, no SQLAlchemy, spaces loaded when a snapshot asks for them; one
+    thread), or the store where the index's schema needs a migration first."""
+    if is_database_url(target):
+        return open_store(target)
+    from indexer.store.local.reader import LocalReader, SchemaNotCurrent
+
+    try:
+        return LocalReader(Path(target))  # type: ignore[return-value]
+    except SchemaNotCurrent:
+        return open_store(target)
 
 
 def open_index(target: Target) -> Store:

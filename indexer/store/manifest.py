@@ -40,6 +40,9 @@ class Manifest:
     static: str = "token"
     static_settings: dict = field(default_factory=dict)
     space_dims: dict[str, int] = field(default_factory=dict)
+    # What the contextual encoder computed in when chunks were last encoded: fp32, or
+    # bf16 where the CPU has it natively (`indexer.encoders.precision`).
+    precision: str = "fp32"
 
     def dim_of(self, space: str) -> int:
         """The dimension of one vector space's vectors."""

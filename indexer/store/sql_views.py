@@ -62,6 +62,12 @@ class RowChange:
             self.manifest.index_type = index_type
             self._changed()
 
+    def set_precision(self, precision: str) -> None:
+        """Record the precision (fp32 or bf16) chunks are encoded in from this change on."""
+        if precision != self.manifest.precision:
+            self.manifest.precision = precision
+            self._changed()
+
 
 class RowSnapshot:
     """Hydration of hits and counts, read in the snapshot's transaction."""

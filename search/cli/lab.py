@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from indexer.encoders.choices import QUERY_ENCODERS
+from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
 from search.cli.common import echo_json, index_option, json_option, translate_errors
 from search.modes import MODES
 
@@ -498,6 +500,20 @@ def _matrices(matrices: list[tuple[str, list[list[float | None]]]]) -> str:
     default=None,
     help="Where the corpus is written as files [$CTXSEARCH_EVAL_CACHE/files].",
 )
+@click.option(
+    "--precision",
+    type=click.Choice(PRECISIONS),
+    default=DEFAULT_PRECISION,
+    show_default=True,
+    help="What the contextual encoder computes in while indexing (see `index --precision`).",
+)
+@click.option(
+    "--query-encoder",
+    type=click.Choice(QUERY_ENCODERS),
+    default="auto",
+    show_default=True,
+    help="What encodes the queries (see `query --query-encoder`).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @translate_errors
@@ -507,6 +523,8 @@ def eval_index(
     split: str,
     modes: str,
     files_dir: Path | None,
+    precision: str,
+    query_encoder: str,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -541,6 +559,8 @@ def eval_index(
             split=split,
             modes=chosen,
             progress=bars,
+            precision=precision,
+            query_encoder=query_encoder,
         )
     finally:
         bars.close()
@@ -549,7 +569,9 @@ def eval_index(
         return
     click.echo(
         f"{result['dataset']} ({result['split']}, {result['queries']} queries) in "
-        f"{result['index']}: {result['documents']} documents, {result['chunks']} chunks"
+        f"{result['index']}: {result['documents']} documents, {result['chunks']} chunks, "
+        f"encoded in {result['precision']}; queries encoded by "
+        f"{', '.join(f'{k} {v}' for k, v in result['query_encoder'].items()) or 'nothing'}"
     )
     click.echo(f"{'mode':<12}{'nDCG@10':>9}{'MRR@10':>9}{'R@100':>9}{'p50 ms':>9}{'p95 ms':>9}")
     for mode, row in result["modes"].items():

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import click
 
-from indexer.encoders.choices import STATIC_CHOICES
+from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
+from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
@@ -108,6 +109,16 @@ def cli() -> None:
     show_default=True,
     help="CPUs reserved and torch threads used by each encoding actor.",
 )
+@click.option(
+    "--precision",
+    type=click.Choice(PRECISIONS),
+    envvar="CTXSEARCH_PRECISION",
+    default=DEFAULT_PRECISION,
+    show_default=True,
+    help="What the contextual encoder computes in: bf16 runs about 1.7x as fast as fp32 "
+    "at the same retrieval quality, on a CPU with native bf16 (AVX-512 BF16, AMX); auto "
+    "picks bf16 only there. Recorded in the manifest. [env: CTXSEARCH_PRECISION]",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
@@ -123,6 +134,7 @@ def index(
     ray_address: str | None,
     ray_workers: int | None,
     ray_threads: int,
+    precision: str,
     quiet: bool,
     wait: bool,
     as_json: bool,
@@ -140,6 +152,7 @@ def index(
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
       ctxsearch index ~/archive --index-type hnsw
       ctxsearch index ~/notes --index notes.idx --static model2vec
+      ctxsearch index ~/notes --precision fp32
       ctxsearch index ~/archive --ray auto --json
       ctxsearch index ~/archive --ray 10.0.0.5:6379 --index postgresql+psycopg://me@db/search
     """
@@ -158,6 +171,7 @@ def index(
             index_type=index_type,
             static=static,
             batch_chunks=batch_chunks,
+            precision=precision,
             ray=ray_address or None,
             ray_workers=ray_workers,
             ray_threads=ray_threads,
@@ -175,6 +189,9 @@ def index(
     for skipped in summary.skipped_files:
         reason = terminal_text(skipped.reason)
         click.echo(f"skipped {display_path(skipped.path)}: {reason}", err=True)
+    if summary.query_export not in ("", "ready"):
+        note = terminal_text(summary.query_export)
+        click.echo(f"ctxsearch: queries will be encoded with torch (slower): {note}", err=True)
     if not as_json:
         click.echo(
             f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
@@ -224,6 +241,17 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
     help="hybrid only: the contextual side's share of the fused score, 0 to 1 "
     "(default: weighed per query from both result lists).",
 )
+@click.option(
+    "--query-encoder",
+    type=click.Choice(QUERY_ENCODERS),
+    envvar=QUERY_ENCODER_ENV,
+    default="auto",
+    show_default=True,
+    help="auto: encode the query without torch (ONNX Runtime, the saved token table) where "
+    "the model's export is there, else with torch; onnx: without torch or fail; torch: "
+    f"the reference encoders. [env: {QUERY_ENCODER_ENV}]",
+)
+@click.option("--verbose", "-v", is_flag=True, help="Say on stderr why torch stood in, if it did.")
 @json_option
 @translate_errors
 def query(
@@ -234,6 +262,8 @@ def query(
     space: str | None,
     all_chunks: bool,
     dense_weight: float | None,
+    query_encoder: str,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Search the index for TEXT, best match first.
@@ -244,13 +274,16 @@ def query(
       ctxsearch query "python swallowed its prey" -k 3 --json
       ctxsearch query "tower crane safety" --mode lexical --all-chunks
       ctxsearch query "error code E1234 in the pump manual" --dense-weight 0.2
+      ctxsearch query "tower crane safety" --query-encoder torch --json
     """
     from search.engine import Searcher
 
-    with Searcher(target) as searcher:
+    with Searcher(target, query_encoder=query_encoder, one_shot=True) as searcher:
         response = searcher.search(
             text, k=k, mode=space or mode, all_chunks=all_chunks, dense_weight=dense_weight
         )
+    if verbose and response.query_encoder_note:
+        click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
     if as_json:
         echo_json(response.to_dict())
         return
@@ -268,8 +301,9 @@ def query(
         )
         click.echo(f"{'':>26}" + highlighted(hit.snippet, hit.highlights))
     timings = response.timings
+    encoders = "".join(f", {kind}" for kind in dict.fromkeys(response.query_encoder.values()))
     click.echo(
-        f"({response.mode}; model load {timings['model_load_seconds']:.2f}s, "
+        f"({response.mode}{encoders}; model load {timings['model_load_seconds']:.2f}s, "
         f"encode {timings['encode_seconds'] * 1000:.0f} ms, "
         f"search {timings['search_seconds'] * 1000:.0f} ms)",
         err=True,

@@ -42,16 +42,20 @@ def evaluate_index(
     split: str = "test",
     modes: Sequence[str] = MODES,
     progress: Callable[[Any], None] | None = None,
+    precision: str | None = None,
+    query_encoder: str | None = None,
 ) -> dict[str, Any]:
-    """Index the dataset's corpus into `target` (incrementally), then score every mode."""
+    """Index the dataset's corpus into `target` (incrementally, the contextual encoder
+    computing in `precision`), then score every mode, queries encoded by `query_encoder`
+    (see `Searcher`)."""
     from indexer import Indexer
     from search.engine import Searcher
 
     dataset = load_retrieval_dataset(dataset_dir, split)
     folder = write_corpus_files(dataset, files_dir / dataset.name)
-    summary = Indexer(target).index_folder(folder, progress=progress)
+    summary = Indexer(target, precision=precision).index_folder(folder, progress=progress)
     results: dict[str, Any] = {}
-    with Searcher(target) as searcher:
+    with Searcher(target, query_encoder=query_encoder) as searcher:
         searcher.encoders()  # load the model before timing queries
         for mode in modes:
             run: dict[str, dict[str, float]] = {}
@@ -71,6 +75,8 @@ def evaluate_index(
                 "p95_ms": round(statistics.quantiles(latencies, n=20)[-1] * 1000, 2),
             }
         target_shown = searcher.store.target
+        recorded_precision = searcher.manifest.precision
+        encoder_kinds = dict(searcher.encoder_kinds)
     return {
         "dataset": dataset.name,
         "split": split,
@@ -79,5 +85,7 @@ def evaluate_index(
         "documents": summary.total_documents,
         "chunks": summary.total_chunks,
         "index_seconds": summary.seconds,
+        "precision": recorded_precision,
+        "query_encoder": encoder_kinds,
         "modes": results,
     }

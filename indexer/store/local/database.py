@@ -8,7 +8,6 @@ snapshot (WAL keeps it while a writer commits), and a writer's is `BEGIN IMMEDIA
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from indexer.errors import IndexCorrupt, IndexLocked, StoreWriteFailed
+from indexer.store.local.sqlite_errors import busy_timeout_ms, error_for
 
 # Execution option that makes a transaction a write transaction (BEGIN IMMEDIATE).
 WRITE = "ctxsearch_write"
@@ -55,11 +54,6 @@ def sqlite_engine(path: Path, read_only: bool = False) -> Engine:
     return engine
 
 
-def busy_timeout_ms() -> int:
-    """How long to wait for a database another program holds locked (CTXSEARCH_BUSY_TIMEOUT_MS)."""
-    return int(os.environ.get("CTXSEARCH_BUSY_TIMEOUT_MS", "10000"))
-
-
 @contextmanager
 def sqlite_errors(where: str) -> Iterator[None]:
     """Turn SQLAlchemy/sqlite3 errors raised in the block into one-line ctxsearch errors."""
@@ -72,16 +66,7 @@ def sqlite_errors(where: str) -> Iterator[None]:
 def translated(error: DBAPIError, where: str) -> Exception:
     """The ctxsearch error an SQLite error means, with SQLite's own words."""
     message = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
-    lowered = message.lower()
-    if "locked" in lowered or "busy" in lowered:
-        return IndexLocked(f"{where}: the index database is locked by another program ({message})")
-    if "readonly" in lowered or "read-only" in lowered:
-        return StoreWriteFailed(f"{where}: the index is read-only here ({message})")
-    if "full" in lowered or "i/o" in lowered or "unable to open" in lowered:
-        return StoreWriteFailed(f"{where}: cannot write the index ({message})")
-    if "not a database" in lowered or "malformed" in lowered:
-        return IndexCorrupt(f"{where}: not a readable SQLite database ({message})")
-    return IndexCorrupt(f"{where}: the index database failed ({message})")
+    return error_for(message, where)
 
 
 def is_read_only_error(error: BaseException) -> bool:

@@ -15,9 +15,8 @@ from pathlib import Path
 
 from sqlalchemy import Connection, create_engine, text
 
-from indexer.terms import query_terms
+from indexer.store.local.bm25 import BM25_SQL, FTS_TABLE, match_expression
 
-FTS_TABLE = "chunks_fts"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 SETTINGS = {
     "backend": "sqlite-fts5 bm25",
@@ -47,24 +46,12 @@ def create_fts_space(
         connection.execute(text(statement))
 
 
-def match_expression(query: str) -> str | None:
-    """An FTS5 MATCH expression: any of the query's terms, each quoted (no syntax leaks)."""
-    terms = query_terms(query)
-    if not terms:
-        return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
 def bm25_search(connection: Connection, query: str, k: int) -> list[tuple[int, float]]:
     """The best `k` chunks by BM25 (FTS5's bm25() negated, so higher is better)."""
     expression = match_expression(query)
     if expression is None:
         return []
-    sql = text(
-        f"SELECT rowid, -bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
-        f"WHERE {FTS_TABLE} MATCH :expression ORDER BY bm25({FTS_TABLE}) LIMIT :k"
-    )
-    rows = connection.execute(sql, {"expression": expression, "k": k}).all()
+    rows = connection.execute(text(BM25_SQL), {"expression": expression, "k": k}).all()
     return [(int(rowid), float(score)) for rowid, score in rows]
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from indexer.errors import IndexNotFound
+
 DATABASE_FILE = "ctxsearch.sqlite"
 LOCK_FILE = "write.lock"
 _SPACE_FILE = re.compile(r"^(?P<space>[a-z]+)-(?P<generation>\d{6})\.faiss$")
@@ -22,6 +24,20 @@ _SPACE_FILE = re.compile(r"^(?P<space>[a-z]+)-(?P<generation>\d{6})\.faiss$")
 def is_index(directory: Path) -> bool:
     """Whether a directory holds a ctxsearch index."""
     return (Path(directory) / DATABASE_FILE).is_file()
+
+
+def check_is_index(directory: Path) -> None:
+    """Raise `IndexNotFound` unless the folder holds an index."""
+    if not directory.exists():
+        raise IndexNotFound(f"{directory}: no index here (build one with `ctxsearch index`)")
+    if not directory.is_dir() or not is_index(directory):
+        raise IndexNotFound(f"{directory}: not a ctxsearch index")
+
+
+def file_identity(path: Path) -> tuple[int, int]:
+    """What tells one file from another at the same path: device and inode."""
+    status = path.stat()
+    return (status.st_dev, status.st_ino)
 
 
 def space_file(directory: Path, space: str, generation: int) -> Path:

@@ -37,7 +37,15 @@ from indexer.store.base import (
 )
 from indexer.store.local import fts
 from indexer.store.local.database import WRITE, is_read_only_error, sqlite_engine, sqlite_errors
-from indexer.store.local.layout import DATABASE_FILE, LOCK_FILE, is_index, space_file, space_files
+from indexer.store.local.layout import (
+    DATABASE_FILE,
+    LOCK_FILE,
+    check_is_index,
+    file_identity,
+    is_index,
+    space_file,
+    space_files,
+)
 from indexer.store.local.lock import WriterLock
 from indexer.store.manifest import Manifest
 from indexer.store.migrations import migrate, pending
@@ -60,7 +68,7 @@ class LocalStore:
         self.target = str(self.directory)
         self.database = self.directory / DATABASE_FILE
         if not create:
-            _check_is_index(self.directory)
+            check_is_index(self.directory)
         elif not is_index(self.directory):
             check_folder_can_hold_index(self.directory)
             _clear_aborted_creation(self.directory)
@@ -86,7 +94,7 @@ class LocalStore:
         try:
             with sqlite_errors(self.target):
                 self._migrate()  # creates the file of a new index
-                self._identity = _file_identity(self.database)
+                self._identity = file_identity(self.database)
                 self.manifest = self._read_manifest()
         except Exception as error:
             self.engine.dispose()
@@ -111,7 +119,7 @@ class LocalStore:
         if self._closed:
             raise IndexClosed(f"{self.directory}: the index was closed")
         try:
-            identity = _file_identity(self.database)
+            identity = file_identity(self.database)
         except FileNotFoundError:
             raise IndexNotFound(f"{self.directory}: the index was removed") from None
         if identity == self._identity:
@@ -260,8 +268,10 @@ class LocalStore:
     # -- reading -------------------------------------------------------------------------
 
     @contextmanager
-    def snapshot(self) -> Iterator[LocalSnapshot]:
-        """A read transaction and the spaces of the generation it sees."""
+    def snapshot(self, spaces: Iterable[str] | None = None) -> Iterator[LocalSnapshot]:
+        """A read transaction and the spaces of the generation it sees (all of them: they
+        are loaded once per generation and shared by every reader, so `spaces`, the
+        ones this snapshot will search, changes nothing here)."""
         self._follow_replacement()
         with sqlite_errors(self.target):
             for _attempt in range(_OPEN_ATTEMPTS):
@@ -382,19 +392,6 @@ def local_index_exists(directory: Path) -> bool:
         return True  # an index, if a damaged one: opening it reports what is wrong
     finally:
         engine.dispose()
-
-
-def _file_identity(path: Path) -> tuple[int, int]:
-    """What tells one file from another at the same path: device and inode."""
-    status = path.stat()
-    return (status.st_dev, status.st_ino)
-
-
-def _check_is_index(directory: Path) -> None:
-    if not directory.exists():
-        raise IndexNotFound(f"{directory}: no index here (build one with `ctxsearch index`)")
-    if not directory.is_dir() or not is_index(directory):
-        raise IndexNotFound(f"{directory}: not a ctxsearch index")
 
 
 def _our_files(directory: Path) -> set[str]:

@@ -216,8 +216,9 @@ class PostgresStore:
     # -- reading -------------------------------------------------------------------------
 
     @contextmanager
-    def snapshot(self) -> Iterator[PostgresSnapshot]:
-        """A read-only REPEATABLE READ transaction: one committed state throughout."""
+    def snapshot(self, spaces: Iterable[str] | None = None) -> Iterator[PostgresSnapshot]:
+        """A read-only REPEATABLE READ transaction: one committed state throughout (every
+        space is in the database, so `spaces` changes nothing)."""
         if self._closed:
             raise IndexClosed(f"{self.target}: the index was closed")
         with database_errors(self.target), self.engine.connect() as connection:

@@ -1,0 +1,21 @@
+"""The FTS5 query of the lexical space, as plain SQL (no SQLAlchemy: the light reader
+runs it through the standard library's sqlite3, the store through SQLAlchemy)."""
+
+from __future__ import annotations
+
+from indexer.terms import query_terms
+
+FTS_TABLE = "chunks_fts"
+# The best chunks by BM25 (FTS5's bm25() negated, so higher is better), named parameters.
+BM25_SQL = (
+    f"SELECT rowid, -bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
+    f"WHERE {FTS_TABLE} MATCH :expression ORDER BY bm25({FTS_TABLE}) LIMIT :k"
+)
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression: any of the query's terms, each quoted (no syntax leaks)."""
+    terms = query_terms(query)
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)

@@ -1,0 +1,30 @@
+"""What an SQLite error means to a user, and how long to wait for a busy database.
+
+Plain functions of messages and settings, with no SQLAlchemy: the store (through
+SQLAlchemy) and the light reader (through the standard library's sqlite3) share them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from indexer.errors import IndexCorrupt, IndexLocked, StoreWriteFailed
+
+
+def busy_timeout_ms() -> int:
+    """How long to wait for a database another program holds locked (CTXSEARCH_BUSY_TIMEOUT_MS)."""
+    return int(os.environ.get("CTXSEARCH_BUSY_TIMEOUT_MS", "10000"))
+
+
+def error_for(message: str, where: str) -> Exception:
+    """The ctxsearch error an SQLite error message means (also used without SQLAlchemy)."""
+    lowered = message.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return IndexLocked(f"{where}: the index database is locked by another program ({message})")
+    if "readonly" in lowered or "read-only" in lowered:
+        return StoreWriteFailed(f"{where}: the index is read-only here ({message})")
+    if "full" in lowered or "i/o" in lowered or "unable to open" in lowered:
+        return StoreWriteFailed(f"{where}: cannot write the index ({message})")
+    if "not a database" in lowered or "malformed" in lowered:
+        return IndexCorrupt(f"{where}: not a readable SQLite database ({message})")
+    return IndexCorrupt(f"{where}: the index database failed ({message})")

@@ -1,0 +1,67 @@
+"""bf16 encoding: chosen by the CPU's abilities, close to fp32, recorded in the manifest."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer import Indexer
+from indexer.encoders.precision import native_bf16, resolve_precision
+from indexer.encoders.transformer import ContextualEncoder
+from indexer.errors import InvalidSettings
+from indexer.store.base import open_store
+from tests.test_encoders import TEXTS
+
+
+def test_auto_is_bf16_exactly_where_the_cpu_has_it_natively():
+    flags = set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    expected = "bf16" if flags & {"avx512_bf16", "amx_bf16"} else "fp32"
+    assert native_bf16() == (expected == "bf16")
+    assert resolve_precision("auto") == resolve_precision(None) == expected
+    assert resolve_precision("fp32") == "fp32" and resolve_precision("bf16") == "bf16"
+
+
+def test_an_unknown_precision_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(InvalidSettings, match="unknown precision 'int8'"):
+        Indexer(tmp_path / "ix", precision="int8")
+    assert not (tmp_path / "ix").exists()
+
+
+def test_bf16_vectors_agree_with_fp32_to_cosine_0_9999(model):
+    fp32 = ContextualEncoder(model).encode(TEXTS)
+    bf16 = ContextualEncoder(model, precision="bf16").encode(TEXTS)
+    assert bf16.dtype == np.float32
+    assert np.allclose(np.linalg.norm(bf16, axis=1), 1.0, atol=1e-5)
+    assert (fp32 * bf16).sum(axis=1).min() >= 0.9999
+    assert not np.array_equal(fp32, bf16)  # it did compute in bf16
+
+
+def test_the_manifest_records_the_precision_of_the_last_run(tmp_path, notes):
+    Indexer(tmp_path / "ix", precision="bf16").index_folder(notes)
+    (notes / "new.txt").write_text("Bread rises because yeast makes carbon dioxide.\n")
+    store = open_store(tmp_path / "ix")
+    try:
+        assert store.manifest.precision == "bf16"
+    finally:
+        store.close()
+    Indexer(tmp_path / "ix", precision="fp32").index_folder(notes)
+    store = open_store(tmp_path / "ix")
+    try:
+        assert store.manifest.precision == "fp32"
+    finally:
+        store.close()
+
+
+def test_a_run_that_encodes_nothing_leaves_the_recorded_precision(tmp_path, notes):
+    Indexer(tmp_path / "ix", precision="bf16").index_folder(notes)
+    summary = Indexer(tmp_path / "ix", precision="fp32").index_folder(notes)
+    assert summary.chunks == 0
+    store = open_store(tmp_path / "ix")
+    try:
+        assert store.manifest.precision == "bf16"
+    finally:
+        store.close()
