@@ -17,6 +17,7 @@ from indexer.spaces import Space
 from indexer.store.base import Snapshot, Store, Target, open_store
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
+from search.batching import QueryBatcher
 from search.documents import DocumentText, load_document
 from search.fusion import FUSION_DEPTH, Fusion, hybrid_fusion
 from search.limits import check_document_id, check_k, check_query
@@ -84,8 +85,10 @@ class Searcher:
 
     The model loads on the first dense query, once. `model` and `pooling`, when given,
     must match the index's manifest (`ModelMismatch` otherwise); by default the index's
-    own are used. Threads may share a Searcher: each search reads its own snapshot, and
-    the lazily loaded model is used by one thread at a time.
+    own are used. Threads may share a Searcher: each search reads its own snapshot (its
+    own database connection), searches needing no model run side by side, and the query
+    encodings of concurrent searches are made together, one pass for those waiting
+    (`search.batching`).
     """
 
     def __init__(self, index: Target, model: str | None = None, pooling: str | None = None):
@@ -106,6 +109,8 @@ class Searcher:
         self.fusion_depth = FUSION_DEPTH
         self._encoders: dict | None = None
         self._lock = threading.RLock()
+        # Concurrent searches' query encodings, one forward pass for those waiting.
+        self._batcher = QueryBatcher(self.encoders)
         self._closed = False
 
     @property
@@ -171,11 +176,9 @@ class Searcher:
             self.encoders()
             timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
-        with self._lock:
-            vectors = {
-                space: self._load_encoders()[space.value].encode([query])
-                for space in chosen.vector_spaces
-            }
+        vectors = {
+            space: self._batcher.encode(space.value, query) for space in chosen.vector_spaces
+        }
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
         with self.store.snapshot() as snapshot:
