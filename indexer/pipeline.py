@@ -52,8 +52,8 @@ DEFAULT_OVERLAP = 32
 class Progress:
     """A progress report: `done` of `total` units of a stage.
 
-    Stages, in order: `load-model` (0 of 1: the model is loading; only when the run
-    needs it), then `index` (`done` of `total` files read and chunked). The chunk counts
+    Stages, in order: `load-model` (0 of 1 as the model starts loading, 1 of 1 once
+    loaded; only when the run needs the model), then `index` (`done` of `total` files read and chunked). The chunk counts
     of `index`: `chunks` encoded and stored, `encoded` through the encoder (ahead of
     `chunks` within a batch, so a large file advances as it is encoded; a Ray run
     reports a batch at a time), `chunks_known` made by chunking the files read so far
@@ -284,7 +284,9 @@ class Indexer:
         from indexer.encoders.loading import load_model
 
         self._report(Progress("load-model", 0, 1))
-        return load_model(name)
+        loaded = load_model(name)
+        self._report(Progress("load-model", 1, 1))
+        return loaded
 
     def _make_encoders(self, loaded, pooling: str, static: str) -> None:
         from indexer.encoders.spaces import space_encoders

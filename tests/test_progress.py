@@ -11,7 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from indexer import Indexer
+import pytest
+
+from indexer import CtxsearchError, Indexer
 from indexer.pipeline import Progress
 from search.cli.eta import clock, estimate
 from search.cli.progress import ProgressBars
@@ -49,7 +51,10 @@ def test_a_run_shows_the_model_load_then_advances_inside_a_large_file(tmp_path, 
     summary = indexer.index_folder(corpus(tmp_path / "docs"), progress=progress)
     bars.close()
     drawn = terminal.getvalue()
-    assert events[0].stage == "load-model"
+    assert [(event.stage, event.done) for event in events[:2]] == [
+        ("load-model", 0),
+        ("load-model", 1),
+    ]
     assert "Loading the model … done in" in drawn
     assert drawn.index("Loading the model") < drawn.index("Encoding chunks")
     assert f"{summary.chunks:,}/{summary.chunks:,} chunks" in drawn
@@ -60,6 +65,17 @@ def test_a_run_shows_the_model_load_then_advances_inside_a_large_file(tmp_path, 
     assert last.chunks == last.encoded == last.chunks_known == summary.chunks
     assert last.bytes_read == last.bytes_total > 0
     assert [event.encoded for event in events[1:]] == sorted(event.encoded for event in events[1:])
+
+
+def test_a_model_that_does_not_load_does_not_read_as_done(tmp_path):
+    terminal = Terminal()
+    bars = ProgressBars(enabled=True, stream=terminal)
+    indexer = Indexer(tmp_path / "index", model=str(tmp_path / "no-such-model"))
+    with pytest.raises(CtxsearchError):
+        indexer.index_folder(corpus(tmp_path / "docs"), progress=bars)
+    bars.close()
+    assert terminal.getvalue().startswith("Loading the model … stopped after ")
+    assert "done in" not in terminal.getvalue()
 
 
 def test_the_estimate_converts_the_bytes_left_at_the_measured_chunks_per_byte():

@@ -39,7 +39,10 @@ class ProgressBars:
         if not self.enabled:
             return
         if event.stage == "load-model":
-            self._start_loading()
+            if event.done < event.total:
+                self._start_loading()
+            else:
+                self._finish_loading("done in")
         elif event.stage == "index":
             self._show_index(event)
         else:
@@ -96,12 +99,17 @@ class ProgressBars:
         else:
             self._bar.render_progress()
 
-    def close(self) -> None:
-        """Finish the open bar (or the model's line), if any."""
+    def _finish_loading(self, outcome: str) -> None:
         if self._loading_since is not None:
-            self.stream.write(f"done in {time.monotonic() - self._loading_since:.1f}s\n")
+            seconds = time.monotonic() - self._loading_since
+            self.stream.write(f"{outcome} {seconds:.1f}s\n")
             self.stream.flush()
             self._loading_since = None
+        self._stage = None
+
+    def close(self) -> None:
+        """Finish the open bar (or the model's line: a load that did not finish), if any."""
+        self._finish_loading("stopped after")
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
             self._bar = None
