@@ -53,12 +53,12 @@ class Progress:
     """A progress report: `done` of `total` units of a stage.
 
     Stages, in order: `load-model` (0 of 1 as the model starts loading, 1 of 1 once
-    loaded; only when the run needs the model), then `index` (`done` of `total` files read and chunked). The chunk counts
-    of `index`: `chunks` encoded and stored, `encoded` through the encoder (ahead of
-    `chunks` within a batch, so a large file advances as it is encoded; a Ray run
-    reports a batch at a time), `chunks_known` made by chunking the files read so far
-    (it grows while files are read), from `bytes_read` of the `bytes_total` bytes of
-    the files to read.
+    loaded; only when the run needs the model), then `index` (`done` of `total` files
+    read and chunked). The chunk counts of `index`: `chunks` encoded and stored,
+    `encoded` through the encoder (ahead of `chunks` within a batch, so a large file
+    advances as it is encoded; a Ray run reports a batch at a time), `chunks_known` made
+    by chunking the files read so far (it grows while files are read), from `bytes_read`
+    of the `bytes_total` bytes of the files to read.
     """
 
     stage: str
