@@ -9,14 +9,19 @@ the lock, the atomic publish) stays with the pipeline, whichever backend encodes
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
+from indexer.spaces import Space
 from indexer.store.manifest import Manifest
+
+if TYPE_CHECKING:
+    from indexer.encoders.base import Encoder
 
 Item = TypeVar("Item")
 Vectors = dict[str, np.ndarray]
+CONTEXTUAL = Space.CONTEXTUAL.value
 
 
 class EncodingBackend(Protocol):
@@ -36,10 +41,19 @@ class EncodingBackend(Protocol):
 
 
 class LocalEncoding:
-    """Encodes in this process with the encoders of the pipeline's loaded model."""
+    """Encodes in this process with the encoders of the pipeline's loaded model.
 
-    def __init__(self, encoders_for: Callable[[Manifest], dict]):
+    `progress(n)`, if given, hears of every `n` chunks through the contextual encoder
+    (the slow one) as they are done, so a batch of many chunks advances as it goes.
+    """
+
+    def __init__(
+        self,
+        encoders_for: Callable[[Manifest], dict],
+        progress: Callable[[int], None] | None = None,
+    ):
         self._encoders_for = encoders_for
+        self._progress = progress
         self.workers = 0
 
     def encode(
@@ -48,7 +62,12 @@ class LocalEncoding:
         for item, texts in batches:
             encoders = self._encoders_for(manifest)
             self.workers = 1
-            yield item, {name: encoders[name].encode(texts) for name in manifest.spaces}
+            yield item, {name: self._encode(encoders[name], texts) for name in manifest.spaces}
+
+    def _encode(self, encoder: Encoder, texts: list[str]) -> np.ndarray:
+        if encoder.name == CONTEXTUAL:
+            return encoder.encode(texts, progress=self._progress)
+        return encoder.encode(texts)
 
     def close(self) -> None:
         pass

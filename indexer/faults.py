@@ -25,6 +25,8 @@ KILL_POINTS = (
 )
 # Points inside a Ray encoding worker (a process of the cluster, not the indexer).
 WORKER_POINTS = ("worker-batch",)
+# Points in a searching process: a pass of query encodings (`search.batching`).
+SEARCH_POINTS = ("query-encode",)
 _reached: Counter[str] = Counter()
 
 

@@ -51,15 +51,25 @@ DEFAULT_OVERLAP = 32
 
 @dataclass(frozen=True)
 class Progress:
-    """A progress report: `done` of `total` units of a stage (`index`: files).
+    """A progress report: `done` of `total` units of a stage.
 
-    `chunks` counts the chunks encoded and stored so far in the run.
+    Stages, in order: `load-model` (0 of 1 as the model starts loading, 1 of 1 once
+    loaded; only when the run needs the model), then `index` (`done` of `total` files
+    read and chunked). The chunk counts of `index`: `chunks` encoded and stored,
+    `encoded` through the encoder (ahead of `chunks` within a batch, so a large file
+    advances as it is encoded; a Ray run reports a batch at a time), `chunks_known` made
+    by chunking the files read so far (it grows while files are read), from `bytes_read`
+    of the `bytes_total` bytes of the files to read.
     """
 
     stage: str
     done: int
     total: int
     chunks: int = 0
+    encoded: int = 0
+    chunks_known: int = 0
+    bytes_read: int = 0
+    bytes_total: int = 0
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -170,7 +180,8 @@ class Indexer:
         self.index_type = index_type
         self.static = static
         self._encoders: dict | None = None
-        self._files_read = self._files_total = 0  # this run's progress, for the reports
+        self._report: ProgressCallback = _no_report
+        self._counts = _RunCounts()  # this run's progress, for the reports
 
     def index_folder(
         self, folder: str | Path, progress: ProgressCallback | None = None, wait: bool = False
@@ -183,8 +194,8 @@ class Indexer:
         stored a batch at a time, so memory does not grow with the size of the folder.
         """
         started = time.perf_counter()
-        report = progress or (lambda _event: None)
-        self._files_read = self._files_total = 0
+        report = self._report = progress or _no_report
+        self._counts = _RunCounts()
         folder = Path(folder).expanduser().resolve()
         unreadable: list[FileFailure] = []
         sources = list(
@@ -285,7 +296,10 @@ class Indexer:
     def _load_model(self, name: str | None):  # -> LoadedModel, imported lazily with torch
         from indexer.encoders.loading import load_model
 
-        return load_model(name)
+        self._report(Progress("load-model", 0, 1))
+        loaded = load_model(name)
+        self._report(Progress("load-model", 1, 1))
+        return loaded
 
     def _make_encoders(self, loaded, pooling: str, static: str) -> None:
         from indexer.encoders.spaces import space_encoders
@@ -376,7 +390,10 @@ class Indexer:
             return  # a run that only removes files or changes the index type needs no model
         manifest = change.manifest
         loaded = self._encoders_for(manifest)["loaded"]
-        self._files_total = len(candidates)
+        counts = self._counts
+        counts.files_total = len(candidates)
+        counts.bytes_total = sum(source.size for source, _old in candidates)
+        report(counts.progress())
         for done, (source, old) in enumerate(candidates, start=1):
             try:
                 document = read_document(source)
@@ -398,15 +415,21 @@ class Indexer:
                         manifest.chunk_tokens,
                         manifest.chunk_overlap,
                     )
+                    counts.chunks_known += len(chunks)
+                    counts.bytes_read += source.size
+                    counts.files_read = done
+                    report(counts.progress())
                     yield _Pending(document, chunks, old.id if old else None)
-            self._files_read = done
-            report(Progress("index", done, len(candidates), summary.chunks))
+                    continue
+            counts.bytes_read += source.size
+            counts.files_read = done
+            report(counts.progress())
 
     # -- writing -------------------------------------------------------------------------
 
     def _encoding_backend(self) -> EncodingBackend:
         if self.ray is None:
-            return LocalEncoding(self._encoders_for)
+            return LocalEncoding(self._encoders_for, self._chunks_encoded)
         from indexer.ray_encoding import RayEncoding
 
         return RayEncoding(self.ray, self.ray_workers, self.ray_threads)
@@ -436,11 +459,19 @@ class Indexer:
             with closing(backend.encode(manifest, batches())) as encoded:
                 for batch, vectors in encoded:
                     self._store_batch(change, batch, vectors, summary)
-                    report(Progress("index", self._files_read, self._files_total, summary.chunks))
+                    counts = self._counts
+                    counts.stored = summary.chunks
+                    counts.encoded = max(counts.encoded, summary.chunks)
+                    report(counts.progress())
                     kill_point("after-batch")
         finally:
             summary.workers = backend.workers
             backend.close()
+
+    def _chunks_encoded(self, count: int) -> None:
+        """`count` more chunks went through the encoder (within a batch: not stored yet)."""
+        self._counts.encoded += count
+        self._report(self._counts.progress())
 
     def _store_batch(
         self, change: Change, batch: list[_Pending], vectors: dict, summary: IndexSummary
@@ -458,6 +489,35 @@ class Indexer:
                 summary.updated += 1
         change.add_documents(new)
         summary.chunks += offset
+
+
+@dataclass
+class _RunCounts:
+    """What a run has done so far, as its `index` progress reports say it."""
+
+    files_read: int = 0
+    files_total: int = 0
+    bytes_read: int = 0
+    bytes_total: int = 0
+    chunks_known: int = 0
+    encoded: int = 0
+    stored: int = 0
+
+    def progress(self) -> Progress:
+        return Progress(
+            "index",
+            self.files_read,
+            self.files_total,
+            self.stored,
+            min(self.encoded, self.chunks_known),
+            self.chunks_known,
+            self.bytes_read,
+            self.bytes_total,
+        )
+
+
+def _no_report(_event: Progress) -> None:
+    pass
 
 
 def _folder_failure(path: Path, reason: str) -> FileFailure:

@@ -17,6 +17,7 @@ from indexer.spaces import Space
 from indexer.store.base import Snapshot, Store, Target, open_reader, open_store
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
+from search.batching import QueryBatcher
 from search.documents import DocumentText, load_document
 from search.fusion import FUSION_DEPTH, Fusion, hybrid_fusion
 from search.limits import check_document_id, check_k, check_query
@@ -95,10 +96,12 @@ class Searcher:
     stay the reference; `onnx` insists on the torch-free ones; `torch` never uses them.
     `model` and `pooling`, when given, must match the index's manifest (`ModelMismatch`
     otherwise); by default the index's own are used. Threads may share a Searcher: each
-    search reads its own snapshot, and the lazily loaded model is used by one thread at
-    a time, except with `one_shot`: for a process that asks a query or two and exits
-    (`ctxsearch query`), a folder index is read through the light reader (sqlite3 without
-    SQLAlchemy, only the vector spaces a query searches; `open_reader`), on one thread.
+    search reads its own snapshot (its own database connection), searches needing no
+    model run side by side, and the query encodings of concurrent searches are made
+    together, one pass for those waiting (`search.batching`). With `one_shot`, for a
+    process that asks a query or two and exits (`ctxsearch query`), a folder index is
+    read through the light reader (sqlite3 without SQLAlchemy, only the vector spaces a
+    query searches; `open_reader`), on one thread.
     """
 
     def __init__(
@@ -131,6 +134,8 @@ class Searcher:
         self.encoder_kinds: dict[str, str] = {}  # space -> onnx, table, ..., torch
         self.encoder_note = ""  # why torch stood in for a torch-free encoder, if it did
         self._lock = threading.RLock()
+        # Concurrent searches' query encodings, one forward pass for those waiting.
+        self._batcher = QueryBatcher(self._space_encoder)
         self._closed = False
 
     @property
@@ -158,6 +163,10 @@ class Searcher:
         """The index's encoders by space name, each loaded on first use."""
         with self._lock:
             return {space: self._encoder(space) for space in self.manifest.spaces}
+
+    def _space_encoder(self, space: str):  # -> Encoder
+        with self._lock:
+            return self._encoder(space)
 
     def _encoder(self, space: str):  # -> Encoder; call with the lock held
         if self._encoders is None:
@@ -228,15 +237,18 @@ class Searcher:
         _check_dense_weight(dense_weight, chosen)
         self._check_open()
         timings = {"model_load_seconds": 0.0}
-        with self._lock:
-            started = time.perf_counter()
-            encoders = {space: self._encoder(space.value) for space in chosen.vector_spaces}
-            timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
-            started = time.perf_counter()
-            vectors = {space: encoder.encode([query]) for space, encoder in encoders.items()}
-            timings["encode_seconds"] = round(time.perf_counter() - started, 4)
-            kinds = {space.value: self.encoder_kinds[space.value] for space in encoders}
+        started = time.perf_counter()
+        with self._lock:  # load the encoders this mode needs, once
+            for space in chosen.vector_spaces:
+                self._encoder(space.value)
+            kinds = {space.value: self.encoder_kinds[space.value] for space in chosen.vector_spaces}
             note = self.encoder_note if "torch" in kinds.values() else ""
+        timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
+        started = time.perf_counter()
+        vectors = {
+            space: self._batcher.encode(space.value, query) for space in chosen.vector_spaces
+        }
+        timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
         with self.store.snapshot([space.value for space in chosen.vector_spaces]) as snapshot:
             fusion = _FusionChoice(self.fusion, self.fusion_depth, dense_weight)

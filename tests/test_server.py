@@ -411,3 +411,31 @@ def test_no_other_site_may_frame_or_embed_an_answer(sample_server, path):
         assert got.headers["content-security-policy"] == "frame-ancestors 'none'"
         assert got.headers["cross-origin-resource-policy"] == "same-origin"
         assert got.headers["x-content-type-options"] == "nosniff"
+
+
+def test_answers_go_out_without_waiting_for_nagle():
+    """asyncio sets TCP_NODELAY on accepted sockets only when the listener says TCP; a
+    keep-alive client otherwise waited ~40 ms for each answer's body."""
+    import asyncio
+
+    from search.server.app import listen
+
+    async def accepted_options() -> tuple[int, int]:
+        seen: asyncio.Future = asyncio.get_running_loop().create_future()
+
+        def connected(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            accepted = writer.get_extra_info("socket")
+            seen.set_result(accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        with listen("127.0.0.1", 0) as listener:
+            server = await asyncio.start_server(connected, sock=listener)
+            async with server:
+                _reader, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+                nodelay = await asyncio.wait_for(seen, 30)
+                writer.close()
+                return listener.proto, nodelay
+
+    proto, nodelay = asyncio.run(accepted_options())
+    assert proto == socket.IPPROTO_TCP
+    assert nodelay != 0
