@@ -27,6 +27,7 @@ from indexer.encoders.choices import DEFAULT_STATIC, static_settings
 from indexer.encoding import EncodingBackend, LocalEncoding
 from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
+from indexer.layout import locate_chunks
 from indexer.settings import BATCH_CHUNKS, check_settings
 from indexer.sources import Document, SourceFile, path_text, read_document, walk_folder
 from indexer.store.base import (
@@ -365,6 +366,9 @@ class Indexer:
                         loaded.token_spans,
                         manifest.chunk_tokens,
                         manifest.chunk_overlap,
+                    )
+                    chunks = locate_chunks(
+                        document.text, path_text(document.path), document.layout, chunks
                     )
                     yield _Pending(document, chunks, old.id if old else None)
             self._files_read = done

@@ -12,7 +12,8 @@ from stat import S_ISREG
 import pathspec
 
 from indexer.errors import SourceNotFound, UnreadableFile
-from indexer.readers import READERS
+from indexer.layout import Layout, text_kind, text_layout
+from indexer.readers import LAYOUT_READERS, READERS
 
 SKIPPED_FOLDERS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
@@ -41,6 +42,7 @@ class Document:
     size: int
     mtime_ns: int
     sha256: str
+    layout: Layout | None = None  # where parts of `text` came from (see `indexer.layout`)
 
 
 def path_text(path: Path | str) -> str:
@@ -159,9 +161,13 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
     `max_bytes` are read, whatever its size became.
     """
     data = _read_bounded(source.path, max_bytes)
-    reader = READERS[source.path.suffix.lower()]
+    suffix = source.path.suffix.lower()
     try:
-        text = reader(data)
+        if suffix in LAYOUT_READERS:
+            text, layout = LAYOUT_READERS[suffix](data)
+        else:
+            text = READERS[suffix](data)
+            layout = text_layout(text, text_kind(source.path.name))
     except UnreadableFile:
         raise
     except Exception as error:  # a reader's bug or an unsupported feature: this file only
@@ -172,4 +178,5 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
         size=len(data),
         mtime_ns=source.mtime_ns,
         sha256=hashlib.sha256(data).hexdigest(),
+        layout=layout,
     )

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # kept cheap to import: `ctxsearch info` and `--help` use thi
 
     from indexer.chunking import Chunk
     from indexer.sources import Document
+    from indexer.store.filters import SearchFilter
     from indexer.store.manifest import Manifest
 
 # What `open_store` accepts: a folder (str or Path) or a database URL.
@@ -63,6 +64,10 @@ class StoredChunk:
     end: int
     text: str
     host: str = ""
+    line: int | None = None  # 1-based, in the file (see `indexer.layout`)
+    end_line: int | None = None
+    heading: str | None = None
+    page: int | None = None
 
 
 @dataclass(frozen=True)
@@ -116,16 +121,28 @@ class Snapshot(Protocol):
 
     manifest: Manifest
 
-    def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
-        """The `k` nearest chunks of each query row in a vector space (cosine, best first)."""
+    def vector_search(
+        self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
+    ) -> list[Ranked]:
+        """The `k` nearest chunks of each query row in a vector space (cosine, best first),
+        among the chunks of the documents `where` allows (searched inside the space)."""
+        ...
+
+    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """The cosine of one query vector with each of these chunks' vectors in a space."""
+        ...
+
+    def chunk_count(self, where: SearchFilter | None = None) -> int:
+        """How many chunks there are, or how many `where` allows."""
         ...
 
     def space_size(self, space: str) -> int:
         """How many vectors a space holds."""
         ...
 
-    def lexical_search(self, query: str, k: int) -> Ranked:
-        """The best `k` chunks by full-text relevance (higher is better)."""
+    def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
+        """The best `k` chunks by full-text relevance (higher is better), among those of
+        the documents `where` allows."""
         ...
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:

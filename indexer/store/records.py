@@ -106,8 +106,12 @@ def add_documents(
             indexed_at=now,
         )
         row.chunks = [
-            ChunkRow(ordinal=c.ordinal, start=c.start, end=c.end, text=c.text) for c in chunks
-        ]
+            ChunkRow(
+                ordinal=c.ordinal, start=c.start, end=c.end, text=c.text,
+                line=c.line, end_line=c.end_line, heading=c.heading, page=c.page,
+            )
+            for c in chunks
+        ]  # fmt: skip
         rows.append(row)
     session.add_all(rows)
     session.flush()
@@ -150,11 +154,16 @@ def chunks(session: Session, ids: Iterable[int]) -> dict[int, StoredChunk]:
             .where(ChunkRow.id.in_(batch))
         )
         for chunk, path, host in session.execute(query):
-            found[chunk.id] = StoredChunk(
-                chunk.id, chunk.document_id, path, chunk.ordinal, chunk.start, chunk.end,
-                chunk.text, host,
-            )  # fmt: skip
+            found[chunk.id] = stored_chunk(chunk, path, host)
     return found
+
+
+def stored_chunk(chunk: ChunkRow, path: str, host: str) -> StoredChunk:
+    """A chunk row as the store hands it out."""
+    return StoredChunk(
+        chunk.id, chunk.document_id, path, chunk.ordinal, chunk.start, chunk.end, chunk.text,
+        host, chunk.line, chunk.end_line, chunk.heading, chunk.page,
+    )  # fmt: skip
 
 
 def document(session: Session, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
@@ -165,10 +174,7 @@ def document(session: Session, document_id: int) -> tuple[StoredDocument, list[S
     rows = session.scalars(
         select(ChunkRow).where(ChunkRow.document_id == document_id).order_by(ChunkRow.ordinal)
     )
-    found = [
-        StoredChunk(c.id, c.document_id, row.path, c.ordinal, c.start, c.end, c.text, row.host)
-        for c in rows
-    ]
+    found = [stored_chunk(c, row.path, row.host) for c in rows]
     return _stored_document(row), found
 
 

@@ -11,11 +11,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexer.store import records
 from indexer.store.base import NewDocument, StoredChunk, StoredDocument
+from indexer.store.filters import SearchFilter
 from indexer.store.manifest import Manifest
+from indexer.store.schema import ChunkRow, DocumentRow
 
 
 class RowChange:
@@ -69,6 +72,26 @@ class RowSnapshot:
     def __init__(self, session: Session, manifest: Manifest):
         self.session = session
         self.manifest = manifest
+        self._allowed: dict[SearchFilter, np.ndarray] = {}
+
+    def allowed_chunks(self, where: SearchFilter) -> np.ndarray:
+        """The ids of the chunks of the documents `where` allows (sorted; once per snapshot)."""
+        if where not in self._allowed:
+            dialect = self.session.get_bind().dialect.name
+            query = (
+                select(ChunkRow.id)
+                .join(DocumentRow, ChunkRow.document_id == DocumentRow.id)
+                .where(where.clause(dialect))
+                .order_by(ChunkRow.id)
+            )
+            self._allowed[where] = np.fromiter(self.session.scalars(query), np.int64)
+        return self._allowed[where]
+
+    def chunk_count(self, where: SearchFilter | None = None) -> int:
+        """How many chunks there are, or how many `where` allows."""
+        if not where:
+            return records.counts(self.session)["chunks"]
+        return len(self.allowed_chunks(where))
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids, with their documents' paths."""

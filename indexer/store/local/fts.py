@@ -13,8 +13,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Connection, create_engine, text
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    column,
+    create_engine,
+    func,
+    literal_column,
+    select,
+    table,
+    text,
+)
 
+from indexer.store.schema import ChunkRow, DocumentRow
 from indexer.terms import query_terms
 
 FTS_TABLE = "chunks_fts"
@@ -55,17 +66,33 @@ def match_expression(query: str) -> str | None:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
-def bm25_search(connection: Connection, query: str, k: int) -> list[tuple[int, float]]:
-    """The best `k` chunks by BM25 (FTS5's bm25() negated, so higher is better)."""
+def bm25_search(
+    connection: Connection, query: str, k: int, where: ColumnElement[bool] | None = None
+) -> list[tuple[int, float]]:
+    """The best `k` chunks by BM25 (FTS5's bm25() negated, so higher is better); with
+    `where` (a condition on `documents`), only the chunks of the documents it allows."""
     expression = match_expression(query)
     if expression is None:
         return []
-    sql = text(
-        f"SELECT rowid, -bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
-        f"WHERE {FTS_TABLE} MATCH :expression ORDER BY bm25({FTS_TABLE}) LIMIT :k"
+    if where is None:
+        sql = text(
+            f"SELECT rowid, -bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
+            f"WHERE {FTS_TABLE} MATCH :expression ORDER BY bm25({FTS_TABLE}) LIMIT :k"
+        )
+        rows = connection.execute(sql, {"expression": expression, "k": k}).all()
+        return [(int(rowid), float(score)) for rowid, score in rows]
+    fts = table(FTS_TABLE, column("rowid"), column(FTS_TABLE))
+    rank = func.bm25(literal_column(FTS_TABLE))
+    statement = (
+        select(fts.c.rowid, (-rank).label("score"))
+        .select_from(fts)
+        .join(ChunkRow, ChunkRow.id == fts.c.rowid)
+        .join(DocumentRow, DocumentRow.id == ChunkRow.document_id)
+        .where(literal_column(FTS_TABLE).op("MATCH")(expression), where)
+        .order_by(rank)
+        .limit(k)
     )
-    rows = connection.execute(sql, {"expression": expression, "k": k}).all()
-    return [(int(rowid), float(score)) for rowid, score in rows]
+    return [(int(rowid), float(score)) for rowid, score in connection.execute(statement)]
 
 
 def fts_ids(connection: Connection) -> set[int]:
