@@ -411,3 +411,17 @@ def test_no_other_site_may_frame_or_embed_an_answer(sample_server, path):
         assert got.headers["content-security-policy"] == "frame-ancestors 'none'"
         assert got.headers["cross-origin-resource-policy"] == "same-origin"
         assert got.headers["x-content-type-options"] == "nosniff"
+
+
+def test_search_filters_and_min_similarity_by_query_string_and_body(sample_server):
+    finance = str(SAMPLE_CORPUS / "finance")
+    params = [("q", "bank"), ("k", "5"), ("under", finance), ("type", "md"), ("type", "html")]
+    got = httpx.get(f"{sample_server.url}/search", params=params).json()
+    assert len(got["results"]) == 4 and got["filters"]["type"] == ["md", "html"]
+    assert all(hit["path"].startswith(finance + "/") for hit in got["results"])
+    body = {"q": "bank", "k": 5, "under": finance, "path": "*.txt", "min_similarity": 0.1}
+    posted = httpx.post(f"{sample_server.url}/search", json=body).json()
+    assert [Path(hit["path"]).name for hit in posted["results"]] == ["mortgage-basics.txt"]
+    assert posted["results"][0]["similarity"] >= 0.1 and posted["min_similarity"] == 0.1
+    relative = httpx.get(f"{sample_server.url}/search", params={"q": "bank", "under": "x"})
+    assert relative.status_code == 422 and "absolute" in relative.json()["detail"]

@@ -21,24 +21,9 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, and_, func, or_, true
 
 from indexer.errors import InvalidQuery
-from indexer.readers import READERS
+from indexer.file_types import FILE_TYPES
 from indexer.store.schema import DocumentRow
 
-_CODE = tuple(
-    suffix
-    for suffix in READERS
-    if suffix
-    not in {".txt", ".text", ".md", ".markdown", ".mdx", ".rst", ".html", ".htm", ".xhtml", ".pdf"}
-    and suffix not in {".org", ".adoc", ".asciidoc", ".csv", ".tsv", ".log"}
-)
-FILE_TYPES: dict[str, tuple[str, ...]] = {
-    "md": (".md", ".markdown", ".mdx"),
-    "rst": (".rst",),
-    "txt": (".txt", ".text"),
-    "html": (".html", ".htm", ".xhtml"),
-    "pdf": (".pdf",),
-    "code": _CODE,
-}
 MAX_FILTER_VALUES = 64
 MAX_FILTER_CHARS = 4096
 

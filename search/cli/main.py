@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from indexer.encoders.choices import STATIC_CHOICES
+from indexer.file_types import FILE_TYPES
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
@@ -210,6 +211,44 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
     )
 
 
+def filter_options(command):  # -> the command with --under, --path and --type
+    """The options that limit a search to some documents (applied inside the search)."""
+    options = [
+        click.option(
+            "--under",
+            multiple=True,
+            type=click.Path(path_type=Path),
+            help="Only documents in this folder (or this file); repeatable.",
+        ),
+        click.option(
+            "--path",
+            "path_glob",
+            multiple=True,
+            metavar="GLOB",
+            help="Only documents whose path matches the glob: '*.md' matches file names, "
+            "'tutorial/*.md' the end of the path (* crosses folders); repeatable.",
+        ),
+        click.option(
+            "--type",
+            "file_type",
+            multiple=True,
+            metavar="TYPE",
+            help=f"Only documents of this type: {', '.join(FILE_TYPES)} or an extension "
+            "such as .py; repeatable.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def under_paths(under: tuple[Path, ...]) -> list[str]:
+    """--under values as the absolute paths the index stores (symlinks resolved)."""
+    from indexer.sources import path_text
+
+    return [path_text(folder.expanduser().resolve()) for folder in under]
+
+
 @cli.command()
 @click.argument("text")
 @index_option
@@ -224,6 +263,23 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
     help="hybrid only: the contextual side's share of the fused score, 0 to 1 "
     "(default: weighed per query from both result lists).",
 )
+@filter_options
+@click.option(
+    "--min-similarity",
+    type=click.FloatRange(-1.0, 1.0),
+    default=None,
+    metavar="X",
+    help="Drop hits whose contextual cosine (the `sim` column) is below X, e.g. 0.3; "
+    "fewer than k hits, or none, may be left.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json", "vimgrep"]),
+    default=None,
+    help="table (default), json (as --json), or vimgrep: path:line:column:text, one hit "
+    "a line, for editors (vim -q, VS Code, Emacs grep mode).",
+)
 @json_option
 @translate_errors
 def query(
@@ -234,9 +290,18 @@ def query(
     space: str | None,
     all_chunks: bool,
     dense_weight: float | None,
+    under: tuple[Path, ...],
+    path_glob: tuple[str, ...],
+    file_type: tuple[str, ...],
+    min_similarity: float | None,
+    output_format: str | None,
     as_json: bool,
 ) -> None:
     """Search the index for TEXT, best match first.
+
+    \b
+    Each hit shows its score, its contextual similarity (sim: the raw cosine, which
+    says how close the best match really is), and path:line (page for PDFs).
 
     \b
     Examples:
@@ -244,29 +309,50 @@ def query(
       ctxsearch query "python swallowed its prey" -k 3 --json
       ctxsearch query "tower crane safety" --mode lexical --all-chunks
       ctxsearch query "error code E1234 in the pump manual" --dense-weight 0.2
+      ctxsearch query "dependency injection" --under docs/tutorial --path '*.md' -k 10
+      ctxsearch query "regex lookbehind" --type html --min-similarity 0.3
+      vim -q <(ctxsearch query "path operations" --format vimgrep)
     """
     from search.engine import Searcher
 
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError("--json and --format " + output_format + " do not go together")
+    output_format = "json" if as_json else output_format or "table"
     with Searcher(target) as searcher:
         response = searcher.search(
-            text, k=k, mode=space or mode, all_chunks=all_chunks, dense_weight=dense_weight
+            text,
+            k=k,
+            mode=space or mode,
+            all_chunks=all_chunks,
+            dense_weight=dense_weight,
+            under=under_paths(under) or None,
+            path=list(path_glob) or None,
+            file_type=list(file_type) or None,
+            min_similarity=min_similarity,
         )
-    if as_json:
+    if output_format == "json":
         echo_json(response.to_dict())
         return
-    if not response.results:
-        click.echo("No results.")
+    if output_format == "vimgrep":
+        for hit in response.results:
+            click.echo(vimgrep_line(hit))
         return
-    click.echo(f"{'#':>3}  {'score':>6}  {'chars':>11}  document")
+    if not response.results:
+        weak = f" at or above --min-similarity {min_similarity}" if min_similarity else ""
+        click.echo(f"No results{weak}.")
+        return
+    click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  location")
     for hit in response.results:
-        chars = f"{hit.start}-{hit.end}"
         found = ", ".join(f"{name} #{rank}" for name, rank in hit.found_by.items())
+        similarity = "" if hit.similarity is None else f"{hit.similarity:.2f}"
         click.echo(
-            f"{hit.rank:>3}  {hit.score:6.3f}  {chars:>11}  "
-            + click.style(display_path(hit.path), bold=True)
+            f"{hit.rank:>3}  {hit.score:6.3f}  {similarity:>5}  "
+            + click.style(hit_location(hit), bold=True)
             + (f"  ({found})" if found else "")
         )
-        click.echo(f"{'':>26}" + highlighted(hit.snippet, hit.highlights))
+        if hit.heading:
+            click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
+        click.echo(f"{'':>20}" + highlighted(hit.snippet, hit.highlights))
     timings = response.timings
     click.echo(
         f"({response.mode}; model load {timings['model_load_seconds']:.2f}s, "
@@ -274,6 +360,25 @@ def query(
         f"search {timings['search_seconds'] * 1000:.0f} ms)",
         err=True,
     )
+
+
+def hit_location(hit) -> str:  # hit: search.engine.Hit
+    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known)."""
+    shown = display_path(hit.path)
+    if hit.line is not None:
+        return f"{shown}:{hit.line}"
+    if hit.page is not None:
+        return f"{shown} (page {hit.page})"
+    return shown
+
+
+def vimgrep_line(hit) -> str:  # hit: search.engine.Hit
+    """path:line:column:text, the format of `vim -q` and ripgrep's --vimgrep (line 1 for
+    a PDF, whose page goes in front of the text)."""
+    text = " ".join(hit.snippet.split())
+    if hit.page is not None:
+        text = f"[page {hit.page}] {text}"
+    return f"{display_path(hit.path)}:{hit.line or 1}:1:{terminal_text(text)}"
 
 
 def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:

@@ -53,7 +53,7 @@ def fulltext_search(
             "WHERE tsv @@ query ORDER BY score DESC, id LIMIT :k"
         ).bindparams(bindparam("k"))
         return [(int(i), float(s)) for i, s in connection.execute(sql, values | {"k": k})]
-    tsquery = text(f"SELECT {parts}").bindparams(**values).columns(query=TSQUERY)
+    tsquery = text(f"SELECT {parts} AS query").bindparams(**values).columns(query=TSQUERY)
     q = tsquery.subquery("q")
     tsv = literal_column("chunks.tsv")
     score = func.ts_rank(tsv, q.c.query, 1).label("score")
