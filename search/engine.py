@@ -54,7 +54,8 @@ class Hit:
     heading: str | None = None  # the nearest heading before it (Markdown, rST, HTML)
     page: int | None = None  # the PDF page it starts on
     # The raw cosine of query and chunk in the contextual space (None where not known:
-    # lexical mode without `min_similarity`): comparable across queries, unlike `score`.
+    # static and lexical mode without `min_similarity`): comparable across queries,
+    # unlike `score`.
     similarity: float | None = None
 
     def to_dict(self) -> dict:
@@ -209,10 +210,10 @@ class Searcher:
         where = _filter(under, path, file_type)
         self._check_open()
         timings = {"model_load_seconds": 0.0}
-        # The contextual vector gives every hit its similarity; lexical mode loads the
-        # model for it only when asked to drop weak hits.
+        # The contextual vector gives every hit its similarity; static and lexical mode
+        # (the fast ones) encode it only when asked to drop weak hits.
         encoded = set(chosen.vector_spaces)
-        if chosen is not Mode.LEXICAL or min_similarity is not None:
+        if min_similarity is not None:
             encoded.add(Space.CONTEXTUAL)
         if encoded and self._encoders is None:
             started = time.perf_counter()
