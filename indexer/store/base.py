@@ -115,6 +115,11 @@ class Change(Protocol):
         """Remember that `root` was indexed as a root of its own."""
         ...
 
+    def remove_path(self, path: Path) -> tuple[int, int, int]:
+        """Remove this host's documents at `path` (a file) or under it (a folder) from
+        every space and forget the roots there; (documents, chunks, roots) removed."""
+        ...
+
 
 class Snapshot(Protocol):
     """One consistent state of the index, for reading."""

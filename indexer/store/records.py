@@ -65,6 +65,43 @@ def all_roots(session: Session) -> list[str]:
     return [f"{host}:{path}" if host else path for host, path in rows]
 
 
+def folder_counts(session: Session) -> list[dict]:
+    """Each root with the documents and chunks that belong to it (see `describe.folders`)."""
+    from indexer.store.describe import folders
+
+    chunk_counts = (
+        select(DocumentRow.host, DocumentRow.path, func.count(ChunkRow.id))
+        .outerjoin(ChunkRow, ChunkRow.document_id == DocumentRow.id)
+        .group_by(DocumentRow.id)
+    )
+    roots = session.execute(select(RootRow.host, RootRow.path)).all()
+    return folders(
+        [(h, p) for h, p in roots], [(h, p, int(n)) for h, p, n in session.execute(chunk_counts)]
+    )
+
+
+def documents_at(session: Session, host: str, path: Path | str) -> list[int]:
+    """The ids of the host's documents at `path` (a file) or under it (a folder)."""
+    text = path_text(path).rstrip("/") or "/"
+    query = select(DocumentRow.id).where(
+        DocumentRow.host == host,
+        (DocumentRow.path == text) | _under(DocumentRow.path, folder_prefix(text)),
+    )
+    return list(session.scalars(query))
+
+
+def forget_roots(session: Session, host: str, path: Path | str) -> int:
+    """Delete the host's roots at or under `path`; return how many."""
+    text = path_text(path).rstrip("/") or "/"
+    result = session.execute(
+        delete(RootRow).where(
+            RootRow.host == host,
+            (RootRow.path == text) | _under(RootRow.path, folder_prefix(text)),
+        )
+    )
+    return int(result.rowcount or 0)
+
+
 def documents_under(session: Session, host: str, root: Path | str) -> dict[str, StoredDocument]:
     """The host's documents under `root`, by path, but those under roots nested in it."""
     nested = [folder_prefix(path) for path in roots_under(session, host, root)]

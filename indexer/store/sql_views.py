@@ -59,6 +59,16 @@ class RowChange:
         if records.record_root(self.session, self.host, root):
             self._changed()
 
+    def remove_path(self, path: Path) -> tuple[int, int, int]:
+        """Remove this host's documents at `path` (a file) or under it (a folder) from
+        every space, and forget the roots there; (documents, chunks, roots) removed."""
+        document_ids = records.documents_at(self.session, self.host, path)
+        chunks = self.remove_documents(document_ids) if document_ids else 0  # type: ignore[attr-defined]
+        roots = records.forget_roots(self.session, self.host, path)
+        if roots:
+            self._changed()
+        return len(document_ids), chunks, roots
+
     def set_index_type(self, index_type: str) -> None:
         """Switch the vector structure (exact or HNSW) from this change on."""
         if index_type != self.manifest.index_type:

@@ -457,6 +457,70 @@ def info(target: Target, as_json: bool) -> None:
             click.echo(terminal_text(f"{key}: {value}"))
 
 
+@cli.command(name="ls")
+@index_option
+@json_option
+@translate_errors
+def list_roots(target: Target, as_json: bool) -> None:
+    """List the folders indexed (roots) with their documents and chunks (loads no model).
+
+    \b
+    A folder indexed inside another one that was indexed on its own counts for itself.
+    Documents from before roots were recorded show under (no root).
+
+    \b
+    Examples:
+      ctxsearch ls
+      ctxsearch ls --index /tmp/ix --json
+    """
+    from indexer.store.base import describe_store
+
+    folders = describe_store(target)["folders"]
+    if as_json:
+        echo_json(folders)
+        return
+    if not folders:
+        click.echo("The index holds no folders.")
+        return
+    click.echo(f"{'documents':>9}  {'chunks':>7}  root")
+    for folder in folders:
+        click.echo(
+            f"{folder['documents']:>9,}  {folder['chunks']:>7,}  " + terminal_text(folder["root"])
+        )
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@index_option
+@click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
+@json_option
+@translate_errors
+def remove(path: Path, target: Target, wait: bool, as_json: bool) -> None:
+    """Remove the documents of a folder or a file (PATH) from the index.
+
+    \b
+    Every space loses them in one atomic run; a root at or under PATH is forgotten
+    with its remembered --exclude/--include. PATH need not exist on disk any more.
+
+    \b
+    Examples:
+      ctxsearch remove ~/notes/old-project
+      ctxsearch remove docs/changelog.md --index docs.idx --json
+    """
+    from indexer.removal import remove_path
+
+    result = remove_path(target, path, wait=wait)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(
+        f"removed {result['removed_documents']} documents ({result['removed_chunks']} chunks)"
+        f" and {result['removed_roots']} roots under {display_path(str(result['path']))}. "
+        f"The index holds {result['total_documents']} documents, "
+        f"{result['total_chunks']} chunks."
+    )
+
+
 @cli.command()
 @index_option
 @json_option

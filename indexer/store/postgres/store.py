@@ -266,6 +266,7 @@ class PostgresStore:
                 records.counts(session),
                 roots,
                 sizes,
+                records.folder_counts(session),
             )
 
     def verify(self) -> VerifyReport:
