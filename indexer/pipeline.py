@@ -28,6 +28,7 @@ from indexer.encoding import EncodingBackend, LocalEncoding
 from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
 from indexer.layout import locate_chunks
+from indexer.rules import RootRules, merged
 from indexer.settings import BATCH_CHUNKS, check_settings
 from indexer.sources import Document, SourceFile, path_text, read_document, walk_folder
 from indexer.store.base import (
@@ -98,6 +99,8 @@ class IndexSummary:
     skipped: int = 0
     skipped_files: list[FileFailure] = field(default_factory=list)
     workers: int = 0
+    # the --exclude/--include rules this run used (remembered for the folder)
+    rules: dict = field(default_factory=dict)
 
     def changed_anything(self) -> bool:
         """Whether the run changed a document (added, updated, or recorded a new mtime)."""
@@ -163,9 +166,22 @@ class Indexer:
         self._files_read = self._files_total = 0  # this run's progress, for the reports
 
     def index_folder(
-        self, folder: str | Path, progress: ProgressCallback | None = None, wait: bool = False
+        self,
+        folder: str | Path,
+        progress: ProgressCallback | None = None,
+        wait: bool = False,
+        exclude: list[str] | tuple[str, ...] | None = None,
+        include: list[str] | tuple[str, ...] | None = None,
+        default_excludes: bool | None = None,
+        forget_rules: bool = False,
     ) -> IndexSummary:
         """Bring the index up to date with `folder`; return what changed.
+
+        `exclude` and `include` (gitignore patterns relative to `folder`) and
+        `default_excludes` (skip web assets; see `indexer.rules`) are remembered for the
+        folder: a later run that leaves one out keeps the remembered value, one that
+        gives it replaces it, and `forget_rules` starts again from the defaults. Files
+        they leave out that were indexed before are removed.
 
         The run is atomic: readers see the index as it was until the run publishes its
         result in one commit. Another process writing the same index makes this raise
@@ -176,9 +192,14 @@ class Indexer:
         report = progress or (lambda _event: None)
         self._files_read = self._files_total = 0
         folder = Path(folder).expanduser().resolve()
+        rules = merged(
+            self._remembered_rules(folder), exclude, include, default_excludes, forget_rules
+        )
         unreadable: list[FileFailure] = []
         sources = list(
-            walk_folder(folder, lambda path, why: unreadable.append(_folder_failure(path, why)))
+            walk_folder(
+                folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
+            )
         )
         if not sources and not unreadable:
             raise SourceNotFound(
@@ -187,10 +208,11 @@ class Indexer:
             )
         with self._writable_store(wait) as store:
             summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
+            summary.rules = rules.to_dict()
             candidates, gone = self._plan(store, folder, sources, unreadable, summary)
             kill_point("after-scan")
             with store.change() as change:
-                change.record_root(folder)
+                change.record_root(folder, rules.to_json())
                 if self.index_type is not None:
                     change.set_index_type(self.index_type)
                 change.remove_documents(gone)
@@ -203,6 +225,16 @@ class Indexer:
             summary.total_documents, summary.total_chunks = counts["documents"], counts["chunks"]
         summary.seconds = round(time.perf_counter() - started, 3)
         return summary
+
+    def _remembered_rules(self, folder: Path) -> RootRules:
+        """The rules the folder's earlier runs left (the defaults for a new index)."""
+        if not store_exists(self.target):
+            return RootRules()
+        store = open_store(self.target)
+        try:
+            return RootRules.from_json(store.root_rules(folder))
+        finally:
+            store.close()
 
     # -- opening -------------------------------------------------------------------------
 

@@ -111,8 +111,9 @@ class Change(Protocol):
         """Record a new mtime for a document whose content did not change."""
         ...
 
-    def record_root(self, root: Path) -> None:
-        """Remember that `root` was indexed as a root of its own."""
+    def record_root(self, root: Path, rules: str | None = None) -> None:
+        """Remember that `root` was indexed as a root of its own, and the --exclude and
+        --include rules of its runs (JSON, see `indexer.rules`) when given."""
         ...
 
     def remove_path(self, path: Path) -> tuple[int, int, int]:
@@ -184,6 +185,10 @@ class Store(Protocol):
 
     def roots_under(self, root: Path) -> list[str]:
         """The roots indexed on their own strictly under `root` (this host's)."""
+        ...
+
+    def root_rules(self, root: Path) -> str | None:
+        """The rules (JSON) remembered for this host's root `root`, or None."""
         ...
 
     def change(self) -> AbstractContextManager[Change]:

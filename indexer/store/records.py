@@ -116,15 +116,25 @@ def documents_under(session: Session, host: str, root: Path | str) -> dict[str, 
     return found
 
 
-def record_root(session: Session, host: str, root: Path | str) -> bool:
-    """Remember `root` as indexed on its own; say if it is new (its time is kept fresh)."""
+def record_root(session: Session, host: str, root: Path | str, rules: str | None = None) -> bool:
+    """Remember `root` as indexed on its own, with its runs' rules (JSON) when given; say
+    if anything was new (its time is kept fresh)."""
     path = path_text(root).rstrip("/") or "/"
     row = session.scalar(select(RootRow).where(RootRow.host == host, RootRow.path == path))
     if row is not None:
         row.indexed_at = time.time()
+        if rules is not None and rules != row.rules:
+            row.rules = rules
+            return True
         return False
-    session.add(RootRow(host=host, path=path, indexed_at=time.time()))
+    session.add(RootRow(host=host, path=path, indexed_at=time.time(), rules=rules))
     return True
+
+
+def root_rules(session: Session, host: str, root: Path | str) -> str | None:
+    """The rules (JSON) remembered for a root, or None."""
+    path = path_text(root).rstrip("/") or "/"
+    return session.scalar(select(RootRow.rules).where(RootRow.host == host, RootRow.path == path))
 
 
 def add_documents(

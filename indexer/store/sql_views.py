@@ -54,9 +54,9 @@ class RowChange:
         records.touch_document(self.session, document_id, mtime_ns)
         self._changed()
 
-    def record_root(self, root: Path) -> None:
-        """Remember `root` as indexed on its own by this host."""
-        if records.record_root(self.session, self.host, root):
+    def record_root(self, root: Path, rules: str | None = None) -> None:
+        """Remember `root` as indexed on its own by this host (with its rules, as JSON)."""
+        if records.record_root(self.session, self.host, root, rules):
             self._changed()
 
     def remove_path(self, path: Path) -> tuple[int, int, int]:

@@ -109,6 +109,29 @@ def cli() -> None:
     show_default=True,
     help="CPUs reserved and torch threads used by each encoding actor.",
 )
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Leave out files matching this gitignore-style pattern (relative to PATH); "
+    "repeatable; remembered for PATH (given again, replaces the remembered list).",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Index only files matching one of these patterns (they also bring back files "
+    "the default excludes leave out); repeatable; remembered like --exclude.",
+)
+@click.option(
+    "--default-excludes/--no-default-excludes",
+    default=None,
+    help="Leave out web assets: style sheets, source maps, minified files, JavaScript in "
+    "_static/ static/ assets/ js/, Sphinx _sources/ (default: on; remembered).",
+)
+@click.option(
+    "--forget-rules", is_flag=True, help="Drop PATH's remembered --exclude/--include first."
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
@@ -124,6 +147,10 @@ def index(
     ray_address: str | None,
     ray_workers: int | None,
     ray_threads: int,
+    exclude: tuple[str, ...],
+    include: tuple[str, ...],
+    default_excludes: bool | None,
+    forget_rules: bool,
     quiet: bool,
     wait: bool,
     as_json: bool,
@@ -141,6 +168,8 @@ def index(
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
       ctxsearch index ~/archive --index-type hnsw
       ctxsearch index ~/notes --index notes.idx --static model2vec
+      ctxsearch index docs/ --exclude 'release-notes.md' --exclude 'archive/'
+      ctxsearch index docs/ --include '*.md' --include '*.rst'
       ctxsearch index ~/archive --ray auto --json
       ctxsearch index ~/archive --ray 10.0.0.5:6379 --index postgresql+psycopg://me@db/search
     """
@@ -164,7 +193,15 @@ def index(
             ray_threads=ray_threads,
         )
         with redirect_stdout(ray_notes) if ray_address else nullcontext():
-            summary = indexer.index_folder(path, progress=bars, wait=wait)
+            summary = indexer.index_folder(
+                path,
+                progress=bars,
+                wait=wait,
+                exclude=exclude or None,
+                include=include or None,
+                default_excludes=default_excludes,
+                forget_rules=forget_rules,
+            )
     finally:
         bars.close()
         _sum_up_ray_notes(ray_notes.getvalue())
@@ -184,6 +221,13 @@ def index(
             f"encoded in {summary.seconds:.1f}s. The index holds {summary.total_documents} "
             f"documents, {summary.total_chunks} chunks."
         )
+        rules = summary.rules
+        kept = [f"exclude {pattern}" for pattern in rules.get("exclude", [])]
+        kept += [f"include {pattern}" for pattern in rules.get("include", [])]
+        if not rules.get("default_excludes", True):
+            kept.append("no default excludes")
+        if kept:
+            click.echo(terminal_text("Rules remembered for this folder: " + ", ".join(kept) + "."))
     if summary.failed:
         raise click.exceptions.Exit(EXIT_PARTIAL)
 

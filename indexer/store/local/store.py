@@ -174,6 +174,11 @@ class LocalStore:
         with sqlite_errors(self.target), Session(self.engine) as session:
             return records.documents_under(session, self.host, root)
 
+    def root_rules(self, root: Path) -> str | None:
+        """The rules (JSON) remembered for this host's root `root`, or None."""
+        with sqlite_errors(self.target), Session(self.engine) as session:
+            return records.root_rules(session, self.host, root)
+
     def roots_under(self, root: Path) -> list[str]:
         """The roots indexed on their own strictly under `root`."""
         with sqlite_errors(self.target), Session(self.engine) as session:

@@ -149,6 +149,11 @@ class PostgresStore:
         with database_errors(self.target), Session(self.engine) as session:
             return records.documents_under(session, self.host, root)
 
+    def root_rules(self, root: Path) -> str | None:
+        """The rules (JSON) remembered for this host's root `root`, or None."""
+        with database_errors(self.target), Session(self.engine) as session:
+            return records.root_rules(session, self.host, root)
+
     def roots_under(self, root: Path) -> list[str]:
         """This host's roots indexed on their own strictly under `root`."""
         with database_errors(self.target), Session(self.engine) as session:
