@@ -48,6 +48,9 @@ from indexer.version import __version__
 
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
+# A file with this much extracted text is indexed, but named in the run summary: one
+# 700 KB release-notes file made over half of a documentation index's chunks.
+LARGE_TEXT_CHARACTERS = 250_000
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,23 @@ class FileFailure:
 
     path: str
     reason: str
+
+
+@dataclass(frozen=True)
+class MovedFile:
+    """A document found under a new path with the same content: kept, not re-encoded."""
+
+    old_path: str
+    path: str
+
+
+@dataclass(frozen=True)
+class LargeFile:
+    """A file indexed this run whose text is over `LARGE_TEXT_CHARACTERS`."""
+
+    path: str
+    characters: int
+    chunks: int
 
 
 @dataclass
@@ -101,10 +121,16 @@ class IndexSummary:
     workers: int = 0
     # the --exclude/--include rules this run used (remembered for the folder)
     rules: dict = field(default_factory=dict)
+    # files moved or renamed (same content): their chunks and vectors were kept
+    moved: int = 0
+    moved_files: list[MovedFile] = field(default_factory=list)
+    # files encoded this run with over LARGE_TEXT_CHARACTERS of text (exclude them if
+    # they swamp the results)
+    large_files: list[LargeFile] = field(default_factory=list)
 
     def changed_anything(self) -> bool:
-        """Whether the run changed a document (added, updated, or recorded a new mtime)."""
-        return bool(self.added or self.updated or self.touched)
+        """Whether the run changed a document (added, updated, moved, or a new mtime)."""
+        return bool(self.added or self.updated or self.touched or self.moved)
 
     def to_dict(self) -> dict:
         """The summary as plain JSON-ready values."""
@@ -215,11 +241,18 @@ class Indexer:
                 change.record_root(folder, rules.to_json())
                 if self.index_type is not None:
                     change.set_index_type(self.index_type)
-                change.remove_documents(gone)
-                kill_point("after-delete")
-                documents = self._read_candidates(change, candidates, summary, report)
+                # A new path whose content is that of a gone document is that document,
+                # moved or renamed: it keeps its chunks and vectors. What is left of the
+                # gone is removed once every candidate has been read.
+                movable: dict[str, list[StoredDocument]] = {}
+                for document in gone:
+                    movable.setdefault(document.sha256, []).append(document)
+                documents = self._read_candidates(change, candidates, summary, report, movable)
                 self._encode_and_store(change, documents, summary, report)
-            summary.removed = len(gone)
+                left = [document.id for same in movable.values() for document in same]
+                change.remove_documents(left)
+                kill_point("after-delete")
+            summary.removed = len(left)
             with store.snapshot() as snapshot:
                 counts = snapshot.counts()
             summary.total_documents, summary.total_chunks = counts["documents"], counts["chunks"]
@@ -333,8 +366,8 @@ class Indexer:
         sources: list[SourceFile],
         unreadable: list[FileFailure],
         summary: IndexSummary,
-    ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[int]]:
-        """The files that may have changed, and the ids of the documents whose files are gone."""
+    ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument]]:
+        """The files that may have changed, and the documents whose files are gone."""
         # Roots indexed on their own below this one keep their documents (and files).
         nested = tuple(root.rstrip("/") + "/" for root in store.roots_under(folder))
         sources = [source for source in sources if not path_text(source.path).startswith(nested)]
@@ -344,7 +377,7 @@ class Indexer:
         # What an unreadable folder holds is unknown, not gone: its documents stay.
         unknown = tuple(failure.path.rstrip("/") + "/" for failure in unreadable)
         gone = [
-            document.id
+            document
             for path, document in stored.items()
             if path not in present and not path.startswith(unknown)
         ]
@@ -368,10 +401,13 @@ class Indexer:
         candidates: list[tuple[SourceFile, StoredDocument | None]],
         summary: IndexSummary,
         report: ProgressCallback,
+        movable: dict[str, list[StoredDocument]],
     ) -> Iterator[_Pending]:
         """Read and chunk the files that may have changed, one at a time.
 
-        A file whose content hash is unchanged only has its mtime recorded.
+        A file whose content hash is unchanged only has its mtime recorded; a new file
+        with the content of a gone document (in `movable`, by hash) takes that document
+        over under its new path, keeping its chunks and vectors.
         """
         if not candidates:
             return  # a run that only removes files or changes the index type needs no model
@@ -392,6 +428,11 @@ class Indexer:
                     change.touch_document(old.id, document.mtime_ns)
                     summary.unchanged += 1
                     summary.touched += 1
+                elif old is None and movable.get(document.sha256):
+                    moved = movable[document.sha256].pop()
+                    change.move_document(moved.id, document.path, document.mtime_ns)
+                    summary.moved += 1
+                    summary.moved_files.append(MovedFile(moved.path, path_text(document.path)))
                 else:
                     chunks = chunk_text(
                         document.text,
@@ -402,6 +443,10 @@ class Indexer:
                     chunks = locate_chunks(
                         document.text, path_text(document.path), document.layout, chunks
                     )
+                    if len(document.text) >= LARGE_TEXT_CHARACTERS:
+                        summary.large_files.append(
+                            LargeFile(path_text(document.path), len(document.text), len(chunks))
+                        )
                     yield _Pending(document, chunks, old.id if old else None)
             self._files_read = done
             report(Progress("index", done, len(candidates), summary.chunks))

@@ -111,6 +111,10 @@ class Change(Protocol):
         """Record a new mtime for a document whose content did not change."""
         ...
 
+    def move_document(self, document_id: int, path: Path, mtime_ns: int) -> None:
+        """Give a document whose file moved (same content) its new path and mtime."""
+        ...
+
     def record_root(self, root: Path, rules: str | None = None) -> None:
         """Remember that `root` was indexed as a root of its own, and the --exclude and
         --include rules of its runs (JSON, see `indexer.rules`) when given."""

@@ -180,6 +180,13 @@ def touch_document(session: Session, document_id: int, mtime_ns: int) -> None:
     session.get_one(DocumentRow, document_id).mtime_ns = mtime_ns
 
 
+def move_document(session: Session, document_id: int, path: Path | str, mtime_ns: int) -> None:
+    """Give a document a new path (a file moved or renamed, its content unchanged)."""
+    row = session.get_one(DocumentRow, document_id)
+    row.path = path_text(path)
+    row.mtime_ns = mtime_ns
+
+
 def chunk_ids(session: Session) -> set[int]:
     """The id of every chunk."""
     return set(session.scalars(select(ChunkRow.id)))

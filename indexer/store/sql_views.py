@@ -54,6 +54,11 @@ class RowChange:
         records.touch_document(self.session, document_id, mtime_ns)
         self._changed()
 
+    def move_document(self, document_id: int, path: Path, mtime_ns: int) -> None:
+        """Give an unchanged document its new path; its chunks and vectors stay as they are."""
+        records.move_document(self.session, document_id, path, mtime_ns)
+        self._changed()
+
     def record_root(self, root: Path, rules: str | None = None) -> None:
         """Remember `root` as indexed on its own by this host (with its rules, as JSON)."""
         if records.record_root(self.session, self.host, root, rules):

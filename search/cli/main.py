@@ -213,6 +213,14 @@ def index(
     for skipped in summary.skipped_files:
         reason = terminal_text(skipped.reason)
         click.echo(f"skipped {display_path(skipped.path)}: {reason}", err=True)
+    for large in summary.large_files:
+        share = large.chunks / summary.total_chunks if summary.total_chunks else 0.0
+        click.echo(
+            f"large {display_path(large.path)}: {large.characters / 1000:,.0f}k characters, "
+            f"{large.chunks} chunks ({share:.0%} of the index); if it swamps results, "
+            "leave it out with --exclude",
+            err=True,
+        )
     if not as_json:
         click.echo(
             f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
@@ -221,6 +229,10 @@ def index(
             f"encoded in {summary.seconds:.1f}s. The index holds {summary.total_documents} "
             f"documents, {summary.total_chunks} chunks."
         )
+        if summary.moved:
+            click.echo(
+                f"{summary.moved} moved or renamed (same content): kept without re-encoding."
+            )
         rules = summary.rules
         kept = [f"exclude {pattern}" for pattern in rules.get("exclude", [])]
         kept += [f"include {pattern}" for pattern in rules.get("include", [])]
