@@ -505,7 +505,16 @@ def info(target: Target, as_json: bool) -> None:
         echo_json(description)
         return
     for key, value in description.items():
-        if isinstance(value, dict):
+        if key == "folders":
+            click.echo("folders:")
+            for folder in value:
+                click.echo(
+                    terminal_text(
+                        f"  {folder['root']}: {folder['documents']} documents, "
+                        f"{folder['chunks']} chunks"
+                    )
+                )
+        elif isinstance(value, dict):
             click.echo(f"{key}:")
             for name, item in value.items():
                 click.echo(terminal_text(f"  {name}: {item}"))
