@@ -79,7 +79,8 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
         if isinstance(node, Tag):
             line = node.sourceline or line
             if node.name in _HEADINGS:
-                title = " ".join(node.get_text(" ").split())
+                # without the permalink mark Sphinx and MkDocs put after each title
+                title = " ".join(node.get_text(" ").split()).rstrip(" ¶")
                 if title:
                     raw_headings.append((position + (1 if pieces else 0), title))
             continue

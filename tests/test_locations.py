@@ -64,7 +64,8 @@ def test_lines_and_headings_of_plain_text_come_from_the_text_itself():
 def test_html_lines_are_source_lines_and_the_text_is_unchanged():
     html = (
         b"<html><head><title>T</title></head>\n<body>\n<h1>Cranes</h1>\n\n\n"
-        b"<p>Tower cranes\nlift steel.</p>\n<h2>Safety</h2>\n<p>Wind limits apply.</p>\n"
+        b"<p>Tower cranes\nlift steel.</p>\n<h2>Safety<a class='headerlink'>\xc2\xb6</a></h2>\n"
+        b"<p>Wind limits apply.</p>\n"
         b"</body></html>"
     )
     text, layout = read_html_layout(html)
