@@ -412,7 +412,6 @@ class Indexer:
         if not candidates:
             return  # a run that only removes files or changes the index type needs no model
         manifest = change.manifest
-        loaded = self._encoders_for(manifest)["loaded"]
         self._files_total = len(candidates)
         for done, (source, old) in enumerate(candidates, start=1):
             try:
@@ -436,7 +435,9 @@ class Indexer:
                 else:
                     chunks = chunk_text(
                         document.text,
-                        loaded.token_spans,
+                        # loaded on the first file to chunk: touched and moved files
+                        # need no model
+                        self._encoders_for(manifest)["loaded"].token_spans,
                         manifest.chunk_tokens,
                         manifest.chunk_overlap,
                     )
