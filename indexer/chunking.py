@@ -21,12 +21,17 @@ _PARAGRAPH, _SENTENCE, _LINE, _WORD, _PUNCTUATION, _INSIDE_WORD = 5, 4, 3, 2, 1,
 
 @dataclass(frozen=True)
 class Chunk:
-    """A window of a document: its position, character offsets and text."""
+    """A window of a document: its position, character offsets and text, and where it
+    sits in the file (see `indexer.layout`; None where unknown or not applicable)."""
 
     ordinal: int
     start: int
     end: int
     text: str
+    line: int | None = None
+    end_line: int | None = None
+    heading: str | None = None
+    page: int | None = None
 
 
 def chunk_text(text: str, token_spans: TokenSpans, max_tokens: int, overlap: int) -> list[Chunk]:

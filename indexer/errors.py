@@ -73,3 +73,7 @@ class MissingDependency(CtxsearchError):
 
 class EncodingFailed(CtxsearchError):
     """The Ray cluster could not encode a run's chunks; the index is left as it was."""
+
+
+class NotIndexed(CtxsearchError):
+    """A path to remove from the index has no indexed document or root."""

@@ -28,6 +28,8 @@ from indexer.encoders.precision import resolve_precision
 from indexer.encoding import EncodingBackend, LocalEncoding
 from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
+from indexer.layout import locate_chunks
+from indexer.rules import RootRules, merged
 from indexer.settings import BATCH_CHUNKS, check_settings
 from indexer.sources import Document, SourceFile, path_text, read_document, walk_folder
 from indexer.store.base import (
@@ -47,6 +49,9 @@ from indexer.version import __version__
 
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
+# A file with this much extracted text is indexed, but named in the run summary: one
+# 700 KB release-notes file made over half of a documentation index's chunks.
+LARGE_TEXT_CHARACTERS = 250_000
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,23 @@ class FileFailure:
     reason: str
 
 
+@dataclass(frozen=True)
+class MovedFile:
+    """A document found under a new path with the same content: kept, not re-encoded."""
+
+    old_path: str
+    path: str
+
+
+@dataclass(frozen=True)
+class LargeFile:
+    """A file indexed this run whose text is over `LARGE_TEXT_CHARACTERS`."""
+
+    path: str
+    characters: int
+    chunks: int
+
+
 @dataclass
 class IndexSummary:
     """What one indexing run did.
@@ -111,10 +133,18 @@ class IndexSummary:
     skipped_files: list[FileFailure] = field(default_factory=list)
     workers: int = 0
     query_export: str = ""
+    # the --exclude/--include rules this run used (remembered for the folder)
+    rules: dict = field(default_factory=dict)
+    # files moved or renamed (same content): their chunks and vectors were kept
+    moved: int = 0
+    moved_files: list[MovedFile] = field(default_factory=list)
+    # files encoded this run with over LARGE_TEXT_CHARACTERS of text (exclude them if
+    # they swamp the results)
+    large_files: list[LargeFile] = field(default_factory=list)
 
     def changed_anything(self) -> bool:
-        """Whether the run changed a document (added, updated, or recorded a new mtime)."""
-        return bool(self.added or self.updated or self.touched)
+        """Whether the run changed a document (added, updated, moved, or a new mtime)."""
+        return bool(self.added or self.updated or self.touched or self.moved)
 
     def to_dict(self) -> dict:
         """The summary as plain JSON-ready values."""
@@ -184,9 +214,22 @@ class Indexer:
         self._counts = _RunCounts()  # this run's progress, for the reports
 
     def index_folder(
-        self, folder: str | Path, progress: ProgressCallback | None = None, wait: bool = False
+        self,
+        folder: str | Path,
+        progress: ProgressCallback | None = None,
+        wait: bool = False,
+        exclude: list[str] | tuple[str, ...] | None = None,
+        include: list[str] | tuple[str, ...] | None = None,
+        default_excludes: bool | None = None,
+        forget_rules: bool = False,
     ) -> IndexSummary:
         """Bring the index up to date with `folder`; return what changed.
+
+        `exclude` and `include` (gitignore patterns relative to `folder`) and
+        `default_excludes` (skip web assets; see `indexer.rules`) are remembered for the
+        folder: a later run that leaves one out keeps the remembered value, one that
+        gives it replaces it, and `forget_rules` starts again from the defaults. Files
+        they leave out that were indexed before are removed.
 
         The run is atomic: readers see the index as it was until the run publishes its
         result in one commit. Another process writing the same index makes this raise
@@ -197,9 +240,14 @@ class Indexer:
         report = self._report = progress or _no_report
         self._counts = _RunCounts()
         folder = Path(folder).expanduser().resolve()
+        rules = merged(
+            self._remembered_rules(folder), exclude, include, default_excludes, forget_rules
+        )
         unreadable: list[FileFailure] = []
         sources = list(
-            walk_folder(folder, lambda path, why: unreadable.append(_folder_failure(path, why)))
+            walk_folder(
+                folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
+            )
         )
         if not sources and not unreadable:
             raise SourceNotFound(
@@ -208,23 +256,41 @@ class Indexer:
             )
         with self._writable_store(wait) as store:
             summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
+            summary.rules = rules.to_dict()
             candidates, gone = self._plan(store, folder, sources, unreadable, summary)
             kill_point("after-scan")
             with store.change() as change:
-                change.record_root(folder)
+                change.record_root(folder, rules.to_json())
                 if self.index_type is not None:
                     change.set_index_type(self.index_type)
-                change.remove_documents(gone)
-                kill_point("after-delete")
-                documents = self._read_candidates(change, candidates, summary, report)
+                # A new path whose content is that of a gone document is that document,
+                # moved or renamed: it keeps its chunks and vectors. What is left of the
+                # gone is removed once every candidate has been read.
+                movable: dict[str, list[StoredDocument]] = {}
+                for document in gone:
+                    movable.setdefault(document.sha256, []).append(document)
+                documents = self._read_candidates(change, candidates, summary, report, movable)
                 self._encode_and_store(change, documents, summary, report)
-            summary.removed = len(gone)
+                left = [document.id for same in movable.values() for document in same]
+                change.remove_documents(left)
+                kill_point("after-delete")
+            summary.removed = len(left)
             with store.snapshot() as snapshot:
                 counts = snapshot.counts()
             summary.total_documents, summary.total_chunks = counts["documents"], counts["chunks"]
         summary.query_export = self._export_query_model()
         summary.seconds = round(time.perf_counter() - started, 3)
         return summary
+
+    def _remembered_rules(self, folder: Path) -> RootRules:
+        """The rules the folder's earlier runs left (the defaults for a new index)."""
+        if not store_exists(self.target):
+            return RootRules()
+        store = open_store(self.target)
+        try:
+            return RootRules.from_json(store.root_rules(folder))
+        finally:
+            store.close()
 
     # -- opening -------------------------------------------------------------------------
 
@@ -346,8 +412,8 @@ class Indexer:
         sources: list[SourceFile],
         unreadable: list[FileFailure],
         summary: IndexSummary,
-    ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[int]]:
-        """The files that may have changed, and the ids of the documents whose files are gone."""
+    ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument]]:
+        """The files that may have changed, and the documents whose files are gone."""
         # Roots indexed on their own below this one keep their documents (and files).
         nested = tuple(root.rstrip("/") + "/" for root in store.roots_under(folder))
         sources = [source for source in sources if not path_text(source.path).startswith(nested)]
@@ -357,7 +423,7 @@ class Indexer:
         # What an unreadable folder holds is unknown, not gone: its documents stay.
         unknown = tuple(failure.path.rstrip("/") + "/" for failure in unreadable)
         gone = [
-            document.id
+            document
             for path, document in stored.items()
             if path not in present and not path.startswith(unknown)
         ]
@@ -381,19 +447,20 @@ class Indexer:
         candidates: list[tuple[SourceFile, StoredDocument | None]],
         summary: IndexSummary,
         report: ProgressCallback,
+        movable: dict[str, list[StoredDocument]],
     ) -> Iterator[_Pending]:
         """Read and chunk the files that may have changed, one at a time.
 
-        A file whose content hash is unchanged only has its mtime recorded.
+        A file whose content hash is unchanged only has its mtime recorded; a new file
+        with the content of a gone document (in `movable`, by hash) takes that document
+        over under its new path, keeping its chunks and vectors.
         """
         if not candidates:
             return  # a run that only removes files or changes the index type needs no model
         manifest = change.manifest
-        loaded = self._encoders_for(manifest)["loaded"]
         counts = self._counts
         counts.files_total = len(candidates)
         counts.bytes_total = sum(source.size for source, _old in candidates)
-        report(counts.progress())
         for done, (source, old) in enumerate(candidates, start=1):
             try:
                 document = read_document(source)
@@ -408,13 +475,27 @@ class Indexer:
                     change.touch_document(old.id, document.mtime_ns)
                     summary.unchanged += 1
                     summary.touched += 1
+                elif old is None and movable.get(document.sha256):
+                    moved = movable[document.sha256].pop()
+                    change.move_document(moved.id, document.path, document.mtime_ns)
+                    summary.moved += 1
+                    summary.moved_files.append(MovedFile(moved.path, path_text(document.path)))
                 else:
                     chunks = chunk_text(
                         document.text,
-                        loaded.token_spans,
+                        # loaded on the first file to chunk: touched and moved files
+                        # need no model
+                        self._encoders_for(manifest)["loaded"].token_spans,
                         manifest.chunk_tokens,
                         manifest.chunk_overlap,
                     )
+                    chunks = locate_chunks(
+                        document.text, path_text(document.path), document.layout, chunks
+                    )
+                    if len(document.text) >= LARGE_TEXT_CHARACTERS:
+                        summary.large_files.append(
+                            LargeFile(path_text(document.path), len(document.text), len(chunks))
+                        )
                     counts.chunks_known += len(chunks)
                     counts.bytes_read += source.size
                     counts.files_read = done

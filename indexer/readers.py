@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import io
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 
 from indexer.errors import UnreadableFile
+from indexer.layout import Layout
 
 # A NUL byte in the first block is the usual sign of a binary file (the same test git uses).
 _BINARY_SNIFF_BYTES = 8192
@@ -51,7 +53,12 @@ def read_plain_text(data: bytes) -> str:
 
 def read_html(data: bytes) -> str:
     """The visible text of an HTML page: no tags, scripts, styles or comments."""
-    from bs4 import BeautifulSoup, Comment
+    return read_html_layout(data)[0]
+
+
+def read_html_layout(data: bytes) -> tuple[str, Layout]:
+    """`read_html`'s text, with the source line of each part of it and the headings."""
+    from bs4 import BeautifulSoup, CData, Comment, NavigableString, Tag
 
     soup = BeautifulSoup(decode_text(data), "html.parser")
     for hidden in soup(["script", "style", "noscript", "template", "svg", "head"]):
@@ -62,12 +69,87 @@ def read_html(data: bytes) -> str:
             hidden.decompose()
     for comment in soup.find_all(string=lambda node: isinstance(node, Comment)):
         comment.extract()
-    text = soup.get_text("\n")
-    return _BLANK_RUNS.sub("\n\n", text).strip()
+    # What `soup.get_text("\n")` joins, walked in order so that each string's source line
+    # is known: that of the last tag opened before it, plus the newlines read since.
+    pieces: list[str] = []
+    raw_lines: list[tuple[int, int]] = []
+    raw_headings: list[tuple[int, str]] = []
+    line, position = 1, 0
+    for node in soup.descendants:
+        if isinstance(node, Tag):
+            line = node.sourceline or line
+            if node.name in _HEADINGS:
+                # without the permalink mark Sphinx and MkDocs put after each title
+                title = " ".join(node.get_text(" ").split()).rstrip(" ¶")
+                if title:
+                    raw_headings.append((position + (1 if pieces else 0), title))
+            continue
+        if type(node) not in (NavigableString, CData):
+            continue
+        if pieces:
+            position += 1  # the separator
+        raw_lines.append((position, line))
+        for index, character in enumerate(node):
+            if character == "\n":
+                line += 1
+                raw_lines.append((position + index + 1, line))
+        pieces.append(str(node))
+        position += len(node)
+    raw = "\n".join(pieces)
+    text, to_text = _collapse_blank_runs(raw)
+    layout = Layout(
+        lines=_monotone([(to_text(offset), value) for offset, value in raw_lines]),
+        headings=[(to_text(offset), title) for offset, title in raw_headings],
+    )
+    return text, layout
+
+
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def _collapse_blank_runs(raw: str) -> tuple[str, Callable[[int], int]]:
+    """`raw` with runs of blank lines made one blank line and the ends stripped, and the
+    function taking an offset in `raw` to the offset of the same place in the result."""
+    stretches = [(0, 0)]  # (raw offset where a kept stretch starts, characters removed before)
+    runs: list[int] = []  # raw offset where each collapsed run starts
+    pieces, removed, position = [], 0, 0
+    for match in _BLANK_RUNS.finditer(raw):
+        pieces += [raw[position : match.start()], "\n\n"]
+        runs.append(match.start())
+        removed += len(match.group()) - 2
+        stretches.append((match.end(), removed))
+        position = match.end()
+    pieces.append(raw[position:])
+    collapsed = "".join(pieces)
+    lead = len(collapsed) - len(collapsed.lstrip())
+    text = collapsed.strip()
+
+    def to_text(offset: int) -> int:
+        index = bisect_right(stretches, (offset, float("inf"))) - 1
+        _start, shift = stretches[index]
+        moved = offset - shift
+        if index < len(runs) and offset >= runs[index]:  # inside a collapsed run
+            moved = runs[index] - shift + 1
+        return min(max(0, moved - lead), len(text))
+
+    return text, to_text
+
+
+def _monotone(anchors: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Anchors with one entry per offset (the last), in order."""
+    found: dict[int, int] = {}
+    for offset, value in anchors:
+        found[offset] = value
+    return sorted(found.items())
 
 
 def read_pdf(data: bytes) -> str:
     """The text layer of a PDF, one paragraph break between pages."""
+    return read_pdf_layout(data)[0]
+
+
+def read_pdf_layout(data: bytes) -> tuple[str, Layout]:
+    """`read_pdf`'s text, with where each page's text starts in it."""
     import logging
 
     from pypdf import PdfReader
@@ -83,10 +165,14 @@ def read_pdf(data: bytes) -> str:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as error:
         raise UnreadableFile(f"corrupt PDF ({error})") from error
-    text = "\n\n".join(page.strip() for page in pages if page.strip())
-    if not text:
+    kept = [(number, page.strip()) for number, page in enumerate(pages, start=1) if page.strip()]
+    if not kept:
         raise UnreadableFile("the PDF has no text layer (scanned images are not OCRed)")
-    return text
+    starts, position = [], 0
+    for number, page in kept:
+        starts.append((position, number))
+        position += len(page) + 2
+    return "\n\n".join(page for _, page in kept), Layout(pages=starts)
 
 
 # fmt: off
@@ -112,4 +198,12 @@ READERS: dict[str, Reader] = {
     ".htm": read_html,
     ".xhtml": read_html,
     ".pdf": read_pdf,
+}
+
+# The readers whose text is not the file's: they also say where each part came from.
+LAYOUT_READERS: dict[str, Callable[[bytes], tuple[str, Layout]]] = {
+    ".html": read_html_layout,
+    ".htm": read_html_layout,
+    ".xhtml": read_html_layout,
+    ".pdf": read_pdf_layout,
 }

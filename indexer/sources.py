@@ -5,14 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISREG
 
-import pathspec
-
 from indexer.errors import SourceNotFound, UnreadableFile
-from indexer.readers import READERS
+from indexer.layout import Layout, text_kind, text_layout
+from indexer.readers import LAYOUT_READERS, READERS
+from indexer.rules import RootRules
 
 SKIPPED_FOLDERS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
@@ -41,6 +41,7 @@ class Document:
     size: int
     mtime_ns: int
     sha256: str
+    layout: Layout | None = None  # where parts of `text` came from (see `indexer.layout`)
 
 
 def path_text(path: Path | str) -> str:
@@ -63,12 +64,15 @@ def is_indexable(path: Path) -> bool:
     return path.suffix.lower() in READERS
 
 
-def walk_folder(root: Path, on_unreadable: UnreadableFolder | None = None) -> Iterator[SourceFile]:
+def walk_folder(
+    root: Path, on_unreadable: UnreadableFolder | None = None, rules: RootRules | None = None
+) -> Iterator[SourceFile]:
     """Yield every indexable file under `root`, in a stable order.
 
     Hidden files and folders, version-control and dependency folders are skipped, and so
     is whatever the patterns of a `.ctxsearchignore` file at the root match (gitignore
-    syntax). Folder symlinks are not followed, so a symlink loop cannot trap the walk.
+    syntax), and what `rules` leave out (by default: web assets; see `indexer.rules`).
+    Folder symlinks are not followed, so a symlink loop cannot trap the walk.
     A folder that cannot be listed is reported to `on_unreadable` (its files are unknown,
     not gone); the root itself must be readable (`SourceNotFound`).
     """
@@ -81,7 +85,7 @@ def walk_folder(root: Path, on_unreadable: UnreadableFolder | None = None) -> It
         os.scandir(root).close()
     except OSError as error:
         raise SourceNotFound(f"{root}: cannot read the folder ({error.strerror})") from error
-    ignored = _ignore_rules(root)
+    ignored = replace(rules or RootRules(), ignore_file=tuple(_ignore_lines(root)))
 
     def unreadable(error: OSError) -> None:
         if on_unreadable is not None and error.filename is not None:
@@ -94,13 +98,13 @@ def walk_folder(root: Path, on_unreadable: UnreadableFolder | None = None) -> It
             for name in subfolders
             if not name.startswith(".")
             and name not in SKIPPED_FOLDERS
-            and not ignored.match_file(f"{(relative / name).as_posix()}/")
+            and not ignored.skips_folder(f"{(relative / name).as_posix()}/")
         )
         for name in sorted(files):
             path = Path(folder, name)
             if name.startswith(".") or not is_indexable(path):
                 continue
-            if ignored.match_file((relative / name).as_posix()):
+            if ignored.skips_file((relative / name).as_posix()):
                 continue
             try:
                 stat = path.stat()
@@ -144,10 +148,9 @@ def _reader_failure(path: Path, error: Exception) -> str:
     return f"the {kind} reader hit {what} ({type(error).__name__}{': ' + detail if detail else ''})"
 
 
-def _ignore_rules(root: Path) -> pathspec.GitIgnoreSpec:
+def _ignore_lines(root: Path) -> list[str]:
     rules = root / IGNORE_FILE
-    lines = rules.read_text(encoding="utf-8").splitlines() if rules.is_file() else []
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return rules.read_text(encoding="utf-8").splitlines() if rules.is_file() else []
 
 
 def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Document:
@@ -159,9 +162,13 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
     `max_bytes` are read, whatever its size became.
     """
     data = _read_bounded(source.path, max_bytes)
-    reader = READERS[source.path.suffix.lower()]
+    suffix = source.path.suffix.lower()
     try:
-        text = reader(data)
+        if suffix in LAYOUT_READERS:
+            text, layout = LAYOUT_READERS[suffix](data)
+        else:
+            text = READERS[suffix](data)
+            layout = text_layout(text, text_kind(source.path.name))
     except UnreadableFile:
         raise
     except Exception as error:  # a reader's bug or an unsupported feature: this file only
@@ -172,4 +179,5 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
         size=len(data),
         mtime_ns=source.mtime_ns,
         sha256=hashlib.sha256(data).hexdigest(),
+        layout=layout,
     )

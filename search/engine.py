@@ -9,18 +9,22 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
+from indexer.sources import path_text
 from indexer.spaces import Space
-from indexer.store.base import Snapshot, Store, Target, open_reader, open_store
+from indexer.store.base import Snapshot, Store, StoredChunk, Target, open_reader, open_store
+from indexer.store.filters import SearchFilter, make_filter
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.batching import QueryBatcher
 from search.documents import DocumentText, load_document
 from search.fusion import FUSION_DEPTH, Fusion, hybrid_fusion
 from search.limits import check_document_id, check_k, check_query
+from search.locations import fill_locations
 from search.modes import DEFAULT_MODE, Mode
 from search.snippets import make_snippet
 
@@ -46,6 +50,14 @@ class Hit:
     found_by: dict[str, int] = field(default_factory=dict)
     highlights: list[tuple[int, int]] = field(default_factory=list)
     host: str = ""  # the machine that indexed the file (PostgreSQL indexes; "" when local)
+    line: int | None = None  # 1-based line of the chunk's start in the file
+    end_line: int | None = None  # 1-based line of its last character
+    heading: str | None = None  # the nearest heading before it (Markdown, rST, HTML)
+    page: int | None = None  # the PDF page it starts on
+    # The raw cosine of query and chunk in the contextual space (None where not known:
+    # static and lexical mode without `min_similarity`): comparable across queries,
+    # unlike `score`.
+    similarity: float | None = None
 
     def to_dict(self) -> dict:
         """The hit as plain JSON-ready values."""
@@ -64,10 +76,12 @@ class SearchResponse:
     # glove (all without torch) or torch; and why torch, when it had to stand in
     query_encoder: dict[str, str] = field(default_factory=dict)
     query_encoder_note: str = ""
+    filters: dict[str, list[str]] | None = None  # the filters asked for, if any
+    min_similarity: float | None = None
 
     def to_dict(self) -> dict:
         """The response as the JSON object `ctxsearch query --json` prints."""
-        return {
+        shown = {
             "query": self.query,
             "mode": self.mode,
             "results": [hit.to_dict() for hit in self.results],
@@ -75,6 +89,11 @@ class SearchResponse:
             "query_encoder": self.query_encoder,
             "query_encoder_note": self.query_encoder_note,
         }
+        if self.filters is not None:
+            shown["filters"] = self.filters
+        if self.min_similarity is not None:
+            shown["min_similarity"] = self.min_similarity
+        return shown
 
 
 @dataclass
@@ -84,6 +103,19 @@ class _Candidates:
     ranked: list[tuple[int, float]]
     found_by: dict[int, dict[str, int]]
     exhausted: bool
+    similarities: dict[int, float]
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What one search asks for besides its text and vectors."""
+
+    k: int
+    mode: Mode
+    all_chunks: bool
+    fusion: _FusionChoice
+    where: SearchFilter | None
+    min_similarity: float | None
 
 
 class Searcher:
@@ -223,6 +255,10 @@ class Searcher:
         all_chunks: bool = False,
         space: str | None = None,
         dense_weight: float | None = None,
+        under: str | Path | list[str | Path] | None = None,
+        path: str | list[str] | None = None,
+        file_type: str | list[str] | None = None,
+        min_similarity: float | None = None,
     ) -> SearchResponse:
         """The `k` best hits for `query`: one per document unless `all_chunks` is set.
 
@@ -230,29 +266,42 @@ class Searcher:
         `contextual`, `static` or `lexical`; `space` is an older name for `mode`.
         `dense_weight` (0 to 1, hybrid only) fixes the contextual side's share of the
         fused score instead of the per-query weighting.
+        `under` (absolute folders or files), `path` (globs such as `*.md`) and
+        `file_type` (`md`, `rst`, `txt`, `html`, `pdf`, `code` or an extension) limit
+        the search to those documents, inside every space searched (see
+        `indexer.store.filters`): `k` hits come back whenever that many match.
+        `min_similarity` (-1 to 1) drops hits whose contextual cosine (`Hit.similarity`)
+        is below it.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.limits`.
         """
         chosen, k = _check_query(query, k, space or mode, all_chunks)
         _check_dense_weight(dense_weight, chosen)
+        _check_min_similarity(min_similarity)
+        where = _filter(under, path, file_type)
         self._check_open()
         timings = {"model_load_seconds": 0.0}
+        # The contextual vector gives every hit its similarity; static and lexical mode
+        # (the fast ones) encode it only when asked to drop weak hits.
+        wanted = set(chosen.vector_spaces)
+        if min_similarity is not None:
+            wanted.add(Space.CONTEXTUAL)
+        encoded = sorted(wanted, key=lambda item: item.value)
         started = time.perf_counter()
-        with self._lock:  # load the encoders this mode needs, once
-            for space in chosen.vector_spaces:
+        with self._lock:  # load the encoders this search needs, once
+            for space in encoded:
                 self._encoder(space.value)
-            kinds = {space.value: self.encoder_kinds[space.value] for space in chosen.vector_spaces}
+            kinds = {space.value: self.encoder_kinds[space.value] for space in encoded}
             note = self.encoder_note if "torch" in kinds.values() else ""
         timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
-        vectors = {
-            space: self._batcher.encode(space.value, query) for space in chosen.vector_spaces
-        }
+        vectors = {space: self._batcher.encode(space.value, query) for space in encoded}
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
-        with self.store.snapshot([space.value for space in chosen.vector_spaces]) as snapshot:
+        with self.store.snapshot([space.value for space in encoded]) as snapshot:
             fusion = _FusionChoice(self.fusion, self.fusion_depth, dense_weight)
-            hits = _hits(snapshot, query, vectors, k, chosen, all_chunks, fusion)
+            asked = _Query(k, chosen, all_chunks, fusion, where or None, min_similarity)
+            hits = _hits(snapshot, query, vectors, asked)
         timings["search_seconds"] = round(time.perf_counter() - started, 4)
         return SearchResponse(
             query=query,
@@ -261,6 +310,8 @@ class Searcher:
             timings=timings,
             query_encoder=kinds,
             query_encoder_note=note,
+            filters=where.to_dict() if where else None,
+            min_similarity=min_similarity,
         )
 
     def document(self, document_id: int) -> DocumentText:
@@ -282,21 +333,19 @@ class _FusionChoice:
 
 
 def _candidates(
-    snapshot: Snapshot,
-    query: str,
-    vectors: dict[Space, np.ndarray],
-    mode: Mode,
-    depth: int,
-    fusion: _FusionChoice,
+    snapshot: Snapshot, query: str, vectors: dict[Space, np.ndarray], asked: _Query, depth: int
 ) -> _Candidates:
     lists: dict[str, list[tuple[int, float]]] = {}
     exhausted = True
+    mode, fusion, where = asked.mode, asked.fusion, asked.where
     depth = max(depth, fusion.depth) if mode is Mode.HYBRID else depth
-    for space, vector in vectors.items():
-        lists[space.value] = snapshot.vector_search(space.value, vector, depth)[0]
-        exhausted = exhausted and depth >= snapshot.space_size(space.value)
+    searched = [space for space in vectors if space in mode.spaces]
+    size = snapshot.chunk_count(where) if where else None
+    for space in searched:
+        lists[space.value] = snapshot.vector_search(space.value, vectors[space], depth, where)[0]
+        exhausted = exhausted and depth >= (size if where else snapshot.space_size(space.value))
     if Space.LEXICAL in mode.spaces:
-        lists[Space.LEXICAL.value] = snapshot.lexical_search(query, depth)
+        lists[Space.LEXICAL.value] = snapshot.lexical_search(query, depth, where)
         exhausted = exhausted and len(lists[Space.LEXICAL.value]) < depth
     found_by: dict[int, dict[str, int]] = {}
     for space, ranked in lists.items():
@@ -308,56 +357,113 @@ def _candidates(
         )
     else:
         fused = lists[mode.value]
-    return _Candidates(fused, found_by, exhausted)
+    similarities = dict(lists.get(Space.CONTEXTUAL.value, []))
+    if Space.CONTEXTUAL in vectors:
+        unknown = [chunk_id for chunk_id, _ in fused if chunk_id not in similarities]
+        if unknown:
+            contextual = vectors[Space.CONTEXTUAL][0]
+            similarities |= snapshot.similarities(Space.CONTEXTUAL.value, contextual, unknown)
+    if asked.min_similarity is not None and Space.CONTEXTUAL.value in lists:
+        # The contextual list is in cosine order: once its last entry is below the bar,
+        # every chunk that clears it has been seen, however deep the other lists go.
+        dense = lists[Space.CONTEXTUAL.value]
+        exhausted = exhausted or (bool(dense) and dense[-1][1] < asked.min_similarity)
+    return _Candidates(fused, found_by, exhausted, similarities)
 
 
 def _hits(
-    snapshot: Snapshot,
-    query: str,
-    vectors: dict[Space, np.ndarray],
-    k: int,
-    mode: Mode,
-    all_chunks: bool,
-    fusion: _FusionChoice,
+    snapshot: Snapshot, query: str, vectors: dict[Space, np.ndarray], asked: _Query
 ) -> list[Hit]:
-    """The best `k` hits, searching deeper while documents repeat and more is left."""
+    """The best `k` hits, searching deeper while documents repeat, hits fall below the
+    similarity asked for, and more is left."""
     terms = query_terms(query)
-    depth = k if all_chunks else k * 4
+    k = asked.k
+    depth = k if asked.all_chunks else k * 4
     while True:
-        candidates = _candidates(snapshot, query, vectors, mode, depth, fusion)
+        candidates = _candidates(snapshot, query, vectors, asked, depth)
         chunks = snapshot.chunks(chunk_id for chunk_id, _ in candidates.ranked)
-        hits: list[Hit] = []
+        chosen: list[tuple[StoredChunk, float]] = []
         seen_documents: set[int] = set()
         for chunk_id, score in candidates.ranked:
             chunk = chunks.get(chunk_id)
             if chunk is None:  # only if the store is inconsistent (`ctxsearch verify`)
                 continue
-            if not all_chunks and chunk.document_id in seen_documents:
+            similarity = candidates.similarities.get(chunk_id)
+            if asked.min_similarity is not None and (
+                similarity is None or similarity < asked.min_similarity
+            ):
+                continue
+            if not asked.all_chunks and chunk.document_id in seen_documents:
                 continue
             seen_documents.add(chunk.document_id)
-            snippet = make_snippet(chunk.text, terms)
-            hits.append(
-                Hit(
-                    rank=len(hits) + 1,
-                    score=round(score, 6),
-                    path=chunk.path,
-                    start=chunk.start,
-                    end=chunk.end,
-                    snippet=snippet.text,
-                    chunk_id=chunk.id,
-                    document_id=chunk.document_id,
-                    ordinal=chunk.ordinal,
-                    space=mode.value,
-                    found_by=candidates.found_by.get(chunk_id, {}),
-                    highlights=snippet.highlights,
-                    host=chunk.host,
-                )
-            )
-            if len(hits) == k:
-                return hits
-        if candidates.exhausted:
-            return hits
+            chosen.append((chunk, score))
+            if len(chosen) == k:
+                break
+        if len(chosen) == k or candidates.exhausted:
+            return _hydrate(snapshot, chosen, candidates, terms, asked.mode)
         depth *= 4
+
+
+def _hydrate(
+    snapshot: Snapshot,
+    chosen: list[tuple[StoredChunk, float]],
+    candidates: _Candidates,
+    terms: list[str],
+    mode: Mode,
+) -> list[Hit]:
+    located = fill_locations(snapshot, [chunk for chunk, _ in chosen])
+    hits = []
+    for rank, (stored, score) in enumerate(chosen, start=1):
+        chunk = located[stored.id]
+        snippet = make_snippet(chunk.text, terms)
+        similarity = candidates.similarities.get(chunk.id)
+        hits.append(
+            Hit(
+                rank=rank,
+                score=round(score, 6),
+                path=chunk.path,
+                start=chunk.start,
+                end=chunk.end,
+                snippet=snippet.text,
+                chunk_id=chunk.id,
+                document_id=chunk.document_id,
+                ordinal=chunk.ordinal,
+                space=mode.value,
+                found_by=candidates.found_by.get(chunk.id, {}),
+                highlights=snippet.highlights,
+                host=chunk.host,
+                line=chunk.line,
+                end_line=chunk.end_line,
+                heading=chunk.heading,
+                page=chunk.page,
+                similarity=None if similarity is None else round(similarity, 6),
+            )
+        )
+    return hits
+
+
+def _filter(
+    under: str | Path | list[str | Path] | None,
+    path: str | list[str] | None,
+    file_type: str | list[str] | None,
+) -> SearchFilter:
+    if isinstance(under, (str, Path)):
+        under = [under]
+    folders = None
+    if under is not None:
+        if not isinstance(under, (list, tuple)):
+            raise InvalidQuery(f"under must be a path or a list of paths, not {under!r}")
+        folders = [path_text(Path(item)) if isinstance(item, Path) else item for item in under]
+    return make_filter(folders, path, file_type)
+
+
+def _check_min_similarity(value: float | None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise InvalidQuery(f"the minimum similarity must be a number, not {value!r}")
+    if not -1.0 <= value <= 1.0:
+        raise InvalidQuery(f"the minimum similarity must be between -1 and 1, not {value}")
 
 
 def _check_dense_weight(dense_weight: float | None, mode: Mode) -> None:

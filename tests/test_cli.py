@@ -84,8 +84,46 @@ def test_query_static_space_and_human_table(runner, sample_index):
     )
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["#", "score", "chars", "document"]
+    assert lines[0].split() == ["#", "score", "sim", "location"]
     assert lines[1].split()[0] == "1" and "construction/" in result.stdout
+    location = next(word for word in lines[1].split() if "construction/" in word)
+    assert location.rsplit(":", 1)[1].isdigit()  # path:line (no sim: static mode)
+
+
+def test_query_vimgrep_lines_open_at_the_hit(runner, sample_index):
+    result = invoke(
+        runner, "query", "apple pie filling", "--index", sample_index, "--format", "vimgrep"
+    )
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 10
+    for line in lines:
+        path, number, column, text = line.split(":", 3)
+        assert (ROOT / path).is_file() and int(number) >= 1 and column == "1" and text
+    pie = next(line for line in lines if "apple-pie.txt" in line)
+    path, number, _column, text = pie.split(":", 3)
+    source = (ROOT / path).read_text().splitlines()
+    assert source[int(number) - 1].split()[0] in text  # the hit's first words are there
+
+
+def test_query_filters_and_min_similarity_on_the_command_line(runner, sample_index, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    args = ["query", "bank", "--index", sample_index, "-k", "5", "--json"]
+    result = invoke(runner, *args, "--under", "sample_corpus/finance", "--type", "md")
+    hits = json.loads(result.stdout)["results"]
+    assert len(hits) == 3  # the finance folder holds three Markdown files
+    assert all("/sample_corpus/finance/" in hit["path"] for hit in hits)
+    assert all(hit["path"].endswith(".md") and hit["similarity"] > 0 for hit in hits)
+    weak = ["query", "kubernetes pod autoscaling manifest", "--index", sample_index]
+    shown = json.loads(invoke(runner, *weak, "--json").stdout)["results"]
+    assert shown and max(hit["similarity"] for hit in shown) < 0.3
+    dropped = invoke(runner, *weak, "--min-similarity", "0.3")
+    assert dropped.exit_code == 0 and dropped.stdout.startswith("No results")
+    strong = json.loads(
+        invoke(runner, "query", "tower cranes", "--index", sample_index, "--json",
+               "--min-similarity", "0.3", "--mode", "lexical").stdout
+    )["results"]  # fmt: skip
+    assert strong and all(hit["similarity"] >= 0.3 for hit in strong)
 
 
 def test_default_index_comes_from_the_environment(runner, tmp_path, notes):

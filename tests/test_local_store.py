@@ -120,7 +120,11 @@ def test_later_migrations_keep_the_rows_of_an_0001_database(tmp_path):
         connection.execute(text("INSERT INTO documents VALUES (1, '/a.txt', 1, 1, 'x', 0)"))
         connection.execute(text("INSERT INTO chunks VALUES (7, 1, 0, 0, 5, 'otters swim')"))
     with engine.begin() as connection:
-        assert migrate(connection) == ["0002_lexical_space", "0003_hosts_and_roots"]
+        assert migrate(connection) == [
+            "0002_lexical_space",
+            "0003_hosts_and_roots",
+            "0004_locations_and_root_rules",
+        ]
         from indexer.store.local.fts import bm25_search
 
         assert bm25_search(connection, "otter", 5)[0][0] == 7

@@ -439,3 +439,17 @@ def test_answers_go_out_without_waiting_for_nagle():
     proto, nodelay = asyncio.run(accepted_options())
     assert proto == socket.IPPROTO_TCP
     assert nodelay != 0
+
+
+def test_search_filters_and_min_similarity_by_query_string_and_body(sample_server):
+    finance = str(SAMPLE_CORPUS / "finance")
+    params = [("q", "bank"), ("k", "5"), ("under", finance), ("type", "md"), ("type", "html")]
+    got = httpx.get(f"{sample_server.url}/search", params=params).json()
+    assert len(got["results"]) == 4 and got["filters"]["type"] == ["md", "html"]
+    assert all(hit["path"].startswith(finance + "/") for hit in got["results"])
+    body = {"q": "bank", "k": 5, "under": finance, "path": "*.txt", "min_similarity": 0.1}
+    posted = httpx.post(f"{sample_server.url}/search", json=body).json()
+    assert [Path(hit["path"]).name for hit in posted["results"]] == ["mortgage-basics.txt"]
+    assert posted["results"][0]["similarity"] >= 0.1 and posted["min_similarity"] == 0.1
+    relative = httpx.get(f"{sample_server.url}/search", params={"q": "bank", "under": "x"})
+    assert relative.status_code == 422 and "absolute" in relative.json()["detail"]

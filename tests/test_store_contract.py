@@ -319,3 +319,32 @@ def test_an_hnsw_structure_finds_what_exact_search_finds_and_can_be_dropped(any_
             hits = snapshot.vector_search("contextual", unit(2)[None, :], 10)[0]
         assert {chunk_id for chunk_id, score in hits if score > 0.99} == exact, structure
     store.close()
+
+
+def test_filtered_searches_find_k_allowed_chunks_in_every_structure(any_index):
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        documents = [
+            new_document(f"/docs/{'Far' if n < 12 else 'near'}/{n:02d}.txt", [f"otter {n}"], n)
+            for n in range(40)
+        ]
+        change.add_documents(documents)
+    far = make_filter(under=["/docs/Far"])
+    lower = make_filter(under=["/docs/far"])  # paths compare case-sensitively
+    for structure in ("hnsw", "flat"):
+        with store.writer(), store.change() as change:
+            change.set_index_type(structure)
+        with store.snapshot() as snapshot:
+            query = unit(1)[None, :]
+            hits = snapshot.vector_search("contextual", query, 12, far)[0]
+            chunks = snapshot.chunks(chunk_id for chunk_id, _ in hits)
+            assert len(hits) == 12 and all("/docs/Far/" in c.path for c in chunks.values())
+            assert snapshot.vector_search("contextual", query, 12, lower)[0] == []
+            assert snapshot.chunk_count(far) == 12 and snapshot.chunk_count() == 40
+            lexical = snapshot.lexical_search("otter", 40, far)
+            assert len(lexical) == 12 and {i for i, _ in lexical} == {i for i, _ in hits}
+            cosines = snapshot.similarities("contextual", unit(1), [i for i, _ in hits])
+            assert cosines == pytest.approx(dict(hits))
+    store.close()

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # kept cheap to import: `ctxsearch info` and `--help` use thi
 
     from indexer.chunking import Chunk
     from indexer.sources import Document
+    from indexer.store.filters import SearchFilter
     from indexer.store.manifest import Manifest
 
 # What `open_store` accepts: a folder (str or Path) or a database URL.
@@ -63,6 +64,10 @@ class StoredChunk:
     end: int
     text: str
     host: str = ""
+    line: int | None = None  # 1-based, in the file (see `indexer.layout`)
+    end_line: int | None = None
+    heading: str | None = None
+    page: int | None = None
 
 
 @dataclass(frozen=True)
@@ -114,8 +119,18 @@ class Change(Protocol):
         """Record the precision (fp32 or bf16) chunks are encoded in from this change on."""
         ...
 
-    def record_root(self, root: Path) -> None:
-        """Remember that `root` was indexed as a root of its own."""
+    def move_document(self, document_id: int, path: Path, mtime_ns: int) -> None:
+        """Give a document whose file moved (same content) its new path and mtime."""
+        ...
+
+    def record_root(self, root: Path, rules: str | None = None) -> None:
+        """Remember that `root` was indexed as a root of its own, and the --exclude and
+        --include rules of its runs (JSON, see `indexer.rules`) when given."""
+        ...
+
+    def remove_path(self, path: Path) -> tuple[int, int, int]:
+        """Remove this host's documents at `path` (a file) or under it (a folder) from
+        every space and forget the roots there; (documents, chunks, roots) removed."""
         ...
 
 
@@ -124,16 +139,28 @@ class Snapshot(Protocol):
 
     manifest: Manifest
 
-    def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
-        """The `k` nearest chunks of each query row in a vector space (cosine, best first)."""
+    def vector_search(
+        self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
+    ) -> list[Ranked]:
+        """The `k` nearest chunks of each query row in a vector space (cosine, best first),
+        among the chunks of the documents `where` allows (searched inside the space)."""
+        ...
+
+    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """The cosine of one query vector with each of these chunks' vectors in a space."""
+        ...
+
+    def chunk_count(self, where: SearchFilter | None = None) -> int:
+        """How many chunks there are, or how many `where` allows."""
         ...
 
     def space_size(self, space: str) -> int:
         """How many vectors a space holds."""
         ...
 
-    def lexical_search(self, query: str, k: int) -> Ranked:
-        """The best `k` chunks by full-text relevance (higher is better)."""
+    def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
+        """The best `k` chunks by full-text relevance (higher is better), among those of
+        the documents `where` allows."""
         ...
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
@@ -170,6 +197,10 @@ class Store(Protocol):
 
     def roots_under(self, root: Path) -> list[str]:
         """The roots indexed on their own strictly under `root` (this host's)."""
+        ...
+
+    def root_rules(self, root: Path) -> str | None:
+        """The rules (JSON) remembered for this host's root `root`, or None."""
         ...
 
     def change(self) -> AbstractContextManager[Change]:

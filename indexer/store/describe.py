@@ -2,12 +2,45 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
 from indexer.store.index_types import structure_for
 from indexer.store.manifest import Manifest
+
+OUTSIDE_ROOTS = "(no root)"
+
+
+def folders(
+    roots: Iterable[tuple[str, str]], documents: Iterable[tuple[str, str, int]]
+) -> list[dict[str, Any]]:
+    """Each root (`host`, `path`) with the documents and chunks that belong to it.
+
+    `documents` are (host, path, chunks). A document belongs to the deepest root of its
+    host that holds it (a root indexed on its own keeps its documents from a parent);
+    documents under no root (an index from before roots were recorded) are counted
+    under `(no root)`.
+    """
+    counted: dict[tuple[str, str], list[int]] = {key: [0, 0] for key in sorted(set(roots))}
+    prefixes: dict[str, list[tuple[str, str]]] = {}
+    for host, path in counted:
+        prefixes.setdefault(host, []).append(((path.rstrip("/") + "/"), path))
+    for host in prefixes:
+        prefixes[host].sort(key=lambda item: -len(item[0]))  # deepest first
+    for host, path, chunks in documents:
+        owner = next(
+            (root for prefix, root in prefixes.get(host, []) if path.startswith(prefix)), None
+        )
+        key = (host, owner) if owner is not None else ("", OUTSIDE_ROOTS)
+        counts = counted.setdefault(key, [0, 0])
+        counts[0] += 1
+        counts[1] += chunks
+    return [
+        {"root": f"{host}:{path}" if host else path, "documents": n, "chunks": c}
+        for (host, path), (n, c) in counted.items()
+    ]
 
 
 def description(
@@ -17,6 +50,7 @@ def description(
     counts: dict[str, int],
     roots: list[str],
     sizes: dict[str, int | None],
+    folder_counts: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """`info --json`: where the index is, what it holds, how it was built, what it takes."""
     return {
@@ -24,6 +58,7 @@ def description(
         "backend": backend,
         **counts,
         "roots": roots,
+        "folders": folder_counts or [],
         "vector_structure": structure_for(manifest.index_type, counts["chunks"]),
         "manifest": {
             **asdict(manifest),

@@ -97,10 +97,27 @@ def _m0003_hosts_and_roots(connection: Connection) -> None:
     )
 
 
+def _m0004_locations_and_root_rules(connection: Connection) -> None:
+    """Where each chunk sits in its file (lines, heading, PDF page; NULL in rows from
+    before, which hydration fills from the stored text where it can); and the
+    --exclude/--include patterns remembered for each root (JSON, NULL: none)."""
+    _run(
+        connection,
+        [
+            "ALTER TABLE chunks ADD COLUMN line INTEGER",
+            "ALTER TABLE chunks ADD COLUMN end_line INTEGER",
+            "ALTER TABLE chunks ADD COLUMN heading TEXT",
+            "ALTER TABLE chunks ADD COLUMN page INTEGER",
+            "ALTER TABLE roots ADD COLUMN rules TEXT",
+        ],
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
     ("0003_hosts_and_roots", _m0003_hosts_and_roots),
+    ("0004_locations_and_root_rules", _m0004_locations_and_root_rules),
 ]
 
 

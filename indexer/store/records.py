@@ -65,6 +65,43 @@ def all_roots(session: Session) -> list[str]:
     return [f"{host}:{path}" if host else path for host, path in rows]
 
 
+def folder_counts(session: Session) -> list[dict]:
+    """Each root with the documents and chunks that belong to it (see `describe.folders`)."""
+    from indexer.store.describe import folders
+
+    chunk_counts = (
+        select(DocumentRow.host, DocumentRow.path, func.count(ChunkRow.id))
+        .outerjoin(ChunkRow, ChunkRow.document_id == DocumentRow.id)
+        .group_by(DocumentRow.id)
+    )
+    roots = session.execute(select(RootRow.host, RootRow.path)).all()
+    return folders(
+        [(h, p) for h, p in roots], [(h, p, int(n)) for h, p, n in session.execute(chunk_counts)]
+    )
+
+
+def documents_at(session: Session, host: str, path: Path | str) -> list[int]:
+    """The ids of the host's documents at `path` (a file) or under it (a folder)."""
+    text = path_text(path).rstrip("/") or "/"
+    query = select(DocumentRow.id).where(
+        DocumentRow.host == host,
+        (DocumentRow.path == text) | _under(DocumentRow.path, folder_prefix(text)),
+    )
+    return list(session.scalars(query))
+
+
+def forget_roots(session: Session, host: str, path: Path | str) -> int:
+    """Delete the host's roots at or under `path`; return how many."""
+    text = path_text(path).rstrip("/") or "/"
+    result = session.execute(
+        delete(RootRow).where(
+            RootRow.host == host,
+            (RootRow.path == text) | _under(RootRow.path, folder_prefix(text)),
+        )
+    )
+    return int(result.rowcount or 0)
+
+
 def documents_under(session: Session, host: str, root: Path | str) -> dict[str, StoredDocument]:
     """The host's documents under `root`, by path, but those under roots nested in it."""
     nested = [folder_prefix(path) for path in roots_under(session, host, root)]
@@ -79,15 +116,25 @@ def documents_under(session: Session, host: str, root: Path | str) -> dict[str, 
     return found
 
 
-def record_root(session: Session, host: str, root: Path | str) -> bool:
-    """Remember `root` as indexed on its own; say if it is new (its time is kept fresh)."""
+def record_root(session: Session, host: str, root: Path | str, rules: str | None = None) -> bool:
+    """Remember `root` as indexed on its own, with its runs' rules (JSON) when given; say
+    if anything was new (its time is kept fresh)."""
     path = path_text(root).rstrip("/") or "/"
     row = session.scalar(select(RootRow).where(RootRow.host == host, RootRow.path == path))
     if row is not None:
         row.indexed_at = time.time()
+        if rules is not None and rules != row.rules:
+            row.rules = rules
+            return True
         return False
-    session.add(RootRow(host=host, path=path, indexed_at=time.time()))
+    session.add(RootRow(host=host, path=path, indexed_at=time.time(), rules=rules))
     return True
+
+
+def root_rules(session: Session, host: str, root: Path | str) -> str | None:
+    """The rules (JSON) remembered for a root, or None."""
+    path = path_text(root).rstrip("/") or "/"
+    return session.scalar(select(RootRow.rules).where(RootRow.host == host, RootRow.path == path))
 
 
 def add_documents(
@@ -106,8 +153,12 @@ def add_documents(
             indexed_at=now,
         )
         row.chunks = [
-            ChunkRow(ordinal=c.ordinal, start=c.start, end=c.end, text=c.text) for c in chunks
-        ]
+            ChunkRow(
+                ordinal=c.ordinal, start=c.start, end=c.end, text=c.text,
+                line=c.line, end_line=c.end_line, heading=c.heading, page=c.page,
+            )
+            for c in chunks
+        ]  # fmt: skip
         rows.append(row)
     session.add_all(rows)
     session.flush()
@@ -127,6 +178,13 @@ def delete_documents(session: Session, document_ids: Iterable[int]) -> list[int]
 def touch_document(session: Session, document_id: int, mtime_ns: int) -> None:
     """Record a new modification time for a file whose content did not change."""
     session.get_one(DocumentRow, document_id).mtime_ns = mtime_ns
+
+
+def move_document(session: Session, document_id: int, path: Path | str, mtime_ns: int) -> None:
+    """Give a document a new path (a file moved or renamed, its content unchanged)."""
+    row = session.get_one(DocumentRow, document_id)
+    row.path = path_text(path)
+    row.mtime_ns = mtime_ns
 
 
 def chunk_ids(session: Session) -> set[int]:
@@ -150,11 +208,16 @@ def chunks(session: Session, ids: Iterable[int]) -> dict[int, StoredChunk]:
             .where(ChunkRow.id.in_(batch))
         )
         for chunk, path, host in session.execute(query):
-            found[chunk.id] = StoredChunk(
-                chunk.id, chunk.document_id, path, chunk.ordinal, chunk.start, chunk.end,
-                chunk.text, host,
-            )  # fmt: skip
+            found[chunk.id] = stored_chunk(chunk, path, host)
     return found
+
+
+def stored_chunk(chunk: ChunkRow, path: str, host: str) -> StoredChunk:
+    """A chunk row as the store hands it out."""
+    return StoredChunk(
+        chunk.id, chunk.document_id, path, chunk.ordinal, chunk.start, chunk.end, chunk.text,
+        host, chunk.line, chunk.end_line, chunk.heading, chunk.page,
+    )  # fmt: skip
 
 
 def document(session: Session, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
@@ -165,10 +228,7 @@ def document(session: Session, document_id: int) -> tuple[StoredDocument, list[S
     rows = session.scalars(
         select(ChunkRow).where(ChunkRow.document_id == document_id).order_by(ChunkRow.ordinal)
     )
-    found = [
-        StoredChunk(c.id, c.document_id, row.path, c.ordinal, c.start, c.end, c.text, row.host)
-        for c in rows
-    ]
+    found = [stored_chunk(c, row.path, row.host) for c in rows]
     return _stored_document(row), found
 
 

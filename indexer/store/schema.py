@@ -63,6 +63,10 @@ class ChunkRow(Base):
     start: Mapped[int]
     end: Mapped[int]
     text: Mapped[str] = mapped_column(Text)
+    line: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    end_line: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    heading: Mapped[str | None] = mapped_column(Text, nullable=True)
+    page: Mapped[int | None] = mapped_column(Integer, nullable=True)
     document: Mapped[DocumentRow] = relationship(back_populates="chunks")
 
 
@@ -76,6 +80,8 @@ class RootRow(Base):
     host: Mapped[str] = mapped_column(String, default="")
     path: Mapped[str] = mapped_column(String)
     indexed_at: Mapped[float]
+    # The --exclude/--include patterns of its runs, as JSON (see `indexer.rules`).
+    rules: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class MigrationRow(Base):

@@ -11,11 +11,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexer.store import records
 from indexer.store.base import NewDocument, StoredChunk, StoredDocument
+from indexer.store.filters import SearchFilter
 from indexer.store.manifest import Manifest
+from indexer.store.schema import ChunkRow, DocumentRow
 
 
 class RowChange:
@@ -51,10 +54,25 @@ class RowChange:
         records.touch_document(self.session, document_id, mtime_ns)
         self._changed()
 
-    def record_root(self, root: Path) -> None:
-        """Remember `root` as indexed on its own by this host."""
-        if records.record_root(self.session, self.host, root):
+    def move_document(self, document_id: int, path: Path, mtime_ns: int) -> None:
+        """Give an unchanged document its new path; its chunks and vectors stay as they are."""
+        records.move_document(self.session, document_id, path, mtime_ns)
+        self._changed()
+
+    def record_root(self, root: Path, rules: str | None = None) -> None:
+        """Remember `root` as indexed on its own by this host (with its rules, as JSON)."""
+        if records.record_root(self.session, self.host, root, rules):
             self._changed()
+
+    def remove_path(self, path: Path) -> tuple[int, int, int]:
+        """Remove this host's documents at `path` (a file) or under it (a folder) from
+        every space, and forget the roots there; (documents, chunks, roots) removed."""
+        document_ids = records.documents_at(self.session, self.host, path)
+        chunks = self.remove_documents(document_ids) if document_ids else 0  # type: ignore[attr-defined]
+        roots = records.forget_roots(self.session, self.host, path)
+        if roots:
+            self._changed()
+        return len(document_ids), chunks, roots
 
     def set_index_type(self, index_type: str) -> None:
         """Switch the vector structure (exact or HNSW) from this change on."""
@@ -75,6 +93,26 @@ class RowSnapshot:
     def __init__(self, session: Session, manifest: Manifest):
         self.session = session
         self.manifest = manifest
+        self._allowed: dict[SearchFilter, np.ndarray] = {}
+
+    def allowed_chunks(self, where: SearchFilter) -> np.ndarray:
+        """The ids of the chunks of the documents `where` allows (sorted; once per snapshot)."""
+        if where not in self._allowed:
+            dialect = self.session.get_bind().dialect.name
+            query = (
+                select(ChunkRow.id)
+                .join(DocumentRow, ChunkRow.document_id == DocumentRow.id)
+                .where(where.clause(dialect))
+                .order_by(ChunkRow.id)
+            )
+            self._allowed[where] = np.fromiter(self.session.scalars(query), np.int64)
+        return self._allowed[where]
+
+    def chunk_count(self, where: SearchFilter | None = None) -> int:
+        """How many chunks there are, or how many `where` allows."""
+        if not where:
+            return records.counts(self.session)["chunks"]
+        return len(self.allowed_chunks(where))
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids, with their documents' paths."""

@@ -18,6 +18,7 @@ from indexer.errors import (
     InvalidTarget,
     MissingDependency,
     ModelMismatch,
+    NotIndexed,
     SourceNotFound,
 )
 from search.paths import INDEX_ENV, default_index, index_target
@@ -33,6 +34,7 @@ _USAGE_ERRORS = (
     SourceNotFound,
     IndexNotFound,
     ModelMismatch,
+    NotIndexed,
 )
 EXIT_BUSY = 3
 # `index` finished, but some files could not be read (each is named on stderr).

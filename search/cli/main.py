@@ -16,6 +16,7 @@ import click
 
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
+from indexer.file_types import FILE_TYPES
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
@@ -119,6 +120,29 @@ def cli() -> None:
     "at the same retrieval quality, on a CPU with native bf16 (AVX-512 BF16, AMX); auto "
     "picks bf16 only there. Recorded in the manifest. [env: CTXSEARCH_PRECISION]",
 )
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Leave out files matching this gitignore-style pattern (relative to PATH); "
+    "repeatable; remembered for PATH (given again, replaces the remembered list).",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Index only files matching one of these patterns (they also bring back files "
+    "the default excludes leave out); repeatable; remembered like --exclude.",
+)
+@click.option(
+    "--default-excludes/--no-default-excludes",
+    default=None,
+    help="Leave out web assets: style sheets, source maps, minified files, JavaScript in "
+    "_static/ static/ assets/ js/, Sphinx _sources/ (default: on; remembered).",
+)
+@click.option(
+    "--forget-rules", is_flag=True, help="Drop PATH's remembered --exclude/--include first."
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
@@ -135,6 +159,10 @@ def index(
     ray_workers: int | None,
     ray_threads: int,
     precision: str,
+    exclude: tuple[str, ...],
+    include: tuple[str, ...],
+    default_excludes: bool | None,
+    forget_rules: bool,
     quiet: bool,
     wait: bool,
     as_json: bool,
@@ -153,6 +181,8 @@ def index(
       ctxsearch index ~/archive --index-type hnsw
       ctxsearch index ~/notes --index notes.idx --static model2vec
       ctxsearch index ~/notes --precision fp32
+      ctxsearch index docs/ --exclude 'release-notes.md' --exclude 'archive/'
+      ctxsearch index docs/ --include '*.md' --include '*.rst'
       ctxsearch index ~/archive --ray auto --json
       ctxsearch index ~/archive --ray 10.0.0.5:6379 --index postgresql+psycopg://me@db/search
     """
@@ -177,7 +207,15 @@ def index(
             ray_threads=ray_threads,
         )
         with redirect_stdout(ray_notes) if ray_address else nullcontext():
-            summary = indexer.index_folder(path, progress=bars, wait=wait)
+            summary = indexer.index_folder(
+                path,
+                progress=bars,
+                wait=wait,
+                exclude=exclude or None,
+                include=include or None,
+                default_excludes=default_excludes,
+                forget_rules=forget_rules,
+            )
     finally:
         bars.close()
         _sum_up_ray_notes(ray_notes.getvalue())
@@ -192,6 +230,14 @@ def index(
     if summary.query_export not in ("", "ready"):
         note = terminal_text(summary.query_export)
         click.echo(f"ctxsearch: queries will be encoded with torch (slower): {note}", err=True)
+    for large in summary.large_files:
+        share = large.chunks / summary.total_chunks if summary.total_chunks else 0.0
+        click.echo(
+            f"large {display_path(large.path)}: {large.characters / 1000:,.0f}k characters, "
+            f"{large.chunks} chunks ({share:.0%} of the index); if it swamps results, "
+            "leave it out with --exclude",
+            err=True,
+        )
     if not as_json:
         click.echo(
             f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
@@ -200,6 +246,17 @@ def index(
             f"encoded in {summary.seconds:.1f}s. The index holds {summary.total_documents} "
             f"documents, {summary.total_chunks} chunks."
         )
+        if summary.moved:
+            click.echo(
+                f"{summary.moved} moved or renamed (same content): kept without re-encoding."
+            )
+        rules = summary.rules
+        kept = [f"exclude {pattern}" for pattern in rules.get("exclude", [])]
+        kept += [f"include {pattern}" for pattern in rules.get("include", [])]
+        if not rules.get("default_excludes", True):
+            kept.append("no default excludes")
+        if kept:
+            click.echo(terminal_text("Rules remembered for this folder: " + ", ".join(kept) + "."))
     if summary.failed:
         raise click.exceptions.Exit(EXIT_PARTIAL)
 
@@ -227,6 +284,44 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
     )
 
 
+def filter_options(command):  # -> the command with --under, --path and --type
+    """The options that limit a search to some documents (applied inside the search)."""
+    options = [
+        click.option(
+            "--under",
+            multiple=True,
+            type=click.Path(path_type=Path),
+            help="Only documents in this folder (or this file); repeatable.",
+        ),
+        click.option(
+            "--path",
+            "path_glob",
+            multiple=True,
+            metavar="GLOB",
+            help="Only documents whose path matches the glob: '*.md' matches file names, "
+            "'tutorial/*.md' the end of the path (* crosses folders); repeatable.",
+        ),
+        click.option(
+            "--type",
+            "file_type",
+            multiple=True,
+            metavar="TYPE",
+            help=f"Only documents of this type: {', '.join(FILE_TYPES)} or an extension "
+            "such as .py; repeatable.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def under_paths(under: tuple[Path, ...]) -> list[str]:
+    """--under values as the absolute paths the index stores (symlinks resolved)."""
+    from indexer.sources import path_text
+
+    return [path_text(folder.expanduser().resolve()) for folder in under]
+
+
 @cli.command()
 @click.argument("text")
 @index_option
@@ -252,6 +347,23 @@ def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> clic
     f"the reference encoders. [env: {QUERY_ENCODER_ENV}]",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Say on stderr why torch stood in, if it did.")
+@filter_options
+@click.option(
+    "--min-similarity",
+    type=click.FloatRange(-1.0, 1.0),
+    default=None,
+    metavar="X",
+    help="Drop hits whose contextual cosine (the `sim` column) is below X, e.g. 0.3; "
+    "fewer than k hits, or none, may be left.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json", "vimgrep"]),
+    default=None,
+    help="table (default), json (as --json), or vimgrep: path:line:column:text, one hit "
+    "a line, for editors (vim -q, VS Code, Emacs grep mode).",
+)
 @json_option
 @translate_errors
 def query(
@@ -264,9 +376,18 @@ def query(
     dense_weight: float | None,
     query_encoder: str,
     verbose: bool,
+    under: tuple[Path, ...],
+    path_glob: tuple[str, ...],
+    file_type: tuple[str, ...],
+    min_similarity: float | None,
+    output_format: str | None,
     as_json: bool,
 ) -> None:
     """Search the index for TEXT, best match first.
+
+    \b
+    Each hit shows its score, its contextual similarity (sim: the raw cosine, which
+    says how close the best match really is), and path:line (page for PDFs).
 
     \b
     Examples:
@@ -275,31 +396,52 @@ def query(
       ctxsearch query "tower crane safety" --mode lexical --all-chunks
       ctxsearch query "error code E1234 in the pump manual" --dense-weight 0.2
       ctxsearch query "tower crane safety" --query-encoder torch --json
+      ctxsearch query "dependency injection" --under docs/tutorial --path '*.md' -k 10
+      ctxsearch query "regex lookbehind" --type html --min-similarity 0.3
+      vim -q <(ctxsearch query "path operations" --format vimgrep)
     """
     from search.engine import Searcher
 
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError("--json and --format " + output_format + " do not go together")
+    output_format = "json" if as_json else output_format or "table"
     with Searcher(target, query_encoder=query_encoder, one_shot=True) as searcher:
         response = searcher.search(
-            text, k=k, mode=space or mode, all_chunks=all_chunks, dense_weight=dense_weight
+            text,
+            k=k,
+            mode=space or mode,
+            all_chunks=all_chunks,
+            dense_weight=dense_weight,
+            under=under_paths(under) or None,
+            path=list(path_glob) or None,
+            file_type=list(file_type) or None,
+            min_similarity=min_similarity,
         )
     if verbose and response.query_encoder_note:
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
-    if as_json:
+    if output_format == "json":
         echo_json(response.to_dict())
         return
-    if not response.results:
-        click.echo("No results.")
+    if output_format == "vimgrep":
+        for hit in response.results:
+            click.echo(vimgrep_line(hit))
         return
-    click.echo(f"{'#':>3}  {'score':>6}  {'chars':>11}  document")
+    if not response.results:
+        weak = f" at or above --min-similarity {min_similarity}" if min_similarity else ""
+        click.echo(f"No results{weak}.")
+        return
+    click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  location")
     for hit in response.results:
-        chars = f"{hit.start}-{hit.end}"
         found = ", ".join(f"{name} #{rank}" for name, rank in hit.found_by.items())
+        similarity = "" if hit.similarity is None else f"{hit.similarity:.2f}"
         click.echo(
-            f"{hit.rank:>3}  {hit.score:6.3f}  {chars:>11}  "
-            + click.style(display_path(hit.path), bold=True)
+            f"{hit.rank:>3}  {hit.score:6.3f}  {similarity:>5}  "
+            + click.style(hit_location(hit), bold=True)
             + (f"  ({found})" if found else "")
         )
-        click.echo(f"{'':>26}" + highlighted(hit.snippet, hit.highlights))
+        if hit.heading:
+            click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
+        click.echo(f"{'':>20}" + highlighted(hit.snippet, hit.highlights))
     timings = response.timings
     encoders = "".join(f", {kind}" for kind in dict.fromkeys(response.query_encoder.values()))
     click.echo(
@@ -308,6 +450,25 @@ def query(
         f"search {timings['search_seconds'] * 1000:.0f} ms)",
         err=True,
     )
+
+
+def hit_location(hit) -> str:  # hit: search.engine.Hit
+    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known)."""
+    shown = display_path(hit.path)
+    if hit.line is not None:
+        return f"{shown}:{hit.line}"
+    if hit.page is not None:
+        return f"{shown} (page {hit.page})"
+    return shown
+
+
+def vimgrep_line(hit) -> str:  # hit: search.engine.Hit
+    """path:line:column:text, the format of `vim -q` and ripgrep's --vimgrep (line 1 for
+    a PDF, whose page goes in front of the text)."""
+    text = " ".join(hit.snippet.split())
+    if hit.page is not None:
+        text = f"[page {hit.page}] {text}"
+    return f"{display_path(hit.path)}:{hit.line or 1}:1:{terminal_text(text)}"
 
 
 def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:
@@ -378,12 +539,85 @@ def info(target: Target, as_json: bool) -> None:
         echo_json(description)
         return
     for key, value in description.items():
-        if isinstance(value, dict):
+        if key == "folders":
+            click.echo("folders:")
+            for folder in value:
+                click.echo(
+                    terminal_text(
+                        f"  {folder['root']}: {folder['documents']} documents, "
+                        f"{folder['chunks']} chunks"
+                    )
+                )
+        elif isinstance(value, dict):
             click.echo(f"{key}:")
             for name, item in value.items():
                 click.echo(terminal_text(f"  {name}: {item}"))
         else:
             click.echo(terminal_text(f"{key}: {value}"))
+
+
+@cli.command(name="ls")
+@index_option
+@json_option
+@translate_errors
+def list_roots(target: Target, as_json: bool) -> None:
+    """List the folders indexed (roots) with their documents and chunks (loads no model).
+
+    \b
+    A folder indexed inside another one that was indexed on its own counts for itself.
+    Documents from before roots were recorded show under (no root).
+
+    \b
+    Examples:
+      ctxsearch ls
+      ctxsearch ls --index /tmp/ix --json
+    """
+    from indexer.store.base import describe_store
+
+    folders = describe_store(target)["folders"]
+    if as_json:
+        echo_json(folders)
+        return
+    if not folders:
+        click.echo("The index holds no folders.")
+        return
+    click.echo(f"{'documents':>9}  {'chunks':>7}  root")
+    for folder in folders:
+        click.echo(
+            f"{folder['documents']:>9,}  {folder['chunks']:>7,}  " + terminal_text(folder["root"])
+        )
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@index_option
+@click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
+@json_option
+@translate_errors
+def remove(path: Path, target: Target, wait: bool, as_json: bool) -> None:
+    """Remove the documents of a folder or a file (PATH) from the index.
+
+    \b
+    Every space loses them in one atomic run; a root at or under PATH is forgotten
+    with its remembered --exclude/--include. PATH need not exist on disk any more.
+
+    \b
+    Examples:
+      ctxsearch remove ~/notes/old-project
+      ctxsearch remove docs/changelog.md --index docs.idx --json
+    """
+    from indexer.removal import remove_path
+
+    result = remove_path(target, path, wait=wait)
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(
+        f"removed {result['removed_documents']} documents ({result['removed_chunks']} chunks)"
+        f" and {result['removed_roots']} roots under {display_path(str(result['path']))}. "
+        f"The index holds {result['total_documents']} documents, "
+        f"{result['total_chunks']} chunks."
+    )
 
 
 @cli.command()

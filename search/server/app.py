@@ -65,6 +65,12 @@ _DENSE_WEIGHT = (
 )
 
 
+_UNDER = "Only documents in this absolute folder or file (repeatable)."
+_PATH = "Only documents whose path matches this glob, e.g. *.md (repeatable)."
+_TYPE = "Only documents of this type: md, rst, txt, html, pdf, code or an extension (repeatable)."
+_MIN_SIMILARITY = "Drop hits whose contextual cosine (`similarity`) is below this, -1 to 1."
+
+
 class SafeJSONResponse(JSONResponse):
     """JSON whose text any UTF-8 encoder accepts: a stored path that was not valid UTF-8
     (lone surrogates) is sent as \\uXXXX escapes instead of failing with a 500."""
@@ -86,6 +92,10 @@ class SearchRequest(BaseModel):
     mode: ModeName = Field(DEFAULT_MODE.value, description=", ".join(MODES) + ".")
     all_chunks: bool = Field(False, description="Every matching chunk, not one per document.")
     dense_weight: float | None = Field(None, ge=0.0, le=1.0, description=_DENSE_WEIGHT)
+    under: str | list[str] | None = Field(None, description=_UNDER)
+    path: str | list[str] | None = Field(None, description=_PATH)
+    type: str | list[str] | None = Field(None, description=_TYPE)
+    min_similarity: float | None = Field(None, ge=-1.0, le=1.0, description=_MIN_SIMILARITY)
 
 
 def is_loopback(host: str) -> bool:
@@ -135,9 +145,23 @@ def create_app(
         dense_weight: Annotated[
             float | None, Query(ge=0.0, le=1.0, description=_DENSE_WEIGHT)
         ] = None,
+        under: Annotated[list[str] | None, Query(description=_UNDER)] = None,
+        path: Annotated[list[str] | None, Query(description=_PATH)] = None,
+        type: Annotated[list[str] | None, Query(description=_TYPE)] = None,
+        min_similarity: Annotated[
+            float | None, Query(ge=-1.0, le=1.0, description=_MIN_SIMILARITY)
+        ] = None,
     ) -> dict[str, Any]:
         return searcher.search(
-            q, k=k, mode=mode, all_chunks=all_chunks, dense_weight=dense_weight
+            q,
+            k=k,
+            mode=mode,
+            all_chunks=all_chunks,
+            dense_weight=dense_weight,
+            under=under,
+            path=path,
+            file_type=type,
+            min_similarity=min_similarity,
         ).to_dict()
 
     @app.post("/search", dependencies=guarded, summary="Search with a JSON body")
@@ -148,6 +172,10 @@ def create_app(
             mode=request.mode,
             all_chunks=request.all_chunks,
             dense_weight=request.dense_weight,
+            under=request.under,
+            path=request.path,
+            file_type=request.type,
+            min_similarity=request.min_similarity,
         ).to_dict()
 
     @app.get("/compare", dependencies=guarded, summary="Two modes side by side (compare --json)")

@@ -19,3 +19,13 @@ def match_expression(query: str) -> str | None:
     if not terms:
         return None
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def bm25_sql_among(allowed_chunk_ids_sql: str) -> str:
+    """`BM25_SQL` among the chunks a query selects (positional parameters: the MATCH
+    expression, the selecting query's own, then k)."""
+    return (
+        f"SELECT rowid, -bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
+        f"WHERE {FTS_TABLE} MATCH ? AND rowid IN ({allowed_chunk_ids_sql}) "
+        f"ORDER BY bm25({FTS_TABLE}) LIMIT ?"
+    )

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.errors import IndexCorrupt, IndexNotFound
-from indexer.store.describe import description
+from indexer.store.describe import description, folders
 from indexer.store.local.layout import DATABASE_FILE, is_index, space_file
 from indexer.store.manifest import Manifest
 
@@ -33,6 +33,7 @@ def describe_folder(index_dir: Path) -> dict[str, Any]:
                 for table in ("documents", "chunks")
             }
             roots = _roots(connection)
+            folder_counts = _folders(connection)
         finally:
             connection.close()
     except sqlite3.DatabaseError as error:
@@ -44,7 +45,9 @@ def describe_folder(index_dir: Path) -> dict[str, Any]:
         space_file(directory, space, manifest.generation) for space in manifest.spaces
     ]
     sizes = {path.name: (path.stat().st_size if path.exists() else None) for path in files}
-    return description(str(directory), "sqlite+faiss", manifest, counts, roots, sizes)
+    return description(
+        str(directory), "sqlite+faiss", manifest, counts, roots, sizes, folder_counts
+    )
 
 
 def _connect_read_only(database: Path) -> sqlite3.Connection:
@@ -65,3 +68,15 @@ def _roots(connection: sqlite3.Connection) -> list[str]:
         return [row[0] for row in connection.execute("SELECT path FROM roots ORDER BY path")]
     except sqlite3.OperationalError:  # an index from before roots were recorded
         return []
+
+
+def _folders(connection: sqlite3.Connection) -> list[dict[str, Any]]:
+    documents = connection.execute(
+        "SELECT d.host, d.path, count(c.id) FROM documents d "
+        "LEFT JOIN chunks c ON c.document_id = d.id GROUP BY d.id"
+    ).fetchall()
+    try:
+        roots = connection.execute("SELECT host, path FROM roots").fetchall()
+    except sqlite3.OperationalError:  # an index from before roots were recorded
+        roots = []
+    return folders(roots, documents)

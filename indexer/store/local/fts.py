@@ -13,9 +13,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Connection, create_engine, text
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    column,
+    create_engine,
+    func,
+    literal_column,
+    select,
+    table,
+    text,
+)
 
 from indexer.store.local.bm25 import BM25_SQL, FTS_TABLE, match_expression
+from indexer.store.schema import ChunkRow, DocumentRow
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 SETTINGS = {
@@ -46,13 +57,29 @@ def create_fts_space(
         connection.execute(text(statement))
 
 
-def bm25_search(connection: Connection, query: str, k: int) -> list[tuple[int, float]]:
-    """The best `k` chunks by BM25 (FTS5's bm25() negated, so higher is better)."""
+def bm25_search(
+    connection: Connection, query: str, k: int, where: ColumnElement[bool] | None = None
+) -> list[tuple[int, float]]:
+    """The best `k` chunks by BM25 (FTS5's bm25() negated, so higher is better); with
+    `where` (a condition on `documents`), only the chunks of the documents it allows."""
     expression = match_expression(query)
     if expression is None:
         return []
-    rows = connection.execute(text(BM25_SQL), {"expression": expression, "k": k}).all()
-    return [(int(rowid), float(score)) for rowid, score in rows]
+    if where is None:
+        rows = connection.execute(text(BM25_SQL), {"expression": expression, "k": k}).all()
+        return [(int(rowid), float(score)) for rowid, score in rows]
+    fts = table(FTS_TABLE, column("rowid"), column(FTS_TABLE))
+    rank = func.bm25(literal_column(FTS_TABLE))
+    statement = (
+        select(fts.c.rowid, (-rank).label("score"))
+        .select_from(fts)
+        .join(ChunkRow, ChunkRow.id == fts.c.rowid)
+        .join(DocumentRow, DocumentRow.id == ChunkRow.document_id)
+        .where(literal_column(FTS_TABLE).op("MATCH")(expression), where)
+        .order_by(rank)
+        .limit(k)
+    )
+    return [(int(rowid), float(score)) for rowid, score in connection.execute(statement)]
 
 
 def fts_ids(connection: Connection) -> set[int]:

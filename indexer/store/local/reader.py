@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound
 from indexer.store.base import Ranked, StoredChunk, StoredDocument
-from indexer.store.local.bm25 import BM25_SQL, match_expression
+from indexer.store.local.bm25 import BM25_SQL, bm25_sql_among, match_expression
 from indexer.store.local.layout import DATABASE_FILE, check_is_index, file_identity, space_file
 from indexer.store.local.sqlite_errors import busy_timeout_ms, error_for
 from indexer.store.manifest import Manifest
@@ -30,11 +30,17 @@ from indexer.store.manifest import Manifest
 if TYPE_CHECKING:
     import numpy as np
 
+    from indexer.store.filters import SearchFilter
     from indexer.store.local.vectors import VectorSpace
 
 # The migrations a current schema has applied (`migrations.MIGRATIONS`; a test keeps the
 # two lists equal).
-MIGRATION_NAMES = ("0001_initial", "0002_lexical_space", "0003_hosts_and_roots")
+MIGRATION_NAMES = (
+    "0001_initial",
+    "0002_lexical_space",
+    "0003_hosts_and_roots",
+    "0004_locations_and_root_rules",
+)
 _OPEN_ATTEMPTS = 20
 _BATCH = 500
 
@@ -153,28 +159,57 @@ class ReaderSnapshot:
         self.reader = reader
         self.spaces = spaces
         self.manifest = manifest
+        self._allowed: dict[SearchFilter, np.ndarray] = {}
 
-    def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
-        """The `k` nearest chunks of each query row."""
+    def vector_search(
+        self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
+    ) -> list[Ranked]:
+        """The `k` nearest chunks of each query row (among those `where` allows)."""
         vectors = self.spaces[space]
-        if len(vectors) == 0:
+        allowed = self.allowed_chunks(where) if where else None
+        if len(vectors) == 0 or (allowed is not None and len(allowed) == 0):
             return [[] for _ in range(len(queries))]
-        scores, ids = vectors.search(queries, k)
+        scores, ids = vectors.search(queries, k, allowed)
         return [
             [(int(i), float(s)) for s, i in zip(row_scores, row_ids, strict=True) if i >= 0]
             for row_scores, row_ids in zip(scores, ids, strict=True)
         ]
 
+    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """The cosine of one query vector with each of these chunks' vectors in a space."""
+        return self.spaces[space].similarities(query, chunk_ids)
+
     def space_size(self, space: str) -> int:
         """How many vectors a space holds."""
         return len(self.spaces[space])
 
-    def lexical_search(self, query: str, k: int) -> Ranked:
-        """BM25 over FTS5, in this snapshot (the store's query, see `bm25.py`)."""
+    def chunk_count(self, where: SearchFilter | None = None) -> int:
+        """How many chunks there are, or how many `where` allows."""
+        if not where:
+            return self.counts()["chunks"]
+        return len(self.allowed_chunks(where))
+
+    def allowed_chunks(self, where: SearchFilter) -> np.ndarray:
+        """The ids of the chunks of the documents `where` allows (sorted; once per snapshot)."""
+        import numpy as np
+
+        if where not in self._allowed:
+            sql, parameters = where.sqlite_chunk_ids()
+            rows = self.reader.rows(sql, parameters)
+            self._allowed[where] = np.fromiter((row[0] for row in rows), np.int64, len(rows))
+        return self._allowed[where]
+
+    def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
+        """BM25 over FTS5, in this snapshot (the store's query, see `bm25.py`), among the
+        chunks of the documents `where` allows."""
         expression = match_expression(query)
         if expression is None:
             return []
-        rows = self.reader.rows(BM25_SQL, {"expression": expression, "k": k})
+        if where:
+            allowed_sql, parameters = where.sqlite_chunk_ids()
+            rows = self.reader.rows(bm25_sql_among(allowed_sql), [expression, *parameters, k])
+        else:
+            rows = self.reader.rows(BM25_SQL, {"expression": expression, "k": k})
         return [(int(rowid), float(score)) for rowid, score in rows]
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
@@ -186,7 +221,8 @@ class ReaderSnapshot:
             marks = ", ".join("?" * len(batch))
             for row in self.reader.rows(
                 'SELECT c.id, c.document_id, d.path, c.ordinal, c.start, c."end", c.text, '
-                f"d.host FROM chunks c JOIN documents d ON c.document_id = d.id "
+                "d.host, c.line, c.end_line, c.heading, c.page "
+                f"FROM chunks c JOIN documents d ON c.document_id = d.id "
                 f"WHERE c.id IN ({marks})",
                 batch,
             ):
@@ -203,10 +239,10 @@ class ReaderSnapshot:
             return None
         document = StoredDocument(*rows[0])
         chunks = [
-            StoredChunk(row[0], row[1], document.path, *row[2:], document.host)
+            StoredChunk(row[0], row[1], document.path, *row[2:6], document.host, *row[6:])
             for row in self.reader.rows(
-                'SELECT id, document_id, ordinal, start, "end", text FROM chunks '
-                "WHERE document_id = ? ORDER BY ordinal",
+                'SELECT id, document_id, ordinal, start, "end", text, line, end_line, heading, '
+                "page FROM chunks WHERE document_id = ? ORDER BY ordinal",
                 (document_id,),
             )
         ]

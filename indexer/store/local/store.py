@@ -35,6 +35,7 @@ from indexer.store.base import (
     StoredDocument,
     VerifyReport,
 )
+from indexer.store.filters import SearchFilter
 from indexer.store.local import fts
 from indexer.store.local.database import WRITE, is_read_only_error, sqlite_engine, sqlite_errors
 from indexer.store.local.layout import (
@@ -180,6 +181,11 @@ class LocalStore:
         """This machine's documents under `root` (not those of roots nested in it)."""
         with sqlite_errors(self.target), Session(self.engine) as session:
             return records.documents_under(session, self.host, root)
+
+    def root_rules(self, root: Path) -> str | None:
+        """The rules (JSON) remembered for this host's root `root`, or None."""
+        with sqlite_errors(self.target), Session(self.engine) as session:
+            return records.root_rules(session, self.host, root)
 
     def roots_under(self, root: Path) -> list[str]:
         """The roots indexed on their own strictly under `root`."""
@@ -359,24 +365,32 @@ class LocalSnapshot(RowSnapshot):
         super().__init__(session, manifest)
         self.spaces = spaces
 
-    def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
-        """The `k` nearest chunks of each query row."""
+    def vector_search(
+        self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
+    ) -> list[Ranked]:
+        """The `k` nearest chunks of each query row (among those `where` allows)."""
         vectors = self.spaces[space]
-        if len(vectors) == 0:
+        allowed = self.allowed_chunks(where) if where else None
+        if len(vectors) == 0 or (allowed is not None and len(allowed) == 0):
             return [[] for _ in range(len(queries))]
-        scores, ids = vectors.search(queries, k)
+        scores, ids = vectors.search(queries, k, allowed)
         return [
             [(int(i), float(s)) for s, i in zip(row_scores, row_ids, strict=True) if i >= 0]
             for row_scores, row_ids in zip(scores, ids, strict=True)
         ]
 
+    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """The cosine of one query vector with each of these chunks' vectors in a space."""
+        return self.spaces[space].similarities(query, chunk_ids)
+
     def space_size(self, space: str) -> int:
         """How many vectors a space holds."""
         return len(self.spaces[space])
 
-    def lexical_search(self, query: str, k: int) -> Ranked:
-        """BM25 over FTS5, in this snapshot."""
-        return fts.bm25_search(self.session.connection(), query, k)
+    def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
+        """BM25 over FTS5, in this snapshot (joined with the documents `where` allows)."""
+        clause = where.clause("sqlite") if where else None
+        return fts.bm25_search(self.session.connection(), query, k, clause)
 
 
 def local_index_exists(directory: Path) -> bool:

@@ -111,15 +111,26 @@ class VectorSpace:
         self.index.construct_rev_map()
         return int(hit.sum())
 
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The `k` nearest ids and their scores for each query row (-1 pads short lists)."""
-        k = max(1, min(k, len(self)))
+    def search(
+        self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The `k` nearest ids and their scores for each query row (-1 pads short lists);
+        with `allowed`, only among those ids (searched inside FAISS, through a selector)."""
+        k = max(1, min(k, len(self) if allowed is None else len(allowed)))
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         params = None
+        selector = None
+        if allowed is not None:
+            allowed = np.ascontiguousarray(allowed, dtype=np.int64)
+            selector = faiss.IDSelectorBatch(len(allowed), faiss.swig_ptr(allowed))
         if self.structure == "hnsw":
             params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k))
-            if self.tombstones():
+            if selector is not None:
+                params.sel = selector  # a tombstone's id (-1) is never an allowed one
+            elif self.tombstones():
                 params.sel = _LIVE_IDS
+        elif selector is not None:
+            params = faiss.SearchParameters(sel=selector)
         if len(queries) > 1:
             return self.index.search(queries, k, params=params)
         # One query runs on this thread alone: split over OpenMP threads, it waits on the
@@ -131,6 +142,19 @@ class VectorSpace:
             return self.index.search(queries, k, params=params)
         finally:
             faiss.omp_set_num_threads(threads)
+
+    def similarities(self, query: np.ndarray, ids: list[int]) -> dict[int, float]:
+        """The inner product (cosine) of one query vector with the stored vector of each id
+        the space holds (ids it does not hold are left out)."""
+        found: dict[int, float] = {}
+        query = np.asarray(query, dtype=np.float32).reshape(-1)
+        for chunk_id in ids:
+            try:
+                vector = self.index.reconstruct(int(chunk_id))
+            except RuntimeError:
+                continue
+            found[int(chunk_id)] = float(np.dot(vector, query))
+        return found
 
     def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """The ids and vectors of every live entry, in storage order."""

@@ -10,8 +10,10 @@ it is not BM25, and hybrid fusion normalises each list before combining them.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, bindparam, text
+from sqlalchemy import ColumnElement, Connection, bindparam, func, literal_column, select, text
+from sqlalchemy.dialects.postgresql import TSQUERY
 
+from indexer.store.schema import ChunkRow, DocumentRow
 from indexer.terms import query_terms
 
 CONFIG = "english"
@@ -35,18 +37,36 @@ def create_fulltext_space(connection: Connection) -> None:
     connection.execute(text("CREATE INDEX ix_chunks_tsv ON chunks USING gin (tsv)"))
 
 
-def fulltext_search(connection: Connection, query: str, k: int) -> list[tuple[int, float]]:
-    """The best `k` chunks for any of the query's terms, by `RANK` (higher is better)."""
+def fulltext_search(
+    connection: Connection, query: str, k: int, where: ColumnElement[bool] | None = None
+) -> list[tuple[int, float]]:
+    """The best `k` chunks for any of the query's terms, by `RANK` (higher is better);
+    with `where` (a condition on `documents`), only the chunks of the documents it allows."""
     terms = query_terms(query)
     if not terms:
         return []
     parts = " || ".join(f"plainto_tsquery('{CONFIG}', :t{i})" for i in range(len(terms)))
-    sql = text(
-        f"SELECT id, {RANK} AS score FROM chunks, ({'SELECT ' + parts}) AS q(query) "
-        "WHERE tsv @@ query ORDER BY score DESC, id LIMIT :k"
-    ).bindparams(bindparam("k"))
-    values = {f"t{i}": term for i, term in enumerate(terms)} | {"k": k}
-    return [(int(i), float(s)) for i, s in connection.execute(sql, values)]
+    values = {f"t{i}": term for i, term in enumerate(terms)}
+    if where is None:
+        sql = text(
+            f"SELECT id, {RANK} AS score FROM chunks, ({'SELECT ' + parts}) AS q(query) "
+            "WHERE tsv @@ query ORDER BY score DESC, id LIMIT :k"
+        ).bindparams(bindparam("k"))
+        return [(int(i), float(s)) for i, s in connection.execute(sql, values | {"k": k})]
+    tsquery = text(f"SELECT {parts} AS query").bindparams(**values).columns(query=TSQUERY)
+    q = tsquery.subquery("q")
+    tsv = literal_column("chunks.tsv")
+    score = func.ts_rank(tsv, q.c.query, 1).label("score")
+    statement = (
+        select(ChunkRow.id, score)
+        .select_from(ChunkRow)
+        .join(q, tsv.op("@@")(q.c.query))
+        .join(DocumentRow, DocumentRow.id == ChunkRow.document_id)
+        .where(where)
+        .order_by(score.desc(), ChunkRow.id)
+        .limit(k)
+    )
+    return [(int(i), float(s)) for i, s in connection.execute(statement)]
 
 
 def reindex_fulltext(connection: Connection) -> None:

@@ -39,6 +39,7 @@ from indexer.store.base import (
     VerifyReport,
 )
 from indexer.store.describe import description
+from indexer.store.filters import SearchFilter
 from indexer.store.manifest import Manifest
 from indexer.store.migrations import migrate, pending
 from indexer.store.postgres import fulltext, vectors
@@ -147,6 +148,11 @@ class PostgresStore:
         """This host's documents under `root` (not those of roots nested in it)."""
         with database_errors(self.target), Session(self.engine) as session:
             return records.documents_under(session, self.host, root)
+
+    def root_rules(self, root: Path) -> str | None:
+        """The rules (JSON) remembered for this host's root `root`, or None."""
+        with database_errors(self.target), Session(self.engine) as session:
+            return records.root_rules(session, self.host, root)
 
     def roots_under(self, root: Path) -> list[str]:
         """This host's roots indexed on their own strictly under `root`."""
@@ -266,6 +272,7 @@ class PostgresStore:
                 records.counts(session),
                 roots,
                 sizes,
+                records.folder_counts(session),
             )
 
     def verify(self) -> VerifyReport:
@@ -306,19 +313,29 @@ class PostgresSnapshot(RowSnapshot):
         super().__init__(session, manifest)
         self.store = store
 
-    def vector_search(self, space: str, queries: np.ndarray, k: int) -> list[Ranked]:
-        """The `k` nearest chunks of each query row (HNSW when the space has its graph)."""
+    def vector_search(
+        self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
+    ) -> list[Ranked]:
+        """The `k` nearest chunks of each query row (HNSW when the space has its graph and
+        no filter is given; exact among the chunks `where` allows)."""
         connection = self.session.connection()
         dim = self.manifest.dim_of(space)
-        return [vectors.search(connection, space, dim, row, k) for row in queries]
+        clause = where.clause("postgresql") if where else None
+        return [vectors.search(connection, space, dim, row, k, clause) for row in queries]
+
+    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """The cosine of one query vector with each of these chunks' vectors in a space."""
+        dim = self.manifest.dim_of(space)
+        return vectors.similarities(self.session.connection(), space, dim, query, chunk_ids)
 
     def space_size(self, space: str) -> int:
         """How many vectors a space holds."""
         return self.store.space_size(self.session.connection(), self.manifest, space)
 
-    def lexical_search(self, query: str, k: int) -> Ranked:
-        """Full-text search over the chunks' tsvectors."""
-        return fulltext.fulltext_search(self.session.connection(), query, k)
+    def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
+        """Full-text search over the chunks' tsvectors (of the documents `where` allows)."""
+        clause = where.clause("postgresql") if where else None
+        return fulltext.fulltext_search(self.session.connection(), query, k, clause)
 
 
 def postgres_index_exists(url: str) -> bool:

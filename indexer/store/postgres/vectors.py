@@ -13,7 +13,17 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from sqlalchemy import BigInteger, Column, Connection, MetaData, Table, insert, select, text
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ColumnElement,
+    Connection,
+    MetaData,
+    Table,
+    insert,
+    select,
+    text,
+)
 
 from indexer.store.index_types import (
     HNSW_EF_CONSTRUCTION,
@@ -21,6 +31,7 @@ from indexer.store.index_types import (
     HNSW_NEIGHBOURS,
     structure_for,
 )
+from indexer.store.schema import ChunkRow, DocumentRow
 
 # pgvector's HNSW returns at most ef_search rows, and ef_search is capped at 1000.
 MAX_EF_SEARCH = 1000
@@ -73,21 +84,50 @@ def add_vectors(connection: Connection, space: str, ids: np.ndarray, vectors: np
 
 
 def search(
-    connection: Connection, space: str, dim: int, query: np.ndarray, k: int
+    connection: Connection,
+    space: str,
+    dim: int,
+    query: np.ndarray,
+    k: int,
+    where: ColumnElement[bool] | None = None,
 ) -> list[tuple[int, float]]:
-    """The `k` nearest chunk ids and cosines of one query vector."""
+    """The `k` nearest chunk ids and cosines of one query vector; with `where` (a
+    condition on `documents`), only among the chunks of the documents it allows.
+
+    A filtered search is exact: HNSW with a WHERE clause may return fewer than `k` rows
+    (it filters after its graph search), and the filter's guarantee is `k` hits whenever
+    `k` allowed chunks exist."""
     table = space_table(space, dim)
-    exact = k > MAX_EF_SEARCH
+    exact = k > MAX_EF_SEARCH or where is not None
     connection.execute(
         text("SELECT set_config('hnsw.ef_search', :ef, true), "
              "set_config('enable_indexscan', :scan, true)"),
         {"ef": str(min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, k))), "scan": "off" if exact else "on"},
     )  # fmt: skip
     distance = table.c.embedding.max_inner_product(np.asarray(query, dtype=np.float32))
-    rows = connection.execute(
-        select(table.c.chunk_id, distance).order_by(distance, table.c.chunk_id).limit(k)
-    )
+    statement = select(table.c.chunk_id, distance)
+    if where is not None:
+        statement = (
+            statement.join(ChunkRow, ChunkRow.id == table.c.chunk_id)
+            .join(DocumentRow, DocumentRow.id == ChunkRow.document_id)
+            .where(where)
+        )
+    rows = connection.execute(statement.order_by(distance, table.c.chunk_id).limit(k))
     return [(int(chunk_id), -float(negative)) for chunk_id, negative in rows]
+
+
+def similarities(
+    connection: Connection, space: str, dim: int, query: np.ndarray, ids: list[int]
+) -> dict[int, float]:
+    """The cosine of one query vector with the stored vector of each of these chunks."""
+    if not ids:
+        return {}
+    table = space_table(space, dim)
+    distance = table.c.embedding.max_inner_product(np.asarray(query, dtype=np.float32))
+    rows = connection.execute(
+        select(table.c.chunk_id, distance).where(table.c.chunk_id.in_([int(i) for i in ids]))
+    )
+    return {int(chunk_id): -float(negative) for chunk_id, negative in rows}
 
 
 def count(connection: Connection, space: str) -> int:

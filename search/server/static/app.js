@@ -4,6 +4,9 @@
 
 const SIDE_BY_SIDE = ["static", "contextual", "hybrid"];
 const DEFAULT_MODE = "hybrid";
+// A contextual cosine below this is shown as a weak match (see the README: unrelated
+// queries over the sample corpus and real docs peaked below it).
+const WEAK_SIMILARITY = 0.3;
 const form = document.getElementById("search-form");
 const queryInput = document.getElementById("query");
 const tokenField = document.getElementById("token-field");
@@ -68,10 +71,20 @@ function hitNode(hit) {
   const score = document.createElement("span");
   score.className = "score";
   score.textContent = hit.score.toFixed(3);
+  if (hit.similarity !== null && hit.similarity !== undefined) {
+    score.textContent += ` · similarity ${hit.similarity.toFixed(2)}`;
+    if (hit.similarity < WEAK_SIMILARITY) {
+      item.classList.add("weak");
+      score.textContent += " · weak match";
+    }
+  }
   const where = document.createElement("p");
   where.className = "path";
   const found = Object.entries(hit.found_by).map(([space, rank]) => `${space} #${rank}`);
-  where.textContent = parts.slice(-3, -1).join("/") + (found.length ? ` · found by ${found.join(", ")}` : "");
+  const place = hit.line ? `:${hit.line}` : hit.page ? ` · page ${hit.page}` : "";
+  const section = hit.heading ? ` · § ${hit.heading}` : "";
+  where.textContent =
+    parts.slice(-3, -1).join("/") + place + section + (found.length ? ` · found by ${found.join(", ")}` : "");
   item.append(title, score, snippetNode(hit.snippet, hit.highlights), where);
   return item;
 }

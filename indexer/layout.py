@@ -1,0 +1,187 @@
+"""Where the text extracted from a file came from: source lines, headings and pages.
+
+A reader that changes the text on its way out (HTML loses its tags, a PDF is joined page
+by page) records a `Layout` of anchors into its output; for the formats read as they are
+(plain text, Markdown, reStructuredText, source code) the text is the file, so lines are
+counted in it and headings are parsed from it. `locate` turns the character offsets of a
+chunk into the line, end line, heading and page a person can open.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+# Anchors: (offset in the extracted text, value), sorted by offset; a value holds from
+# its offset up to the next anchor.
+Anchors = list[tuple[int, int]]
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+RST_SUFFIXES = (".rst", ".rst.txt")  # Sphinx copies its sources as NAME.rst.txt
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+PDF_SUFFIXES = (".pdf",)
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}[ \t]*$")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Anchors a reader recorded while extracting text.
+
+    `lines` maps text offsets to 1-based source lines (None: the text is the file, count
+    its newlines); `pages` maps them to 1-based PDF pages; `headings` are the offsets and
+    titles of the headings in the text.
+    """
+
+    lines: Anchors | None = None
+    pages: Anchors | None = None
+    headings: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a chunk sits in its file: lines (1-based, inclusive), heading and page."""
+
+    line: int | None = None
+    end_line: int | None = None
+    heading: str | None = None
+    page: int | None = None
+
+
+def text_kind(path: str) -> str:
+    """`markdown`, `rst`, `html`, `pdf` or `text`, from a file's name."""
+    name = path.lower()
+    for kind, suffixes in (
+        ("markdown", MARKDOWN_SUFFIXES),
+        ("rst", RST_SUFFIXES),
+        ("html", HTML_SUFFIXES),
+        ("pdf", PDF_SUFFIXES),
+    ):
+        if name.endswith(suffixes):
+            return kind
+    return "text"
+
+
+def text_layout(text: str, kind: str) -> Layout:
+    """The layout of text read as it is: lines counted, headings parsed by format."""
+    if kind == "markdown":
+        return Layout(headings=markdown_headings(text))
+    if kind == "rst":
+        return Layout(headings=rst_headings(text))
+    return Layout()
+
+
+def _lines_with_offsets(text: str) -> list[tuple[int, str]]:
+    offsets, position = [], 0
+    for line in text.splitlines(keepends=True):
+        offsets.append((position, line.rstrip("\r\n")))
+        position += len(line)
+    return offsets
+
+
+def markdown_headings(text: str) -> list[tuple[int, str]]:
+    """ATX (`# Title`) and setext (`Title` over `===`) headings outside code fences."""
+    found: list[tuple[int, str]] = []
+    fence: str | None = None
+    lines = _lines_with_offsets(text)
+    for index, (offset, line) in enumerate(lines):
+        opening = _FENCE.match(line)
+        if fence is not None:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = None
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        if atx := _ATX.match(line):
+            if atx.group(2):
+                found.append((offset, atx.group(2)))
+            continue
+        if index and _SETEXT.match(line):
+            previous_offset, previous = lines[index - 1]
+            title = previous.strip()
+            plain = title and not _ATX.match(previous) and not _SETEXT.match(previous)
+            if plain and not (found and found[-1][0] == previous_offset):
+                found.append((previous_offset, title))
+    return found
+
+
+def rst_headings(text: str) -> list[tuple[int, str]]:
+    """reStructuredText section titles: a line underlined (and maybe overlined) with a
+    run of one punctuation character at least as long as the title."""
+    found: list[tuple[int, str]] = []
+    lines = _lines_with_offsets(text)
+    for index in range(1, len(lines)):
+        offset, title_line = lines[index - 1]
+        underline = lines[index][1]
+        title = title_line.strip()
+        if not title or title_line[:1].isspace() or _RST_ADORNMENT.match(title_line):
+            continue
+        if _RST_ADORNMENT.match(underline) and len(underline.rstrip()) >= len(title):
+            found.append((offset, title))
+    return found
+
+
+def _value_at(anchors: Anchors | None, offset: int) -> int | None:
+    if not anchors:
+        return None
+    index = bisect_right(anchors, (offset, float("inf"))) - 1
+    return anchors[index][1] if index >= 0 else anchors[0][1]
+
+
+class Locator:
+    """Locates chunks of one document's text (newlines indexed once)."""
+
+    def __init__(self, text: str, kind: str, layout: Layout | None = None):
+        self.kind = kind
+        self.layout = layout if layout is not None else text_layout(text, kind)
+        self._newlines = (
+            [match.start() for match in re.finditer("\n", text)]
+            if self.layout.lines is None and kind != "pdf"
+            else None
+        )
+        self._heading_offsets = [offset for offset, _ in self.layout.headings]
+
+    def line_at(self, offset: int) -> int | None:
+        """The 1-based source line of a text offset (None for a PDF)."""
+        if self._newlines is not None:
+            return bisect_right(self._newlines, offset - 1) + 1
+        return _value_at(self.layout.lines, offset)
+
+    def heading_at(self, offset: int) -> str | None:
+        """The title of the nearest heading at or before `offset`."""
+        index = bisect_right(self._heading_offsets, offset) - 1
+        return self.layout.headings[index][1] if index >= 0 else None
+
+    def locate(self, start: int, end: int) -> Location:
+        """The location of the chunk spanning [start, end)."""
+        return Location(
+            line=self.line_at(start),
+            end_line=self.line_at(max(start, end - 1)),
+            heading=self.heading_at(start),
+            page=_value_at(self.layout.pages, start),
+        )
+
+
+def locate_chunks(text: str, path: str, layout: Layout | None, chunks: list) -> list:
+    """`chunks` (of `indexer.chunking.Chunk`) with their lines, heading and page filled in."""
+    from dataclasses import replace
+
+    locator = Locator(text, text_kind(path), layout)
+    located = []
+    for chunk in chunks:
+        where = locator.locate(chunk.start, chunk.end)
+        located.append(
+            replace(
+                chunk,
+                line=where.line,
+                end_line=where.end_line,
+                heading=where.heading,
+                page=where.page,
+            )
+        )
+    return located

@@ -1,0 +1,37 @@
+"""Remove a folder's or a file's documents from an index, in one atomic change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from indexer.errors import NotIndexed
+from indexer.sources import path_text
+from indexer.store.base import Target, open_store
+
+
+def remove_path(target: Target, path: str | Path, wait: bool = False) -> dict[str, object]:
+    """Drop this machine's documents at `path` (a file) or under it (a folder) from every
+    space, and forget the roots there (with their remembered --exclude/--include).
+
+    The path need not exist any more. Published at once, like an indexing run; raises
+    `NotIndexed` (and changes nothing) when the index holds nothing there.
+    """
+    where = Path(path).expanduser().resolve()
+    store = open_store(target)
+    try:
+        with store.writer(wait), store.change() as change:
+            documents, chunks, roots = change.remove_path(where)
+            if not documents and not roots:
+                raise NotIndexed(f"{path_text(where)}: nothing indexed there (see `ctxsearch ls`)")
+        with store.snapshot() as snapshot:
+            left = snapshot.counts()
+    finally:
+        store.close()
+    return {
+        "path": path_text(where),
+        "removed_documents": documents,
+        "removed_chunks": chunks,
+        "removed_roots": roots,
+        "total_documents": left["documents"],
+        "total_chunks": left["chunks"],
+    }

@@ -1,0 +1,117 @@
+"""Which files of a root are indexed: --exclude and --include patterns, remembered per
+root, on top of `.ctxsearchignore` and of default excludes for web assets.
+
+Patterns use gitignore syntax, relative to the root. A file is skipped when
+- an --exclude pattern or `.ctxsearchignore` matches it; else
+- --include patterns are given and none matches it; else
+- a default exclude matches it and no --include pattern does.
+
+The default excludes (`DEFAULT_EXCLUDES`) are the assets that documentation trees carry
+beside their pages and that swamped results: style sheets, source maps, minified files,
+JavaScript in asset folders (`_static/`, `static/`, `assets/`, `js/`) and Sphinx's
+`_sources/` copies of every page (the same text again as `.rst.txt`). JavaScript
+elsewhere (a project's `src/`) is still read as code.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import pathspec
+
+DEFAULT_EXCLUDES = (
+    "*.css",
+    "*.scss",
+    "*.sass",
+    "*.less",
+    "*.map",
+    "*.min.js",
+    "*.min.mjs",
+    "*.min.css",
+    "**/_static/**/*.js",
+    "**/static/**/*.js",
+    "**/assets/**/*.js",
+    "**/js/**/*.js",
+    "**/_sources/",
+)
+
+
+@dataclass(frozen=True)
+class RootRules:
+    """The patterns of one root's runs (see the module docstring)."""
+
+    exclude: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    default_excludes: bool = True
+    ignore_file: tuple[str, ...] = field(default=(), compare=False)  # .ctxsearchignore lines
+
+    def to_json(self) -> str:
+        """What the root's row remembers (not the ignore file: it is read at each run)."""
+        return json.dumps(
+            {
+                "exclude": list(self.exclude),
+                "include": list(self.include),
+                "default_excludes": self.default_excludes,
+            }
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """The rules as JSON-ready values (for the run summary)."""
+        return json.loads(self.to_json())
+
+    @classmethod
+    def from_json(cls, value: str | None) -> RootRules:
+        """Rules remembered in a root's row (none remembered: the defaults)."""
+        if not value:
+            return cls()
+        data = json.loads(value)
+        return cls(
+            tuple(data.get("exclude", ())),
+            tuple(data.get("include", ())),
+            bool(data.get("default_excludes", True)),
+        )
+
+    @cached_property
+    def _excluded(self) -> pathspec.GitIgnoreSpec:
+        return pathspec.GitIgnoreSpec.from_lines([*self.ignore_file, *self.exclude])
+
+    @cached_property
+    def _included(self) -> pathspec.GitIgnoreSpec:
+        return pathspec.GitIgnoreSpec.from_lines(self.include)
+
+    @cached_property
+    def _defaults(self) -> pathspec.GitIgnoreSpec:
+        return pathspec.GitIgnoreSpec.from_lines(DEFAULT_EXCLUDES if self.default_excludes else ())
+
+    def skips_folder(self, relative: str) -> bool:
+        """Whether the walk may skip a whole folder (`relative` ends with `/`)."""
+        if self._excluded.match_file(relative):
+            return True
+        return not self.include and self._defaults.match_file(relative)
+
+    def skips_file(self, relative: str) -> bool:
+        """Whether a file (path relative to the root) is left out."""
+        if self._excluded.match_file(relative):
+            return True
+        included = self._included.match_file(relative)
+        if self.include and not included:
+            return True
+        return not included and self._defaults.match_file(relative)
+
+
+def merged(
+    remembered: RootRules,
+    exclude: tuple[str, ...] | list[str] | None,
+    include: tuple[str, ...] | list[str] | None,
+    default_excludes: bool | None,
+    forget: bool = False,
+) -> RootRules:
+    """This run's rules: what was given replaces what was remembered, kind by kind."""
+    base = RootRules() if forget else remembered
+    return RootRules(
+        tuple(exclude) if exclude is not None else base.exclude,
+        tuple(include) if include is not None else base.include,
+        default_excludes if default_excludes is not None else base.default_excludes,
+    )

@@ -1,0 +1,163 @@
+"""Which documents a search may return: by folder, by path glob, by file type.
+
+A `SearchFilter` becomes one SQL condition on the `documents` table, the same meaning on
+every dialect, so each backend applies it inside its searches (FAISS through an id
+selector of the allowed chunks, pgvector, FTS5 and tsvector through a join), never by
+cutting a top-k afterwards. Paths compare case-sensitively; extensions do not.
+
+- `under`: a folder or a file (absolute): the file itself or anything below the folder.
+- `paths`: globs (`*`, `?`, `[...]`; `*` also crosses `/`). A glob without `/` matches
+  the file name (`*.md`); one with `/` matches the end of the path (`tutorial/*.md`), or
+  the whole path when it starts with `/`.
+- `types`: file types (`md`, `rst`, `html`, `pdf`, `txt`, `code`) or extensions (`.py`).
+Within one kind any value may match; every kind given must match.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import ColumnElement, and_, func, or_, select, true
+
+from indexer.errors import InvalidQuery
+from indexer.file_types import FILE_TYPES
+from indexer.store.schema import ChunkRow, DocumentRow
+
+MAX_FILTER_VALUES = 64
+MAX_FILTER_CHARS = 4096
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Folders (or files), globs and file types a search is limited to (empty: no limit)."""
+
+    under: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.under or self.paths or self.types)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        """The filter as JSON-ready lists."""
+        return {"under": list(self.under), "path": list(self.paths), "type": list(self.types)}
+
+    def clause(self, dialect: str) -> ColumnElement[bool]:
+        """The SQL condition on `documents` for `dialect` (`sqlite` or `postgresql`)."""
+        parts = []
+        if self.under:
+            parts.append(or_(*(_under(folder) for folder in self.under)))
+        if self.paths:
+            parts.append(or_(*(_glob(pattern, dialect) for pattern in self.paths)))
+        if self.types:
+            suffixes = sorted({s for kind in self.types for s in suffixes_of(kind)})
+            lowered = func.lower(DocumentRow.path)
+            parts.append(or_(*(lowered.like(f"%{suffix}") for suffix in suffixes)))
+        return and_(*parts) if parts else true()
+
+    def sqlite_chunk_ids(self) -> tuple[str, list]:
+        """The SQLite query of the ids of the chunks this filter allows, in order, with its
+        positional parameters (for the light reader, which runs plain sqlite3)."""
+        from sqlalchemy.dialects import sqlite
+
+        statement = (
+            select(ChunkRow.id)
+            .join(DocumentRow, ChunkRow.document_id == DocumentRow.id)
+            .where(self.clause("sqlite"))
+            .order_by(ChunkRow.id)
+        )
+        compiled = statement.compile(dialect=sqlite.dialect())
+        return compiled.string, [compiled.params[name] for name in compiled.positiontup or ()]
+
+
+def make_filter(
+    under: list[str] | tuple[str, ...] | str | None = None,
+    paths: list[str] | tuple[str, ...] | str | None = None,
+    types: list[str] | tuple[str, ...] | str | None = None,
+) -> SearchFilter:
+    """A checked `SearchFilter` (`InvalidQuery` for a relative folder, an empty glob, an
+    unknown type, or more values than `MAX_FILTER_VALUES`)."""
+    under, paths, types = _values(under, "under"), _values(paths, "path"), _values(types, "type")
+    for folder in under:
+        if not folder.startswith("/"):
+            raise InvalidQuery(f"--under needs an absolute path, not {folder!r}")
+    for kind in types:
+        suffixes_of(kind)
+    return SearchFilter(
+        tuple(folder.rstrip("/") or "/" for folder in under), tuple(paths), tuple(types)
+    )
+
+
+def suffixes_of(kind: str) -> tuple[str, ...]:
+    """The extensions of a file type name, or of an extension given as `.py` or `py`."""
+    name = kind.lower()
+    if name in FILE_TYPES:
+        return FILE_TYPES[name]
+    suffix = name if name.startswith(".") else f".{name}"
+    if re.fullmatch(r"\.[a-z0-9_+\-]{1,16}", suffix):
+        return (suffix,)
+    raise InvalidQuery(
+        f"unknown file type {kind!r}: use {', '.join(FILE_TYPES)} or an extension such as .py"
+    )
+
+
+def _values(value: list[str] | tuple[str, ...] | str | None, name: str) -> list[str]:
+    if value is None:
+        return []
+    values = [value] if isinstance(value, str) else list(value)
+    if len(values) > MAX_FILTER_VALUES:
+        raise InvalidQuery(f"at most {MAX_FILTER_VALUES} {name} filters")
+    for item in values:
+        if not isinstance(item, str) or not item.strip():
+            raise InvalidQuery(f"a {name} filter must be a non-empty string")
+        if len(item) > MAX_FILTER_CHARS or "\x00" in item:
+            raise InvalidQuery(f"a {name} filter must be under {MAX_FILTER_CHARS} characters")
+    return values
+
+
+def _under(folder: str) -> ColumnElement[bool]:
+    prefix = folder.rstrip("/") + "/"
+    # substr, not LIKE: SQLite's LIKE ignores case, and a folder may hold % or _.
+    return or_(DocumentRow.path == folder, func.substr(DocumentRow.path, 1, len(prefix)) == prefix)
+
+
+def _anchored(pattern: str) -> str:
+    """The glob over the whole stored (absolute) path."""
+    if pattern.startswith("/"):
+        return pattern
+    return "*/" + pattern
+
+
+def _glob(pattern: str, dialect: str) -> ColumnElement[bool]:
+    whole = _anchored(pattern)
+    if dialect == "sqlite":
+        return DocumentRow.path.op("GLOB")(whole)  # case-sensitive, * crosses /
+    return DocumentRow.path.op("~")(glob_regex(whole))
+
+
+def glob_regex(pattern: str) -> str:
+    """A glob as an anchored POSIX regular expression (PostgreSQL's `~`), like SQLite's GLOB."""
+    out, index = ["^"], 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "*":
+            out.append(".*")
+        elif char == "?":
+            out.append(".")
+        elif char == "[":
+            negated = pattern[index + 1 : index + 2] in ("!", "^")
+            close = pattern.find("]", index + (3 if negated else 2))
+            if close == -1:
+                out.append(r"\[")
+            else:
+                body = pattern[index + 1 : close]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                index = close
+        else:
+            out.append(re.escape(char) if not char.isalnum() else char)
+        index += 1
+    out.append("$")
+    return "".join(out)

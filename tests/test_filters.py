@@ -1,0 +1,90 @@
+"""Filters at query time (folder, glob, file type) apply inside the search, on every
+backend and in every mode: k hits come back whenever the filter allows k matching chunks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexer import Indexer
+from indexer.errors import InvalidQuery
+from indexer.store.filters import glob_regex, make_filter
+from search.engine import Searcher
+from search.modes import MODES
+
+WORDS = "otters build dens of reeds near the river and feed on fish"
+
+
+@pytest.fixture
+def filtered_corpus(tmp_path) -> Path:
+    """Many strong matches in `near/`, ten weaker ones in `far/deep/`, and a case twin."""
+    root = tmp_path / "corpus"
+    for n in range(40):
+        folder = root / "near"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"n{n:02}.md").write_text(f"# Otters {n}\n\nOtters otters. {WORDS} {n}.\n")
+    for n in range(10):
+        folder = root / "far" / "deep"
+        folder.mkdir(parents=True, exist_ok=True)
+        suffix = "txt" if n % 2 else "md"
+        (folder / f"f{n:02}.{suffix}").write_text(f"A note on kettles {n}; also otters.\n")
+    (root / "Far").mkdir()
+    (root / "Far" / "upper.md").write_text("Otters in the upper-case folder.\n")
+    return root
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_under_returns_k_hits_from_the_folder_in_every_mode_and_backend(
+    any_index, filtered_corpus, tiny_model_dir, mode
+):
+    Indexer(any_index, model=str(tiny_model_dir)).index_folder(filtered_corpus)
+    far = str(filtered_corpus / "far")
+    with Searcher(any_index) as searcher:
+        unfiltered = searcher.search("otters", k=10, mode=mode).results
+        # cutting the unfiltered top 10 afterwards would leave fewer than 10
+        assert sum(hit.path.startswith(far + "/") for hit in unfiltered) < 10
+        hits = searcher.search("otters", k=10, mode=mode, under=far).results
+        assert len(hits) == 10
+        assert all(hit.path.startswith(far + "/") for hit in hits)
+        # case-sensitive: `far` does not take in `Far`, and a glob sees only its matches
+        assert not any("/Far/" in hit.path for hit in hits)
+        markdown = searcher.search("otters", k=10, mode=mode, under=far, path="*.md").results
+        assert len(markdown) == 5 and all(hit.path.endswith(".md") for hit in markdown)
+        text = searcher.search("otters", k=10, mode=mode, file_type="txt", under=far).results
+        assert len(text) == 5 and all(hit.path.endswith(".txt") for hit in text)
+        ending = searcher.search("otters", k=3, mode=mode, path="deep/f0?.md").results
+        assert len(ending) == 3 and all("/far/deep/f0" in hit.path for hit in ending)
+        upper = searcher.search("otters", k=10, mode=mode, under=str(filtered_corpus / "Far"))
+        assert [Path(hit.path).name for hit in upper.results] == ["upper.md"]
+        assert upper.to_dict()["filters"]["under"] == [str(filtered_corpus / "Far")]
+
+
+def test_a_file_can_be_the_filter_and_nothing_allowed_means_no_hits(
+    tmp_path, filtered_corpus, tiny_model_dir
+):
+    index = tmp_path / "ix"
+    Indexer(index, model=str(tiny_model_dir)).index_folder(filtered_corpus)
+    one = str(filtered_corpus / "near" / "n07.md")
+    with Searcher(index) as searcher:
+        hits = searcher.search("otters", k=5, under=one).results
+        assert [hit.path for hit in hits] == [one]
+        assert searcher.search("otters", under=str(tmp_path / "nowhere")).results == []
+
+
+def test_bad_filters_are_refused_in_one_line():
+    with pytest.raises(InvalidQuery, match="absolute"):
+        make_filter(under=["docs"])
+    with pytest.raises(InvalidQuery, match="unknown file type"):
+        make_filter(types=["not a type!"])
+    with pytest.raises(InvalidQuery, match="non-empty"):
+        make_filter(paths=[""])
+
+
+def test_globs_translate_to_anchored_regular_expressions():
+    import re
+
+    pattern = glob_regex("*/docs/[!x]?.md")
+    assert re.fullmatch(pattern, "/a/docs/ab.md")
+    assert not re.fullmatch(pattern, "/a/docs/xb.md")
+    assert not re.fullmatch(pattern, "/a/DOCS/ab.md")

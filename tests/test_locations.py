@@ -1,0 +1,151 @@
+"""Where a hit sits: line, end line, heading and page, for each format and for old rows."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+
+import pytest
+
+from indexer import Indexer
+from indexer.layout import Locator, markdown_headings, rst_headings
+from indexer.readers import read_html, read_html_layout, read_pdf_layout
+from search.engine import Searcher
+from tests.conftest import make_pdf
+
+MARKDOWN = """# Guide
+
+Intro text.
+
+```python
+# not a heading
+```
+
+Setext title
+------------
+
+## Second part
+
+The otters sleep holding paws.
+"""
+
+RST = """=========
+Top title
+=========
+
+Some text.
+
+Install steps
+-------------
+
+Run the installer.
+"""
+
+
+def test_markdown_headings_skip_code_fences_and_read_setext_titles():
+    titles = [title for _, title in markdown_headings(MARKDOWN)]
+    assert titles == ["Guide", "Setext title", "Second part"]
+
+
+def test_rst_headings_read_underlined_and_overlined_titles():
+    assert [title for _, title in rst_headings(RST)] == ["Top title", "Install steps"]
+
+
+def test_lines_and_headings_of_plain_text_come_from_the_text_itself():
+    locator = Locator(MARKDOWN, "markdown")
+    offset = MARKDOWN.index("The otters")
+    where = locator.locate(offset, len(MARKDOWN.rstrip()))
+    assert where.line == MARKDOWN[:offset].count("\n") + 1 == 14
+    assert where.end_line == 14
+    assert where.heading == "Second part"
+    assert where.page is None
+
+
+def test_html_lines_are_source_lines_and_the_text_is_unchanged():
+    html = (
+        b"<html><head><title>T</title></head>\n<body>\n<h1>Cranes</h1>\n\n\n"
+        b"<p>Tower cranes\nlift steel.</p>\n<h2>Safety<a class='headerlink'>\xc2\xb6</a></h2>\n"
+        b"<p>Wind limits apply.</p>\n"
+        b"</body></html>"
+    )
+    text, layout = read_html_layout(html)
+    assert text == read_html(html)
+    locator = Locator(text, "html", layout)
+    source = html.decode().splitlines()
+    for phrase in ("Tower cranes", "lift steel", "Wind limits"):
+        line = locator.line_at(text.index(phrase))
+        assert phrase in source[line - 1]
+    assert locator.heading_at(text.index("Wind limits")) == "Safety"
+    assert locator.heading_at(text.index("lift steel")) == "Cranes"
+
+
+def two_page_pdf() -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for lines in (["Page one talks about cranes."], ["Page two talks about otters."]):
+        writer.add_page(PdfReader(io.BytesIO(make_pdf(lines))).pages[0])
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_pdf_pages_are_recorded_per_offset():
+    text, layout = read_pdf_layout(two_page_pdf())
+    locator = Locator(text, "pdf", layout)
+    assert locator.locate(text.index("cranes"), len(text)).page == 1
+    where = locator.locate(text.index("otters"), len(text))
+    assert where.page == 2 and where.line is None
+
+
+LONG = "# Almanac\n\n" + "".join(
+    f"## Section {n}\n\nThe otters of river {n} build dens of reeds and mud near the water "
+    f"and feed on fish, frogs and crayfish through the long season number {n}.\n\n"
+    for n in range(40)
+)
+
+
+@pytest.fixture(scope="module")
+def located_index(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("located") / "docs"
+    folder.mkdir()
+    (folder / "guide.md").write_text(MARKDOWN)
+    (folder / "install.rst").write_text(RST)
+    (folder / "paper.pdf").write_bytes(two_page_pdf())
+    (folder / "long.md").write_text(LONG)
+    index = tmp_path_factory.mktemp("located-index") / "ix"
+    Indexer(index).index_folder(folder)
+    return folder, index
+
+
+def test_hits_carry_line_end_line_heading_page_and_similarity(located_index):
+    _folder, index = located_index
+    with Searcher(index) as searcher:
+        hits = searcher.search("otters", mode="contextual", k=50, all_chunks=True).results
+        guide = next(hit for hit in hits if hit.path.endswith("guide.md"))
+        assert (guide.line, guide.end_line, guide.heading) == (1, 14, "Guide")
+        assert guide.page is None and -1 <= guide.similarity <= 1
+        paper = next(hit for hit in hits if hit.path.endswith("paper.pdf"))
+        assert paper.page == 1 and paper.line is None
+        hit = searcher.search("installer", mode="lexical", k=1).results[0]
+        assert hit.path.endswith("install.rst") and hit.line == 1
+        assert hit.similarity is None  # lexical mode loads no model unless asked
+        keys = set(hit.to_dict())
+        assert {"line", "end_line", "heading", "page", "similarity", "score", "start"} <= keys
+
+
+def test_rows_from_before_locations_were_stored_get_lines_from_their_text(located_index):
+    _folder, index = located_index
+    with Searcher(index) as searcher:
+        before = searcher.search("otters", mode="lexical", k=5, all_chunks=True).results
+    deep = [hit for hit in before if hit.path.endswith("long.md") and hit.line > 1]
+    assert deep and all(hit.heading.startswith("Section") for hit in deep)
+    assert all(LONG.splitlines()[hit.line - 1].strip() for hit in deep)
+    database = sqlite3.connect(index / "ctxsearch.sqlite")
+    with database:
+        database.execute("UPDATE chunks SET line = NULL, end_line = NULL, heading = NULL")
+    database.close()
+    with Searcher(index) as searcher:
+        after = searcher.search("otters", mode="lexical", k=5, all_chunks=True).results
+    for old, new in zip(before, after, strict=True):
+        assert (new.line, new.end_line, new.heading) == (old.line, old.end_line, old.heading)
