@@ -9,8 +9,13 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from indexer.errors import UnreadableFile
+from indexer.pdf_text import clean_pdf_text, split_run_together
+
+if TYPE_CHECKING:
+    from pypdf import PageObject
 
 # A NUL byte in the first block is the usual sign of a binary file (the same test git uses).
 _BINARY_SNIFF_BYTES = 8192
@@ -67,7 +72,7 @@ def read_html(data: bytes) -> str:
 
 
 def read_pdf(data: bytes) -> str:
-    """The text layer of a PDF, one paragraph break between pages."""
+    """The text layer of a PDF, one paragraph break between pages, cleaned (`pdf_text`)."""
     import logging
 
     from pypdf import PdfReader
@@ -78,7 +83,7 @@ def read_pdf(data: bytes) -> str:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise UnreadableFile("the PDF is encrypted")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = [_page_text(page) for page in reader.pages]
     except UnreadableFile:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as error:
@@ -86,7 +91,19 @@ def read_pdf(data: bytes) -> str:
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     if not text:
         raise UnreadableFile("the PDF has no text layer (scanned images are not OCRed)")
-    return text
+    return clean_pdf_text(text)
+
+
+def _page_text(page: PageObject) -> str:
+    """A page's text, with the words its layout mode sees as separate split apart."""
+    text = page.extract_text() or ""
+    if not text.strip():
+        return text
+    try:
+        layout = page.extract_text(extraction_mode="layout") or ""
+    except Exception:  # layout mode is a refinement: a page it cannot lay out keeps its text
+        return text
+    return split_run_together(text, layout)
 
 
 # fmt: off
