@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from indexer.errors import UnreadableFile
+from indexer.office_readers import read_docx, read_epub, read_odt, read_pptx
 from indexer.pdf_text import clean_pdf_text, split_run_together
 
 if TYPE_CHECKING:
@@ -129,4 +130,8 @@ READERS: dict[str, Reader] = {
     ".htm": read_html,
     ".xhtml": read_html,
     ".pdf": read_pdf,
+    ".docx": read_docx,
+    ".pptx": read_pptx,
+    ".odt": read_odt,
+    ".epub": read_epub,
 }
