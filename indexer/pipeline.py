@@ -162,7 +162,11 @@ class Indexer:
         self._files_read = self._files_total = 0  # this run's progress, for the reports
 
     def index_folder(
-        self, folder: str | Path, progress: ProgressCallback | None = None, wait: bool = False
+        self,
+        folder: str | Path,
+        progress: ProgressCallback | None = None,
+        wait: bool = False,
+        allow_empty: bool = False,
     ) -> IndexSummary:
         """Bring the index up to date with `folder`; return what changed.
 
@@ -170,6 +174,8 @@ class Indexer:
         result in one commit. Another process writing the same index makes this raise
         `IndexLocked`, or wait for it with `wait`. Files are read, chunked, encoded and
         stored a batch at a time, so memory does not grow with the size of the folder.
+        A folder with nothing to index is refused (`SourceNotFound`, most likely a wrong
+        path) unless `allow_empty`, as when a watched folder's last file was deleted.
         """
         started = time.perf_counter()
         report = progress or (lambda _event: None)
@@ -179,10 +185,10 @@ class Indexer:
         sources = list(
             walk_folder(folder, lambda path, why: unreadable.append(_folder_failure(path, why)))
         )
-        if not sources and not unreadable:
+        if not sources and not unreadable and not allow_empty:
             raise SourceNotFound(
                 f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
-                "and source code); nothing was changed"
+                ".docx .pptx .odt .epub and source code); nothing was changed"
             )
         with self._writable_store(wait) as store:
             summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
