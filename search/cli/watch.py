@@ -41,7 +41,8 @@ class _Aborted(KeyboardInterrupt):
 
 class _Stop:
     """The first SIGINT or SIGTERM asks to stop after the current run; a second one during
-    a run aborts it (the run's change is never published, so the index is as it was)."""
+    a run aborts it: the store rolls back a change it has not committed, so the index is
+    as it was before the run (or, if the signal came after the commit, as the run left it)."""
 
     def __init__(self) -> None:
         self.requested = threading.Event()
@@ -183,7 +184,8 @@ def watch(
                         _run(indexer, root, stop, as_json)
         except _Aborted as aborted:
             click.echo(
-                f"Error: the run was aborted ({aborted}); the index is as it was before it",
+                f"Error: the run in progress was aborted ({aborted}); the index holds the last "
+                "run that was published",
                 err=True,
             )
             raise click.exceptions.Exit(EXIT_ABORTED) from None
