@@ -133,6 +133,55 @@ def test_sigterm_in_a_burst_of_writes_stops_cleanly(watching):
     assert partial == []
 
 
+def test_a_second_sigterm_aborts_the_run_in_progress_and_the_index_stays_whole(
+    tmp_path, tiny_model_dir
+):
+    """The first run has 1,500 new files to read: two SIGTERMs in it roll it back."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water.")
+    index = tmp_path / "ix"
+    model = ["--model", str(tiny_model_dir)]
+    first = CliRunner().invoke(cli, ["index", str(docs), "--index", str(index), *model])
+    assert first.exit_code == 0, first.output
+    for number in range(1500):
+        (docs / f"bulk-{number:04d}.md").write_text(f"Bulk note {number} on avocets. " * 30)
+    stderr = tmp_path / "watch.err"
+    command = [sys.executable, "-m", "search", "watch", str(docs), "--index", str(index), *model]
+    with open(stderr, "w") as err:
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )  # fmt: skip
+    try:
+        eventually(lambda: "watching" in stderr.read_text(), "the start")
+        process.send_signal(signal.SIGTERM)
+        eventually(
+            lambda: "stopping after" in stderr.read_text() or process.poll() is not None,
+            "the first signal acknowledged",
+        )
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=PATIENCE_SECONDS)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    log = stderr.read_text()
+    assert "Traceback" not in log
+    # 130: aborted, nothing of the run published; 0: the run ended before the second signal.
+    assert status in (0, 130), log
+    if status == 130:
+        assert "was aborted (SIGTERM)" in log.splitlines()[-1]
+    # All of the run or none of it: never a part.
+    shown = CliRunner().invoke(cli, ["info", "--index", str(index), "--json"])
+    assert json.loads(shown.stdout)["documents"] in (1, 1501)
+    verified = CliRunner().invoke(cli, ["verify", "--index", str(index), "--json"])
+    assert verified.exit_code == 0 and json.loads(verified.stdout)["consistent"] is True
+    assert found(index, "herons") == ["herons.md"]
+    assert [p.name for p in index.iterdir() if ".tmp-" in p.name] == []
+
+
 def test_the_filter_skips_hidden_paths_and_an_index_inside_the_folder(tmp_path):
     from watchfiles import Change
 
