@@ -59,7 +59,8 @@ def split_run_together(text: str, layout_text: str) -> str:
     `layout_text` is the same page extracted in the extractor's layout mode, which places
     each glyph by its position and so sees a gap between words that were drawn with no
     space character. A token of `text` is split only when it is absent from the layout
-    text as a whole and equals two or three consecutive layout tokens run together.
+    text as a whole and equals two or three consecutive layout tokens run together, each
+    with a letter or digit in it.
     """
     layout_words = layout_text.split()
     known = set(layout_words)
@@ -67,7 +68,9 @@ def split_run_together(text: str, layout_text: str) -> str:
     for size in (2, 3):
         for start in range(len(layout_words) - size + 1):
             parts = layout_words[start : start + size]
-            splits.setdefault("".join(parts), " ".join(parts))
+            # A part of punctuation only ("syntax" "." drawn apart) is not a word of its own.
+            if all(any(char.isalnum() for char in part) for part in parts):
+                splits.setdefault("".join(parts), " ".join(parts))
 
     def split(match: re.Match[str]) -> str:
         token = match.group()

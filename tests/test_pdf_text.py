@@ -95,6 +95,8 @@ def test_run_together_split_is_conservative():
     assert split_run_together("Thefile system of record", layout) == "The file system of record"
     # A token the layout text also has whole is never split, even if its parts exist.
     assert split_run_together("record of file", "record of file re cord") == "record of file"
+    # Punctuation drawn apart from its word stays attached to it.
+    assert split_run_together("the syntax.", "the syntax .") == "the syntax."
 
 
 def test_a_lexical_query_finds_file_system_in_the_cleaned_pdf(tmp_path):
