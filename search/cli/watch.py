@@ -141,7 +141,7 @@ def watch(
     Every folder is indexed once at start (what changed while nobody watched), then
     again whenever files under it are added, changed or deleted, through the same
     incremental run as `ctxsearch index`. Ctrl-C or SIGTERM stops after the current run
-    (a second one aborts that run, leaving the index as it was before it). A running
+    (exit 0); a second one aborts that run and rolls it back (exit 130). A running
     `serve` sees each run's result, as it does for `index`.
 
     \b
