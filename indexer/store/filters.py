@@ -9,7 +9,8 @@ cutting a top-k afterwards. Paths compare case-sensitively; extensions do not.
 - `paths`: globs (`*`, `?`, `[...]`; `*` also crosses `/`). A glob without `/` matches
   the file name (`*.md`); one with `/` matches the end of the path (`tutorial/*.md`), or
   the whole path when it starts with `/`.
-- `types`: file types (`md`, `rst`, `html`, `pdf`, `txt`, `code`) or extensions (`.py`).
+- `types`: file types (`md`, `rst`, `html`, `pdf`, `txt`, `office`, `epub`, `code`) or
+  extensions (`.py`).
 Within one kind any value may match; every kind given must match.
 """
 

@@ -31,6 +31,7 @@ from search.cli.common import (
 )
 from search.cli.lab import eval_command, eval_index, neighbours, polysemy, sts, tune_fusion, wic
 from search.cli.serve import loadtest, serve
+from search.cli.watch import watch
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.paths import display_path
 from search.text import terminal_text
@@ -170,7 +171,8 @@ def index(
     """Index the documents under PATH (again: only what changed is encoded).
 
     \b
-    Reads .txt .md .rst .html .pdf and common source files; skips hidden folders,
+    Reads .txt .md .rst .html .pdf .docx .pptx .odt .epub and common source files;
+    skips hidden folders,
     .git and binary files. A file that fails is reported and the run goes on.
 
     \b
@@ -700,6 +702,7 @@ for command, name in (
     (serve, "serve"),
     (loadtest, "loadtest"),
     (bench, "bench"),
+    (watch, "watch"),
 ):
     cli.add_command(command, name)
 
