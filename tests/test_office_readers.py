@@ -230,5 +230,12 @@ def test_index_reads_each_format_and_names_each_broken_file_on_one_line(tmp_path
         ("limestone", "rivers.epub"),
     ]:
         found = runner.invoke(cli, ["query", query, "--index", ix, "--mode", "lexical", "--json"])
-        hits = [Path(hit["path"]).name for hit in json.loads(found.stdout)["results"]]
+        results = json.loads(found.stdout)["results"]
+        hits = [Path(hit["path"]).name for hit in results]
         assert hits[:1] == [name], (query, hits)
+        # Headings come from the Markdown-like text; its lines are not the file's.
+        assert results[0]["heading"] and results[0]["line"] is None, results[0]
+    office = ["--index", ix, "--mode", "lexical", "--type", "office", "--json"]
+    found = json.loads(runner.invoke(cli, ["query", "cranes", *office]).stdout)["results"]
+    assert {Path(hit["path"]).name for hit in found} == {"cranes.docx", "migration.pptx"}
+    assert json.loads(runner.invoke(cli, ["query", "limestone", *office]).stdout)["results"] == []
