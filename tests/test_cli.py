@@ -1,6 +1,7 @@
 """The command line, through click's CliRunner: exit codes, JSON and error lines."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -204,3 +205,21 @@ def test_every_command_has_help_with_examples(runner):
         assert result.exit_code == 0
         assert "Examples:" in result.stdout, f"{name} --help has no examples"
         assert command.help
+
+
+def test_a_reader_that_leaves_the_pipe_early_gets_no_error(sample_index):
+    """`ctxsearch query ... | head -1`: when the reader has gone, the command stops quietly
+    (exit 141, as for SIGPIPE), with no "Error: Broken pipe"."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader left before the answer was written
+    command = [sys.executable, "-m", "search", "query", "bank", "--index", str(sample_index)]
+    run = subprocess.run(
+        [*command, "--mode", "lexical", "--json"],
+        cwd=ROOT,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        timeout=120,
+    )
+    os.close(write_end)
+    assert run.stderr == b"", run.stderr
+    assert run.returncode == 141

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -68,12 +70,22 @@ def translate_errors(command: F) -> F:
             raise MissingExtraError(terminal_text(error)) from error
         except CtxsearchError as error:
             raise click.ClickException(terminal_text(error)) from error
+        except BrokenPipeError:  # `ctxsearch info | head`: the reader left, nothing to say
+            _quiet_broken_stdout()
+            sys.exit(141)  # 128 + SIGPIPE, as a tool the pipe's signal stopped
         except OSError as error:
             where = f"{error.filename}: " if error.filename else ""
             message = terminal_text(f"{where}{error.strerror or error}")
             raise click.ClickException(message) from error
 
     return wrapper  # type: ignore[return-value]
+
+
+def _quiet_broken_stdout() -> None:
+    """Point stdout at /dev/null, so that flushing it at exit raises nothing more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 class IndexTarget(click.ParamType):
