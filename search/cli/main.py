@@ -18,7 +18,7 @@ import click
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
 from indexer.file_types import FILE_TYPES
-from indexer.record_input import read_jsonl
+from indexer.record_input import read_jsonl, value_text
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
@@ -507,7 +507,7 @@ def query(
         if hit.heading:
             click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
         if hit.metadata:
-            pairs = ", ".join(f"{key}={value}" for key, value in hit.metadata.items())
+            pairs = ", ".join(f"{key}={value_text(value)}" for key, value in hit.metadata.items())
             click.echo(f"{'':>20}" + terminal_text(pairs))
         click.echo(f"{'':>20}" + highlighted(hit.snippet, hit.highlights))
     timings = response.timings
@@ -521,8 +521,11 @@ def query(
 
 
 def hit_location(hit) -> str:  # hit: search.engine.Hit
-    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known)."""
+    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known, or
+    for a record, whose path is `record:ID`)."""
     shown = display_path(hit.path)
+    if hit.id is not None:
+        return terminal_text(hit.path)
     if hit.line is not None:
         return f"{shown}:{hit.line}"
     if hit.page is not None:
