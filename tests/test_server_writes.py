@@ -131,3 +131,20 @@ def test_writes_need_the_token_and_a_token_off_loopback(record_index, tmp_path):
         done = httpx.post(f"{server.url}/records", json=write, headers=right)
         assert done.status_code == 200 and done.json()["added"] == 1
         assert httpx.delete(f"{server.url}/records/faq-20", headers=right).status_code == 200
+
+
+def test_a_write_while_another_process_writes_answers_503_and_changes_nothing(
+    writable, record_index
+):
+    from indexer.store.base import open_store
+
+    store = open_store(record_index)
+    try:
+        with store.writer():
+            busy = httpx.post(f"{writable.url}/records", json=records(30, 31, "en"))
+    finally:
+        store.close()
+    assert busy.status_code == 503
+    assert "is writing this index" in busy.json()["detail"]
+    found = httpx.get(f"{writable.url}/search", params={"q": "refund", "k": 50})
+    assert "faq-30" not in ids(found)
