@@ -10,6 +10,7 @@ _CODE = tuple(
     for suffix in READERS
     if suffix
     not in {".txt", ".text", ".md", ".markdown", ".mdx", ".rst", ".html", ".htm", ".xhtml", ".pdf"}
+    and suffix not in {".docx", ".pptx", ".odt", ".epub"}
     and suffix not in {".org", ".adoc", ".asciidoc", ".csv", ".tsv", ".log"}
 )
 FILE_TYPES: dict[str, tuple[str, ...]] = {
@@ -18,5 +19,7 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
     "txt": (".txt", ".text"),
     "html": (".html", ".htm", ".xhtml"),
     "pdf": (".pdf",),
+    "office": (".docx", ".pptx", ".odt"),
+    "epub": (".epub",),
     "code": _CODE,
 }

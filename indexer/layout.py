@@ -21,6 +21,9 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst", ".rst.txt")  # Sphinx copies its sources as NAME.rst.txt
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 PDF_SUFFIXES = (".pdf",)
+# Read into Markdown-like text (`indexer.office_readers`: headings as `#` lines); the
+# text is not the file's, so it has headings and no lines.
+OFFICE_SUFFIXES = (".docx", ".pptx", ".odt", ".epub")
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -53,13 +56,14 @@ class Location:
 
 
 def text_kind(path: str) -> str:
-    """`markdown`, `rst`, `html`, `pdf` or `text`, from a file's name."""
+    """`markdown`, `rst`, `html`, `pdf`, `office` or `text`, from a file's name."""
     name = path.lower()
     for kind, suffixes in (
         ("markdown", MARKDOWN_SUFFIXES),
         ("rst", RST_SUFFIXES),
         ("html", HTML_SUFFIXES),
         ("pdf", PDF_SUFFIXES),
+        ("office", OFFICE_SUFFIXES),
     ):
         if name.endswith(suffixes):
             return kind
@@ -68,7 +72,7 @@ def text_kind(path: str) -> str:
 
 def text_layout(text: str, kind: str) -> Layout:
     """The layout of text read as it is: lines counted, headings parsed by format."""
-    if kind == "markdown":
+    if kind in ("markdown", "office"):
         return Layout(headings=markdown_headings(text))
     if kind == "rst":
         return Layout(headings=rst_headings(text))
@@ -141,7 +145,7 @@ class Locator:
         self.layout = layout if layout is not None else text_layout(text, kind)
         self._newlines = (
             [match.start() for match in re.finditer("\n", text)]
-            if self.layout.lines is None and kind != "pdf"
+            if self.layout.lines is None and kind not in ("pdf", "office")
             else None
         )
         self._heading_offsets = [offset for offset, _ in self.layout.headings]

@@ -227,6 +227,7 @@ class Indexer:
         include: list[str] | tuple[str, ...] | None = None,
         default_excludes: bool | None = None,
         forget_rules: bool = False,
+        allow_empty: bool = False,
     ) -> IndexSummary:
         """Bring the index up to date with `folder`; return what changed.
 
@@ -240,6 +241,8 @@ class Indexer:
         result in one commit. Another process writing the same index makes this raise
         `IndexLocked`, or wait for it with `wait`. Files are read, chunked, encoded and
         stored a batch at a time, so memory does not grow with the size of the folder.
+        A folder with nothing to index is refused (`SourceNotFound`, most likely a wrong
+        path) unless `allow_empty`, as when a watched folder's last file was deleted.
         """
         started = time.perf_counter()
         report = self._report = progress or _no_report
@@ -254,10 +257,10 @@ class Indexer:
                 folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
             )
         )
-        if not sources and not unreadable:
+        if not sources and not unreadable and not allow_empty:
             raise SourceNotFound(
                 f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
-                "and source code); nothing was changed"
+                ".docx .pptx .odt .epub and source code); nothing was changed"
             )
         with self._writable_store(wait) as store:
             summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))

@@ -10,9 +10,15 @@ import io
 import re
 from bisect import bisect_right
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from indexer.errors import UnreadableFile
 from indexer.layout import Layout
+from indexer.office_readers import read_docx, read_epub, read_odt, read_pptx
+from indexer.pdf_text import clean_pdf_text, split_run_together
+
+if TYPE_CHECKING:
+    from pypdf import PageObject
 
 # A NUL byte in the first block is the usual sign of a binary file (the same test git uses).
 _BINARY_SNIFF_BYTES = 8192
@@ -144,7 +150,7 @@ def _monotone(anchors: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def read_pdf(data: bytes) -> str:
-    """The text layer of a PDF, one paragraph break between pages."""
+    """The text layer of a PDF, one paragraph break between pages, cleaned (`pdf_text`)."""
     return read_pdf_layout(data)[0]
 
 
@@ -160,7 +166,7 @@ def read_pdf_layout(data: bytes) -> tuple[str, Layout]:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise UnreadableFile("the PDF is encrypted")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        pages = [_page_text(page) for page in reader.pages]
     except UnreadableFile:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as error:
@@ -173,6 +179,19 @@ def read_pdf_layout(data: bytes) -> tuple[str, Layout]:
         starts.append((position, number))
         position += len(page) + 2
     return "\n\n".join(page for _, page in kept), Layout(pages=starts)
+
+
+def _page_text(page: PageObject) -> str:
+    """A page's text, cleaned (`pdf_text`: each page on its own, so that page offsets
+    hold), with the words its layout mode sees as separate split apart."""
+    text = page.extract_text() or ""
+    if not text.strip():
+        return text
+    try:
+        layout = page.extract_text(extraction_mode="layout") or ""
+    except Exception:  # layout mode is a refinement: a page it cannot lay out keeps its text
+        return clean_pdf_text(text)
+    return clean_pdf_text(split_run_together(text, layout))
 
 
 # fmt: off
@@ -198,6 +217,10 @@ READERS: dict[str, Reader] = {
     ".htm": read_html,
     ".xhtml": read_html,
     ".pdf": read_pdf,
+    ".docx": read_docx,
+    ".pptx": read_pptx,
+    ".odt": read_odt,
+    ".epub": read_epub,
 }
 
 # The readers whose text is not the file's: they also say where each part came from.

@@ -273,9 +273,9 @@ class Searcher:
         `dense_weight` (0 to 1, hybrid only) fixes the contextual side's share of the
         fused score instead of the per-query weighting.
         `under` (absolute folders or files), `path` (globs such as `*.md`) and
-        `file_type` (`md`, `rst`, `txt`, `html`, `pdf`, `code` or an extension) limit
-        the search to those documents, inside every space searched (see
-        `indexer.store.filters`): `k` hits come back whenever that many match.
+        `file_type` (`md`, `rst`, `txt`, `html`, `pdf`, `office`, `epub`, `code` or an
+        extension) limit the search to those documents, inside every space searched
+        (see `indexer.store.filters`): `k` hits come back whenever that many match.
         `min_similarity` (-1 to 1) drops hits whose contextual cosine (`Hit.similarity`)
         is below it. `where` (`{"key": value}`, or `["key=value"]`) keeps the records
         whose metadata holds every pair (values compared as text: see

@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from indexer.chunking import chunk_text
 from indexer.errors import UnreadableFile
+from indexer.office_readers import read_docx, read_epub, read_odt, read_pptx
+from indexer.pdf_text import join_line_end_hyphens, split_run_together
 from indexer.readers import decode_text, read_html, read_pdf
 from search import snippets
 from search.snippets import make_snippet
@@ -41,6 +43,44 @@ def test_html_reader_never_crashes(data):
 @given(st.binary(max_size=2048).map(lambda tail: b"%PDF-1.4\n" + tail))
 def test_pdf_reader_never_crashes(data):
     reads_or_refuses(read_pdf, data)
+
+
+@FAST
+@given(
+    st.sampled_from(["docx", "pptx", "odt"]),
+    st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.binary(min_size=1, max_size=8))),
+)
+def test_office_readers_never_crash_on_a_damaged_real_file(kind, damage):
+    """A real file written by its library, overwritten at random places."""
+    from tests.test_office_readers import make_docx, make_odt, make_pptx
+
+    reader, make = {"docx": (read_docx, make_docx), "pptx": (read_pptx, make_pptx)}.get(
+        kind, (read_odt, make_odt)
+    )
+    data = bytearray(make())
+    for where, patch in damage:
+        start = int(where * len(data))
+        data[start : start + len(patch)] = patch
+    reads_or_refuses(reader, bytes(data))
+
+
+@FAST
+@given(st.binary(max_size=2048).map(lambda tail: b"PK\x03\x04" + tail))
+def test_epub_reader_never_crashes(data):
+    reads_or_refuses(read_epub, data)
+
+
+def letters_only(text: str) -> str:
+    return re.sub(r"[\s\-\u00ad\u2010]", "", text)
+
+
+@FAST
+@given(TEXT.map(lambda t: t.replace("|", "-\n")), TEXT)
+def test_pdf_cleaning_only_moves_spaces_hyphens_and_line_breaks(text, layout):
+    """Joining and splitting words never adds, drops or reorders a letter."""
+    assert letters_only(join_line_end_hyphens(text)) == letters_only(text)
+    assert letters_only(split_run_together(text, layout)) == letters_only(text)
+    assert join_line_end_hyphens(text).count("\n") <= text.count("\n")
 
 
 @FAST

@@ -183,7 +183,10 @@ def _paused_workers(cluster) -> dict[int, int]:
     """Worker pid -> how many times its log says it paused in a batch (Ray's log files)."""
     counts = {}
     for log in Path(cluster.temp_dir).glob("session_latest/logs/worker-*.err"):
-        paused = log.read_text(errors="replace").count("paused at worker-batch")
+        try:
+            paused = log.read_text(errors="replace").count("paused at worker-batch")
+        except FileNotFoundError:  # Ray removed an idle worker's log between glob and read
+            continue
         if paused:
             counts[int(log.stem.rsplit("-", 1)[1])] = paused
     return counts

@@ -9,7 +9,8 @@ cutting a top-k afterwards. Paths compare case-sensitively; extensions do not.
 - `paths`: globs (`*`, `?`, `[...]`; `*` also crosses `/`). A glob without `/` matches
   the file name (`*.md`); one with `/` matches the end of the path (`tutorial/*.md`), or
   the whole path when it starts with `/`.
-- `types`: file types (`md`, `rst`, `html`, `pdf`, `txt`, `code`) or extensions (`.py`).
+- `types`: file types (`md`, `rst`, `html`, `pdf`, `txt`, `office`, `epub`, `code`) or
+  extensions (`.py`).
 - `metadata` (`where`): (key, value) pairs a record's metadata must all hold, values
   compared as text (see `indexer.record_input`); files have no metadata, so a `where`
   leaves them out.
@@ -20,13 +21,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from sqlalchemy import ColumnElement, and_, func, or_, select, true
+from typing import TYPE_CHECKING
 
 from indexer.errors import InvalidQuery
 from indexer.file_types import FILE_TYPES
 from indexer.record_input import where_pairs
-from indexer.store.schema import ChunkRow, DocumentRow, RecordMetadataRow
+
+if TYPE_CHECKING:  # SQLAlchemy is imported only to search with a filter: a query process
+    # without one reads through the light reader, which never imports it
+    from sqlalchemy import ColumnElement
 
 MAX_FILTER_VALUES = 64
 MAX_FILTER_CHARS = 4096
@@ -55,6 +58,10 @@ class SearchFilter:
 
     def clause(self, dialect: str) -> ColumnElement[bool]:
         """The SQL condition on `documents` for `dialect` (`sqlite` or `postgresql`)."""
+        from sqlalchemy import and_, func, or_, select, true
+
+        from indexer.store.schema import DocumentRow, RecordMetadataRow
+
         parts = []
         if self.under:
             parts.append(or_(*(_under(folder) for folder in self.under)))
@@ -74,7 +81,10 @@ class SearchFilter:
     def sqlite_chunk_ids(self) -> tuple[str, list]:
         """The SQLite query of the ids of the chunks this filter allows, in order, with its
         positional parameters (for the light reader, which runs plain sqlite3)."""
+        from sqlalchemy import select
         from sqlalchemy.dialects import sqlite
+
+        from indexer.store.schema import ChunkRow, DocumentRow
 
         statement = (
             select(ChunkRow.id)
@@ -137,6 +147,10 @@ def _values(value: list[str] | tuple[str, ...] | str | None, name: str) -> list[
 
 
 def _under(folder: str) -> ColumnElement[bool]:
+    from sqlalchemy import func, or_
+
+    from indexer.store.schema import DocumentRow
+
     prefix = folder.rstrip("/") + "/"
     # substr, not LIKE: SQLite's LIKE ignores case, and a folder may hold % or _.
     return or_(DocumentRow.path == folder, func.substr(DocumentRow.path, 1, len(prefix)) == prefix)
@@ -150,6 +164,8 @@ def _anchored(pattern: str) -> str:
 
 
 def _glob(pattern: str, dialect: str) -> ColumnElement[bool]:
+    from indexer.store.schema import DocumentRow
+
     whole = _anchored(pattern)
     if dialect == "sqlite":
         return DocumentRow.path.op("GLOB")(whole)  # case-sensitive, * crosses /

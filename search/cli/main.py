@@ -33,6 +33,7 @@ from search.cli.common import (
 )
 from search.cli.lab import eval_command, eval_index, neighbours, polysemy, sts, tune_fusion, wic
 from search.cli.serve import loadtest, serve
+from search.cli.watch import watch
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.paths import display_path
 from search.text import terminal_text
@@ -183,7 +184,8 @@ def index(
     records of a JSON-lines FILE (--jsonl).
 
     \b
-    Reads .txt .md .rst .html .pdf and common source files; skips hidden folders,
+    Reads .txt .md .rst .html .pdf .docx .pptx .odt .epub and common source files;
+    skips hidden folders,
     .git and binary files. A file that fails is reported and the run goes on.
     Records (--jsonl) are upserted by id into the same index: a record whose text is
     unchanged is not encoded again; a bad line changes nothing.
@@ -771,6 +773,7 @@ for command, name in (
     (serve, "serve"),
     (loadtest, "loadtest"),
     (bench, "bench"),
+    (watch, "watch"),
 ):
     cli.add_command(command, name)
 

@@ -81,7 +81,10 @@ _DENSE_WEIGHT = (
 
 _UNDER = "Only documents in this absolute folder or file (repeatable)."
 _PATH = "Only documents whose path matches this glob, e.g. *.md (repeatable)."
-_TYPE = "Only documents of this type: md, rst, txt, html, pdf, code or an extension (repeatable)."
+_TYPE = (
+    "Only documents of this type: md, rst, txt, html, pdf, office, epub, code or an "
+    "extension (repeatable)."
+)
 _MIN_SIMILARITY = "Drop hits whose contextual cosine (`similarity`) is below this, -1 to 1."
 _WHERE = (
     "Only records whose metadata has this key=value (compared as text); repeatable, "

@@ -1,0 +1,251 @@
+"""`ctxsearch watch`: keep an index in sync with folders while it runs.
+
+Changes are noticed by `watchfiles` (inotify on Linux), grouped until the folder has been
+quiet for a moment, then indexed by the same incremental run as `ctxsearch index`, so
+every guarantee of a run holds (atomic publication, per-file failures, the writer lock).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+import click
+
+from indexer.errors import IndexLocked, SourceNotFound
+from indexer.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable
+from indexer.store.base import Target
+from search.cli.common import index_option, translate_errors
+from search.paths import display_path
+from search.text import json_text, terminal_text
+
+if TYPE_CHECKING:
+    from indexer.pipeline import Indexer, IndexSummary
+
+# A burst that never goes quiet (a long copy, a build) is still indexed this often.
+_LONGEST_WAIT_MS = 10_000
+_LOCK_RETRY_SECONDS = 1.0
+EXIT_ABORTED = 130  # the shell's code for a command ended by a signal
+
+
+class _Aborted(KeyboardInterrupt):
+    """A second stop signal during a run: the run is abandoned, the index left as it was."""
+
+
+class _Stop:
+    """The first SIGINT or SIGTERM asks to stop after the current run; a second one during
+    a run aborts it: the store rolls back a change it has not committed, so the index is
+    as it was before the run (or, if the signal came after the commit, as the run left it)."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self.in_run = False
+
+    def __call__(self, signum: int, _frame: FrameType | None) -> None:
+        if self.requested.is_set() and self.in_run:
+            raise _Aborted(signal.Signals(signum).name)
+        if not self.requested.is_set() and self.in_run:
+            click.echo(
+                "ctxsearch: stopping after the current run (signal again to abort it)", err=True
+            )
+        self.requested.set()
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        previous = {sig: signal.signal(sig, self) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        self.in_run = True
+        try:
+            yield
+        finally:
+            self.in_run = False
+
+
+def _is_under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+class _Relevant:
+    """Which file events can change the index: an indexable file, a folder (or something
+    deleted, which may have been one), or an ignore file; never a hidden or skipped
+    path, nor the index's own files when the index lies inside a watched folder."""
+
+    def __init__(self, roots: list[Path], index_folder: Path | None) -> None:
+        self.roots = roots
+        self.index_folder = index_folder
+
+    def __call__(self, change: object, raw_path: str) -> bool:
+        from watchfiles import Change
+
+        path = Path(raw_path)
+        if self.index_folder is not None and _is_under(path, self.index_folder):
+            return False
+        root = next((root for root in self.roots if _is_under(path, root)), None)
+        if root is None:
+            return False
+        if path.name == IGNORE_FILE and path.parent == root:
+            return True
+        parts = path.relative_to(root).parts
+        if any(part.startswith(".") or part in SKIPPED_FOLDERS for part in parts):
+            return False
+        return is_indexable(path) or change == Change.deleted or path.is_dir()
+
+
+@click.command()
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH..."
+)
+@index_option
+@click.option(
+    "--model", default=None, help="Model folder or hub name (new index: all-MiniLM-L6-v2)."
+)
+@click.option(
+    "--pooling", default=None, help="mean (default), cls, max, or mean-lastK (e.g. mean-last4)."
+)
+@click.option(
+    "--debounce",
+    type=click.IntRange(min=10, max=60_000),
+    default=500,
+    show_default=True,
+    metavar="MS",
+    help="Quiet time, in milliseconds, after the last change before a run "
+    f"(a burst that never goes quiet is indexed every {_LONGEST_WAIT_MS // 1000} s).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print each run's summary as a JSON line.")
+@translate_errors
+def watch(
+    paths: tuple[Path, ...],
+    target: Target,
+    model: str | None,
+    pooling: str | None,
+    debounce: int,
+    as_json: bool,
+) -> None:
+    """Keep the index in sync with the folders under PATH... while this runs.
+
+    \b
+    Every folder is indexed once at start (what changed while nobody watched), then
+    again whenever files under it are added, changed or deleted, through the same
+    incremental run as `ctxsearch index`. Ctrl-C or SIGTERM stops after the current run
+    (exit 0); a second one aborts that run and rolls it back (exit 130). A running
+    `serve` sees each run's result, as it does for `index`.
+
+    \b
+    Examples:
+      ctxsearch watch ~/notes
+      ctxsearch watch ~/notes ~/papers --index ~/notes.idx --debounce 2000
+    """
+    import watchfiles
+
+    from indexer.pipeline import Indexer
+
+    roots = _roots(paths)
+    index_folder = Path(target).expanduser().resolve() if isinstance(target, Path) else None
+    indexer = Indexer(target, model=model, pooling=pooling)
+    stop = _Stop()
+    with stop.installed():
+        try:
+            click.echo(
+                f"ctxsearch: watching {len(roots)} folder(s); Ctrl-C or SIGTERM stops", err=True
+            )
+            for root in roots:
+                if stop.requested.is_set():
+                    break
+                _run(indexer, root, stop, as_json)
+            changes_seen = watchfiles.watch(
+                *roots,
+                watch_filter=_Relevant(roots, index_folder),
+                step=debounce,
+                debounce=max(_LONGEST_WAIT_MS, debounce),
+                stop_event=stop.requested,
+                raise_interrupt=False,
+                ignore_permission_denied=True,
+            )
+            for changes in changes_seen:
+                changed = [Path(path) for _, path in changes]
+                for root in roots:
+                    if stop.requested.is_set():
+                        break
+                    if any(_is_under(path, root) for path in changed):
+                        _run(indexer, root, stop, as_json)
+        except _Aborted as aborted:
+            click.echo(
+                f"Error: the run in progress was aborted ({aborted}); the index holds the last "
+                "run that was published",
+                err=True,
+            )
+            raise click.exceptions.Exit(EXIT_ABORTED) from None
+    click.echo("ctxsearch: stopped", err=True)
+
+
+def _roots(paths: tuple[Path, ...]) -> list[Path]:
+    roots: list[Path] = []
+    for given in paths:
+        root = given.expanduser().resolve()
+        if not root.is_dir():
+            why = "no such folder" if not root.exists() else "not a folder"
+            raise SourceNotFound(f"{given}: {why}")
+        if root not in roots:
+            roots.append(root)
+    return roots
+
+
+def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool) -> None:
+    """One incremental run over `root`, waiting (and saying so) while another writer runs."""
+    told_busy = False
+    while True:
+        try:
+            with stop.running():
+                summary = indexer.index_folder(root, allow_empty=True)
+        except IndexLocked:
+            if not told_busy:
+                click.echo(
+                    "ctxsearch: another process is writing the index; waiting for it", err=True
+                )
+                told_busy = True
+            if stop.requested.wait(_LOCK_RETRY_SECONDS):
+                return
+            continue
+        except SourceNotFound as error:  # the folder itself went away: keep watching
+            click.echo(f"ctxsearch: {terminal_text(error)}", err=True)
+            return
+        _report(root, summary, as_json)
+        return
+
+
+def _report(root: Path, summary: IndexSummary, as_json: bool) -> None:
+    try:
+        _summary_lines(root, summary, as_json)
+    finally:
+        sys.stdout.flush()  # a log file or a pipe sees each run as it ends
+
+
+def _summary_lines(root: Path, summary: IndexSummary, as_json: bool) -> None:
+    for failure in summary.failures:
+        reason = terminal_text(failure.reason)
+        click.echo(f"failed {display_path(failure.path)}: {reason}", err=True)
+    if as_json:
+        click.echo(json_text({"folder": str(root), **summary.to_dict()}))
+        return
+    if not (summary.added or summary.updated or summary.removed or summary.failed):
+        return
+    click.echo(
+        f"{time.strftime('%H:%M:%S')} {display_path(str(root))}: {summary.added} added, "
+        f"{summary.updated} updated, {summary.removed} removed, {summary.failed} failed; "
+        f"{summary.chunks} chunks encoded in {summary.seconds:.1f}s. The index holds "
+        f"{summary.total_documents} documents, {summary.total_chunks} chunks."
+    )

@@ -1,0 +1,195 @@
+"""`ctxsearch watch` as a real process: edits, additions and deletions reach the index;
+another writer is waited for; SIGTERM in the middle of a burst stops it cleanly."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from search.cli import cli
+from search.cli.watch import _Relevant
+from tests.conftest import ROOT
+from tests.test_concurrency import hold_lock
+
+PATIENCE_SECONDS = 120.0  # generous: the machine is shared; the polls end as soon as it shows
+
+
+def eventually(condition: Callable[[], bool], what: str) -> None:
+    """Poll `condition` until it holds, failing with `what` after PATIENCE_SECONDS."""
+    deadline = time.monotonic() + PATIENCE_SECONDS
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"never happened: {what}")
+
+
+def found(index: Path, query: str) -> list[str]:
+    """The file names a lexical query finds (no model is loaded); [] while no index."""
+    result = CliRunner().invoke(
+        cli, ["query", query, "--index", str(index), "--mode", "lexical", "--json", "-k", "50"]
+    )
+    if result.exit_code != 0:
+        return []
+    return sorted(Path(hit["path"]).name for hit in json.loads(result.stdout)["results"])
+
+
+@pytest.fixture
+def watching(tmp_path, tiny_model_dir) -> Iterator[tuple[Path, Path, subprocess.Popen, Path]]:
+    """A `ctxsearch watch` process on a temp folder: (folder, index, process, stderr file)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water and wait for fish.")
+    index = tmp_path / "ix"
+    stderr = tmp_path / "watch.err"
+    command = [sys.executable, "-m", "search", "watch", str(docs), "--index", str(index)]
+    command += ["--model", str(tiny_model_dir), "--debounce", "200"]
+    with open(tmp_path / "watch.out", "w") as out, open(stderr, "w") as err:
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=out, stderr=err, env={**os.environ, "HF_HUB_OFFLINE": "1"}
+        )
+    try:
+        eventually(lambda: found(index, "herons") == ["herons.md"], "the first run")
+        yield docs, index, process, stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_an_edit_an_addition_and_a_deletion_reach_the_index(watching):
+    docs, index, _, _ = watching
+    (docs / "herons.md").write_text("Herons and flamingos wade in shallow water.")
+    eventually(lambda: found(index, "flamingos") == ["herons.md"], "the edit")
+    (docs / "kingfishers.md").write_text("Kingfishers dive for fish from a branch.")
+    eventually(lambda: found(index, "kingfishers") == ["kingfishers.md"], "the addition")
+    (docs / "kingfishers.md").unlink()
+    eventually(lambda: found(index, "kingfishers") == [], "the deletion")
+    # A file that appears and vanishes at once, and a folder made then removed.
+    (docs / "fleeting.md").write_text("Here for an instant.")
+    (docs / "fleeting.md").unlink()
+    (docs / "sub").mkdir()
+    (docs / "sub" / "deep.md").write_text("Grebes nest on floating platforms.")
+    eventually(lambda: found(index, "grebes") == ["deep.md"], "a new folder's file")
+    (docs / "sub" / "deep.md").unlink()
+    (docs / "sub").rmdir()
+    eventually(lambda: found(index, "grebes") == [], "a removed folder")
+    assert found(index, "instant") == []
+
+
+def test_another_writer_is_waited_for_and_said_so_in_one_line(watching):
+    docs, index, process, stderr = watching
+    holder = hold_lock(index, "30")
+    try:
+        (docs / "egrets.md").write_text("Egrets follow cattle across the field.")
+        eventually(lambda: "waiting for it" in stderr.read_text(), "the busy note")
+        assert found(index, "egrets") == []
+    finally:
+        holder.kill()
+        holder.wait()
+    eventually(lambda: found(index, "egrets") == ["egrets.md"], "the run after the wait")
+    busy = [line for line in stderr.read_text().splitlines() if "another process" in line]
+    assert len(busy) == 1 and process.poll() is None
+
+
+def test_sigterm_in_a_burst_of_writes_stops_cleanly(watching):
+    docs, index, process, stderr = watching
+    stop_writing = threading.Event()
+    written: list[Path] = []
+
+    def burst() -> None:
+        for number in range(400):
+            if stop_writing.is_set():
+                return
+            path = docs / f"burst-{number:03d}.md"
+            path.write_text(f"Note {number} about wading birds. " * 40)
+            written.append(path)
+            time.sleep(0.01)
+
+    writer = threading.Thread(target=burst)
+    writer.start()
+    try:
+        eventually(lambda: len(written) >= 60, "the burst under way")
+        runs = index.parent / "watch.out"
+        eventually(lambda: len(runs.read_text().splitlines()) >= 2, "a run during the burst")
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=PATIENCE_SECONDS) == 0, stderr.read_text()
+    finally:
+        stop_writing.set()
+        writer.join()
+    log = stderr.read_text()
+    assert "Traceback" not in log and log.splitlines()[-1] == "ctxsearch: stopped"
+    verified = CliRunner().invoke(cli, ["verify", "--index", str(index), "--json"])
+    assert verified.exit_code == 0 and json.loads(verified.stdout)["consistent"] is True
+    partial = [p.name for p in index.iterdir() if ".tmp-" in p.name or "-journal" in p.name]
+    assert partial == []
+
+
+def test_a_second_sigterm_aborts_the_run_in_progress_and_the_index_stays_whole(
+    tmp_path, tiny_model_dir
+):
+    """The first run has 1,500 new files to read: two SIGTERMs in it roll it back."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water.")
+    index = tmp_path / "ix"
+    model = ["--model", str(tiny_model_dir)]
+    first = CliRunner().invoke(cli, ["index", str(docs), "--index", str(index), *model])
+    assert first.exit_code == 0, first.output
+    for number in range(1500):
+        (docs / f"bulk-{number:04d}.md").write_text(f"Bulk note {number} on avocets. " * 30)
+    stderr = tmp_path / "watch.err"
+    command = [sys.executable, "-m", "search", "watch", str(docs), "--index", str(index), *model]
+    with open(stderr, "w") as err:
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )  # fmt: skip
+    try:
+        eventually(lambda: "watching" in stderr.read_text(), "the start")
+        process.send_signal(signal.SIGTERM)
+        eventually(
+            lambda: "stopping after" in stderr.read_text() or process.poll() is not None,
+            "the first signal acknowledged",
+        )
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=PATIENCE_SECONDS)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    log = stderr.read_text()
+    assert "Traceback" not in log
+    # 130: aborted, nothing of the run published; 0: the run ended before the second signal.
+    assert status in (0, 130), log
+    if status == 130:
+        assert "was aborted (SIGTERM)" in log.splitlines()[-1]
+    # All of the run or none of it: never a part.
+    shown = CliRunner().invoke(cli, ["info", "--index", str(index), "--json"])
+    assert json.loads(shown.stdout)["documents"] in (1, 1501)
+    verified = CliRunner().invoke(cli, ["verify", "--index", str(index), "--json"])
+    assert verified.exit_code == 0 and json.loads(verified.stdout)["consistent"] is True
+    assert found(index, "herons") == ["herons.md"]
+    assert [p.name for p in index.iterdir() if ".tmp-" in p.name] == []
+
+
+def test_the_filter_skips_hidden_paths_and_an_index_inside_the_folder(tmp_path):
+    from watchfiles import Change
+
+    relevant = _Relevant([tmp_path], tmp_path / "ix")
+    assert relevant(Change.modified, str(tmp_path / "a.md"))
+    assert relevant(Change.deleted, str(tmp_path / "gone-folder"))
+    assert relevant(Change.added, str(tmp_path / ".ctxsearchignore"))
+    assert not relevant(Change.modified, str(tmp_path / "ix" / "ctxsearch.sqlite"))
+    assert not relevant(Change.modified, str(tmp_path / ".git" / "a.md"))
+    assert not relevant(Change.modified, str(tmp_path / "photo.png"))
+    assert not relevant(Change.modified, "/elsewhere/a.md")
