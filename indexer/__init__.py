@@ -19,6 +19,7 @@ from indexer.errors import (
     IndexLocked,
     IndexNotFound,
     InvalidQuery,
+    InvalidRecord,
     MissingDependency,
     ModelMismatch,
     ModelNotAvailable,
@@ -33,6 +34,7 @@ _LAZY = {
     "Indexer": "indexer.pipeline",
     "IndexSummary": "indexer.pipeline",
     "Progress": "indexer.pipeline",
+    "RecordSummary": "indexer.record_runs",
 }
 
 __all__ = [
@@ -44,10 +46,12 @@ __all__ = [
     "IndexSummary",
     "Indexer",
     "InvalidQuery",
+    "InvalidRecord",
     "MissingDependency",
     "ModelMismatch",
     "ModelNotAvailable",
     "Progress",
+    "RecordSummary",
     "SourceNotFound",
     "StoreUnavailable",
     "UnreadableFile",

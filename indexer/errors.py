@@ -77,3 +77,7 @@ class EncodingFailed(CtxsearchError):
 
 class NotIndexed(CtxsearchError):
     """A path to remove from the index has no indexed document or root."""
+
+
+class InvalidRecord(InvalidQuery):
+    """A record to upsert or delete is unusable (no id, empty text, nested metadata ...)."""

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from indexer.chunking import Chunk, chunk_text
 from indexer.content import why_not_prose
@@ -46,6 +47,9 @@ from indexer.store.base import (
 from indexer.store.index_types import DEFAULT_INDEX_TYPE
 from indexer.store.manifest import Manifest
 from indexer.version import __version__
+
+if TYPE_CHECKING:
+    from indexer.record_runs import RecordSummary
 
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
@@ -156,6 +160,7 @@ class _Pending:
     document: Document
     chunks: list[Chunk]
     replaces: int | None
+    metadata: dict | None = None  # a record's (see `indexer.record_runs`); None for a file
 
 
 class Indexer:
@@ -284,6 +289,32 @@ class Indexer:
         summary.query_export = self._export_query_model()
         summary.seconds = round(time.perf_counter() - started, 3)
         return summary
+
+    def upsert_records(
+        self,
+        records: Iterable[dict],
+        progress: ProgressCallback | None = None,
+        wait: bool = False,
+    ) -> RecordSummary:
+        """Add or replace records from an app, `{"id", "text", "metadata"}` each, in one
+        atomic change (all or nothing), into the same index and spaces as files.
+
+        `id` and `text` are non-empty strings, `metadata` (optional) a flat object of
+        string, number or boolean values that `where` filters match; a record whose text
+        is unchanged is not encoded again. Bad input raises `InvalidRecord` (an
+        `InvalidQuery`) naming the record, before anything is written; another writer
+        raises `IndexLocked`, or is waited for with `wait`.
+        """
+        from indexer.record_runs import upsert_records
+
+        return upsert_records(self, records, progress, wait)
+
+    def delete_records(self, ids: Iterable[str], wait: bool = False) -> RecordSummary:
+        """Remove the records with these ids in one atomic change; ids that no record
+        has are listed in the summary's `not_found`, not raised."""
+        from indexer.record_runs import delete_records
+
+        return delete_records(self, ids, wait)
 
     def _remembered_rules(self, folder: Path) -> RootRules:
         """The rules the folder's earlier runs left (the defaults for a new index)."""
@@ -565,7 +596,7 @@ class Indexer:
         for item in batch:
             end = offset + len(item.chunks)
             own = {name: matrix[offset:end] for name, matrix in vectors.items()}
-            new.append(NewDocument(item.document, item.chunks, own))
+            new.append(NewDocument(item.document, item.chunks, own, item.metadata))
             offset = end
             if item.replaces is None:
                 summary.added += 1

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 
 from indexer.errors import DocumentNotFound
+from indexer.record_input import record_id_of
 from indexer.store.base import Snapshot, StoredChunk
 
 
@@ -29,6 +31,9 @@ class DocumentText:
     sha256: str
     text: str
     chunks: list[ChunkSpan] = field(default_factory=list)
+    # A record's id and metadata (None for a file); `id` above is the document's number.
+    record_id: str | None = None
+    metadata: dict | None = None
 
     def to_dict(self) -> dict:
         """The document as plain JSON-ready values."""
@@ -49,6 +54,8 @@ def load_document(snapshot: Snapshot, document_id: int) -> DocumentText:
         sha256=document.sha256,
         text=stitch(chunks),
         chunks=[ChunkSpan(c.id, c.ordinal, c.start, c.end) for c in chunks],
+        record_id=None if document.metadata_json is None else record_id_of(document.path),
+        metadata=None if document.metadata_json is None else json.loads(document.metadata_json),
     )
 
 

@@ -6,6 +6,7 @@ chunks all come from one published state, whatever a writer does meanwhile.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
+from indexer.record_input import record_id_of
 from indexer.sources import path_text
 from indexer.spaces import Space
 from indexer.store.base import Snapshot, Store, StoredChunk, Target, open_reader, open_store
@@ -58,6 +60,9 @@ class Hit:
     # static and lexical mode without `min_similarity`): comparable across queries,
     # unlike `score`.
     similarity: float | None = None
+    # A record's id and metadata (see `Indexer.upsert_records`); None for a file.
+    id: str | None = None
+    metadata: dict[str, str | int | float | bool] | None = None
 
     def to_dict(self) -> dict:
         """The hit as plain JSON-ready values."""
@@ -76,7 +81,7 @@ class SearchResponse:
     # glove (all without torch) or torch; and why torch, when it had to stand in
     query_encoder: dict[str, str] = field(default_factory=dict)
     query_encoder_note: str = ""
-    filters: dict[str, list[str]] | None = None  # the filters asked for, if any
+    filters: dict[str, list[str] | dict[str, str]] | None = None  # the filters asked for
     min_similarity: float | None = None
 
     def to_dict(self) -> dict:
@@ -259,6 +264,7 @@ class Searcher:
         path: str | list[str] | None = None,
         file_type: str | list[str] | None = None,
         min_similarity: float | None = None,
+        where: dict[str, str | int | float | bool] | list[str] | None = None,
     ) -> SearchResponse:
         """The `k` best hits for `query`: one per document unless `all_chunks` is set.
 
@@ -271,14 +277,16 @@ class Searcher:
         extension) limit the search to those documents, inside every space searched
         (see `indexer.store.filters`): `k` hits come back whenever that many match.
         `min_similarity` (-1 to 1) drops hits whose contextual cosine (`Hit.similarity`)
-        is below it.
+        is below it. `where` (`{"key": value}`, or `["key=value"]`) keeps the records
+        whose metadata holds every pair (values compared as text: see
+        `indexer.record_input`); files have no metadata, so it leaves them out.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.limits`.
         """
         chosen, k = _check_query(query, k, space or mode, all_chunks)
         _check_dense_weight(dense_weight, chosen)
         _check_min_similarity(min_similarity)
-        where = _filter(under, path, file_type)
+        where = _filter(under, path, file_type, where)
         self._check_open()
         timings = {"model_load_seconds": 0.0}
         # The contextual vector gives every hit its similarity; static and lexical mode
@@ -437,6 +445,8 @@ def _hydrate(
                 heading=chunk.heading,
                 page=chunk.page,
                 similarity=None if similarity is None else round(similarity, 6),
+                id=record_id_of(chunk.path) if chunk.metadata_json is not None else None,
+                metadata=None if chunk.metadata_json is None else json.loads(chunk.metadata_json),
             )
         )
     return hits
@@ -446,6 +456,7 @@ def _filter(
     under: str | Path | list[str | Path] | None,
     path: str | list[str] | None,
     file_type: str | list[str] | None,
+    where: object = None,
 ) -> SearchFilter:
     if isinstance(under, (str, Path)):
         under = [under]
@@ -454,7 +465,7 @@ def _filter(
         if not isinstance(under, (list, tuple)):
             raise InvalidQuery(f"under must be a path or a list of paths, not {under!r}")
         folders = [path_text(Path(item)) if isinstance(item, Path) else item for item in under]
-    return make_filter(folders, path, file_type)
+    return make_filter(folders, path, file_type, where)
 
 
 def _check_min_similarity(value: float | None) -> None:

@@ -124,6 +124,7 @@ def test_later_migrations_keep_the_rows_of_an_0001_database(tmp_path):
             "0002_lexical_space",
             "0003_hosts_and_roots",
             "0004_locations_and_root_rules",
+            "0005_records",
         ]
         from indexer.store.local.fts import bm25_search
 

@@ -348,3 +348,68 @@ def test_filtered_searches_find_k_allowed_chunks_in_every_structure(any_index):
             cosines = snapshot.similarities("contextual", unit(1), [i for i, _ in hits])
             assert cosines == pytest.approx(dict(hits))
     store.close()
+
+
+def new_record(
+    record_id: str, texts: list[str], metadata: dict, first_axis: int = 0
+) -> NewDocument:
+    item = new_document(f"record:{record_id}", texts, first_axis)
+    return NewDocument(item.document, item.chunks, item.vectors, metadata)
+
+
+def test_records_keep_their_metadata_and_where_filters_them_inside_every_search(any_index):
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [new_document(f"/docs/{n:02d}.txt", [f"otter {n}"], n) for n in range(6)]
+        )
+        change.add_documents(
+            [
+                new_record(
+                    f"r{n}",
+                    [f"otter record {n}"],
+                    {"lang": "en" if n < 9 else "fr", "n": n, "ok": True},
+                    n,
+                )
+                for n in range(30)
+            ]
+        )
+    english, numbered = make_filter(where={"lang": "en"}), make_filter(where=["n=3", "ok=true"])
+    for structure in ("hnsw", "flat"):
+        with store.writer(), store.change() as change:
+            change.set_index_type(structure)
+        with store.snapshot() as snapshot:
+            query = unit(1)[None, :]
+            hits = snapshot.vector_search("contextual", query, 9, english)[0]
+            chunks = snapshot.chunks(chunk_id for chunk_id, _ in hits)
+            assert len(hits) == 9, structure
+            assert all(
+                c.path.startswith("record:r") and '"lang": "en"' in c.metadata_json
+                for c in chunks.values()
+            )
+            assert snapshot.chunk_count(english) == 9 and snapshot.chunk_count() == 36
+            lexical = snapshot.lexical_search("otter", 40, english)
+            assert {i for i, _ in lexical} == {i for i, _ in hits}
+            only = snapshot.vector_search("contextual", query, 5, numbered)[0]
+            assert [snapshot.chunks([i])[i].path for i, _ in only] == ["record:r3"]
+            assert (
+                snapshot.vector_search("contextual", query, 5, make_filter(where={"n": 3.0}))[0]
+                == only
+            )
+            assert (
+                snapshot.vector_search("contextual", query, 5, make_filter(where={"lang": "EN"}))[0]
+                == []
+            )
+    assert paths(store) == [f"/docs/{n:02d}.txt" for n in range(6)]  # a folder run sees no record
+    with store.writer(), store.change() as change:
+        found = change.find_records(["r3", "r4", "nope", "/docs/00.txt"])
+        assert sorted(found) == ["r3", "r4"]
+        change.set_record_metadata(found["r3"].document_id, {"lang": "fr"})
+        change.remove_documents([found["r4"].document_id])
+    with store.snapshot() as snapshot:
+        assert snapshot.chunk_count(english) == 7  # r3 is French now, r4 is gone
+        assert snapshot.chunk_count(make_filter(where={"n": 3})) == 0
+    assert store.verify().consistent
+    store.close()

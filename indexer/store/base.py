@@ -50,6 +50,16 @@ class StoredDocument:
     mtime_ns: int
     sha256: str
     host: str = ""
+    metadata_json: str | None = None  # a record's metadata (JSON); None for a file
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """What the store remembers of a record, to tell whether an upsert changes it."""
+
+    document_id: int
+    sha256: str
+    metadata_json: str
 
 
 @dataclass(frozen=True)
@@ -68,15 +78,18 @@ class StoredChunk:
     end_line: int | None = None
     heading: str | None = None
     page: int | None = None
+    metadata_json: str | None = None  # its document's, when that is a record
 
 
 @dataclass(frozen=True)
 class NewDocument:
-    """A document to add: its chunks, and each vector space's vectors of those chunks."""
+    """A document to add: its chunks, and each vector space's vectors of those chunks;
+    `metadata` for a record (see `indexer.record_input`), None for a file."""
 
     document: Document
     chunks: list[Chunk]
     vectors: dict[str, np.ndarray]
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass
@@ -131,6 +144,14 @@ class Change(Protocol):
     def remove_path(self, path: Path) -> tuple[int, int, int]:
         """Remove this host's documents at `path` (a file) or under it (a folder) from
         every space and forget the roots there; (documents, chunks, roots) removed."""
+        ...
+
+    def find_records(self, record_ids: Iterable[str]) -> dict[str, StoredRecord]:
+        """The stored records among these ids, by id."""
+        ...
+
+    def set_record_metadata(self, document_id: int, metadata: dict[str, Any]) -> None:
+        """Replace a record's metadata (its text, chunks and vectors stay)."""
         ...
 
 

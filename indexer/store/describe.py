@@ -7,10 +7,12 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
+from indexer.record_input import RECORD_PREFIX
 from indexer.store.index_types import structure_for
 from indexer.store.manifest import Manifest
 
 OUTSIDE_ROOTS = "(no root)"
+RECORDS = "(records)"  # the row of `ls` that counts records from apps
 
 
 def folders(
@@ -21,7 +23,7 @@ def folders(
     `documents` are (host, path, chunks). A document belongs to the deepest root of its
     host that holds it (a root indexed on its own keeps its documents from a parent);
     documents under no root (an index from before roots were recorded) are counted
-    under `(no root)`.
+    under `(no root)`, and records from apps under `(records)`.
     """
     counted: dict[tuple[str, str], list[int]] = {key: [0, 0] for key in sorted(set(roots))}
     prefixes: dict[str, list[tuple[str, str]]] = {}
@@ -34,6 +36,8 @@ def folders(
             (root for prefix, root in prefixes.get(host, []) if path.startswith(prefix)), None
         )
         key = (host, owner) if owner is not None else ("", OUTSIDE_ROOTS)
+        if path.startswith(RECORD_PREFIX):
+            key = ("", RECORDS)
         counts = counted.setdefault(key, [0, 0])
         counts[0] += 1
         counts[1] += chunks

@@ -1,4 +1,4 @@
-"""Which documents a search may return: by folder, by path glob, by file type.
+"""Which documents a search may return: by folder, by path glob, by file type, by metadata.
 
 A `SearchFilter` becomes one SQL condition on the `documents` table, the same meaning on
 every dialect, so each backend applies it inside its searches (FAISS through an id
@@ -11,6 +11,9 @@ cutting a top-k afterwards. Paths compare case-sensitively; extensions do not.
   the whole path when it starts with `/`.
 - `types`: file types (`md`, `rst`, `html`, `pdf`, `txt`, `office`, `epub`, `code`) or
   extensions (`.py`).
+- `metadata` (`where`): (key, value) pairs a record's metadata must all hold, values
+  compared as text (see `indexer.record_input`); files have no metadata, so a `where`
+  leaves them out.
 Within one kind any value may match; every kind given must match.
 """
 
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from indexer.errors import InvalidQuery
 from indexer.file_types import FILE_TYPES
+from indexer.record_input import where_pairs
 
 if TYPE_CHECKING:  # SQLAlchemy is imported only to search with a filter: a query process
     # without one reads through the light reader, which never imports it
@@ -38,19 +42,25 @@ class SearchFilter:
     under: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
+    metadata: tuple[tuple[str, str], ...] = ()  # `where`: sorted (key, value text) pairs
 
     def __bool__(self) -> bool:
-        return bool(self.under or self.paths or self.types)
+        return bool(self.under or self.paths or self.types or self.metadata)
 
-    def to_dict(self) -> dict[str, list[str]]:
-        """The filter as JSON-ready lists."""
-        return {"under": list(self.under), "path": list(self.paths), "type": list(self.types)}
+    def to_dict(self) -> dict[str, list[str] | dict[str, str]]:
+        """The filter as JSON-ready lists (and `where` as an object)."""
+        return {
+            "under": list(self.under),
+            "path": list(self.paths),
+            "type": list(self.types),
+            "where": dict(self.metadata),
+        }
 
     def clause(self, dialect: str) -> ColumnElement[bool]:
         """The SQL condition on `documents` for `dialect` (`sqlite` or `postgresql`)."""
-        from sqlalchemy import and_, func, or_, true
+        from sqlalchemy import and_, func, or_, select, true
 
-        from indexer.store.schema import DocumentRow
+        from indexer.store.schema import DocumentRow, RecordMetadataRow
 
         parts = []
         if self.under:
@@ -61,6 +71,11 @@ class SearchFilter:
             suffixes = sorted({s for kind in self.types for s in suffixes_of(kind)})
             lowered = func.lower(DocumentRow.path)
             parts.append(or_(*(lowered.like(f"%{suffix}") for suffix in suffixes)))
+        for key, value in self.metadata:
+            holding = select(RecordMetadataRow.document_id).where(
+                RecordMetadataRow.key == key, RecordMetadataRow.value == value
+            )
+            parts.append(DocumentRow.id.in_(holding))
         return and_(*parts) if parts else true()
 
     def sqlite_chunk_ids(self) -> tuple[str, list]:
@@ -85,9 +100,11 @@ def make_filter(
     under: list[str] | tuple[str, ...] | str | None = None,
     paths: list[str] | tuple[str, ...] | str | None = None,
     types: list[str] | tuple[str, ...] | str | None = None,
+    where: object = None,
 ) -> SearchFilter:
     """A checked `SearchFilter` (`InvalidQuery` for a relative folder, an empty glob, an
-    unknown type, or more values than `MAX_FILTER_VALUES`)."""
+    unknown type, a `where` that is not key=value pairs, or more values than
+    `MAX_FILTER_VALUES`). `where` is a mapping or a list of `key=value` strings."""
     under, paths, types = _values(under, "under"), _values(paths, "path"), _values(types, "type")
     for folder in under:
         if not folder.startswith("/"):
@@ -95,7 +112,10 @@ def make_filter(
     for kind in types:
         suffixes_of(kind)
     return SearchFilter(
-        tuple(folder.rstrip("/") or "/" for folder in under), tuple(paths), tuple(types)
+        tuple(folder.rstrip("/") or "/" for folder in under),
+        tuple(paths),
+        tuple(types),
+        where_pairs(where),
     )
 
 

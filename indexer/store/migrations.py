@@ -113,11 +113,32 @@ def _m0004_locations_and_root_rules(connection: Connection) -> None:
     )
 
 
+def _m0005_records(connection: Connection) -> None:
+    """Records from apps: documents that are no file (`path` is `record:ID`), with their
+    metadata as JSON (`metadata_json`, NULL for files) and as key/value rows that
+    `where` filters match (values as text, see `indexer.records`)."""
+    postgres = connection.dialect.name == "postgresql"
+    _run(
+        connection,
+        [
+            "ALTER TABLE documents ADD COLUMN metadata_json TEXT",
+            f"""CREATE TABLE record_metadata (
+            document_id {"BIGINT" if postgres else "INTEGER"} NOT NULL
+                REFERENCES documents (id) ON DELETE CASCADE,
+            key VARCHAR NOT NULL,
+            value VARCHAR NOT NULL,
+            PRIMARY KEY (document_id, key))""",
+            "CREATE INDEX ix_record_metadata_key_value ON record_metadata (key, value)",
+        ],
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
     ("0003_hosts_and_roots", _m0003_hosts_and_roots),
     ("0004_locations_and_root_rules", _m0004_locations_and_root_rules),
+    ("0005_records", _m0005_records),
 ]
 
 

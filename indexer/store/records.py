@@ -16,10 +16,11 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from indexer.chunking import Chunk
+from indexer.record_input import metadata_json, value_text
 from indexer.sources import Document, path_text
-from indexer.store.base import StoredChunk, StoredDocument, batches
+from indexer.store.base import StoredChunk, StoredDocument, StoredRecord, batches
 from indexer.store.manifest import Manifest
-from indexer.store.schema import ChunkRow, DocumentRow, ManifestEntry, RootRow
+from indexer.store.schema import ChunkRow, DocumentRow, ManifestEntry, RecordMetadataRow, RootRow
 
 
 def read_manifest(session: Session) -> Manifest | None:
@@ -138,20 +139,29 @@ def root_rules(session: Session, host: str, root: Path | str) -> str | None:
 
 
 def add_documents(
-    session: Session, host: str, documents: Sequence[tuple[Document, list[Chunk]]]
+    session: Session,
+    host: str,
+    documents: Sequence[tuple[Document, list[Chunk], dict | None]],
 ) -> list[list[int]]:
-    """Insert documents with their chunks in one flush; return each one's chunk ids."""
+    """Insert documents with their chunks in one flush; return each one's chunk ids.
+
+    A document with metadata is a record: it belongs to no host (every machine sharing
+    a database upserts the same record), and its metadata goes in with it."""
     now = time.time()
     rows = []
-    for document, chunks in documents:
+    records = []
+    for document, chunks, metadata in documents:
         row = DocumentRow(
-            host=host,
+            host=host if metadata is None else "",
             path=path_text(document.path),
             size=document.size,
             mtime_ns=document.mtime_ns,
             sha256=document.sha256,
             indexed_at=now,
+            metadata_json=None if metadata is None else metadata_json(metadata),
         )
+        if metadata is not None:
+            records.append((row, metadata))
         row.chunks = [
             ChunkRow(
                 ordinal=c.ordinal, start=c.start, end=c.end, text=c.text,
@@ -162,7 +172,37 @@ def add_documents(
         rows.append(row)
     session.add_all(rows)
     session.flush()
+    for row, metadata in records:
+        _add_metadata_rows(session, row.id, metadata)
     return [[chunk.id for chunk in row.chunks] for row in rows]
+
+
+def _add_metadata_rows(session: Session, document_id: int, metadata: dict) -> None:
+    session.add_all(
+        RecordMetadataRow(document_id=document_id, key=key, value=value_text(value))
+        for key, value in metadata.items()
+    )
+    session.flush()
+
+
+def find_records(session: Session, record_paths: Iterable[str]) -> dict[str, StoredRecord]:
+    """The stored records at these paths (`record:ID`), by path."""
+    found: dict[str, StoredRecord] = {}
+    for batch in batches(list(record_paths)):
+        query = select(
+            DocumentRow.path, DocumentRow.id, DocumentRow.sha256, DocumentRow.metadata_json
+        ).where(DocumentRow.host == "", DocumentRow.path.in_(batch))
+        for path, document_id, sha256, metadata in session.execute(query):
+            if metadata is not None:
+                found[path] = StoredRecord(document_id, sha256, metadata)
+    return found
+
+
+def set_record_metadata(session: Session, document_id: int, metadata: dict) -> None:
+    """Replace a record's metadata (JSON and key/value rows)."""
+    session.get_one(DocumentRow, document_id).metadata_json = metadata_json(metadata)
+    session.execute(delete(RecordMetadataRow).where(RecordMetadataRow.document_id == document_id))
+    _add_metadata_rows(session, document_id, metadata)
 
 
 def delete_documents(session: Session, document_ids: Iterable[int]) -> list[int]:
@@ -171,6 +211,7 @@ def delete_documents(session: Session, document_ids: Iterable[int]) -> list[int]
     for batch in batches(list(document_ids)):
         chunk_ids += session.scalars(select(ChunkRow.id).where(ChunkRow.document_id.in_(batch)))
         session.execute(delete(ChunkRow).where(ChunkRow.document_id.in_(batch)))
+        session.execute(delete(RecordMetadataRow).where(RecordMetadataRow.document_id.in_(batch)))
         session.execute(delete(DocumentRow).where(DocumentRow.id.in_(batch)))
     return chunk_ids
 
@@ -203,20 +244,20 @@ def chunks(session: Session, ids: Iterable[int]) -> dict[int, StoredChunk]:
     found: dict[int, StoredChunk] = {}
     for batch in batches(list(ids)):
         query = (
-            select(ChunkRow, DocumentRow.path, DocumentRow.host)
+            select(ChunkRow, DocumentRow.path, DocumentRow.host, DocumentRow.metadata_json)
             .join(DocumentRow, ChunkRow.document_id == DocumentRow.id)
             .where(ChunkRow.id.in_(batch))
         )
-        for chunk, path, host in session.execute(query):
-            found[chunk.id] = stored_chunk(chunk, path, host)
+        for chunk, path, host, metadata in session.execute(query):
+            found[chunk.id] = stored_chunk(chunk, path, host, metadata)
     return found
 
 
-def stored_chunk(chunk: ChunkRow, path: str, host: str) -> StoredChunk:
+def stored_chunk(chunk: ChunkRow, path: str, host: str, metadata: str | None = None) -> StoredChunk:
     """A chunk row as the store hands it out."""
     return StoredChunk(
         chunk.id, chunk.document_id, path, chunk.ordinal, chunk.start, chunk.end, chunk.text,
-        host, chunk.line, chunk.end_line, chunk.heading, chunk.page,
+        host, chunk.line, chunk.end_line, chunk.heading, chunk.page, metadata,
     )  # fmt: skip
 
 
@@ -228,7 +269,7 @@ def document(session: Session, document_id: int) -> tuple[StoredDocument, list[S
     rows = session.scalars(
         select(ChunkRow).where(ChunkRow.document_id == document_id).order_by(ChunkRow.ordinal)
     )
-    found = [stored_chunk(c, row.path, row.host) for c in rows]
+    found = [stored_chunk(c, row.path, row.host, row.metadata_json) for c in rows]
     return _stored_document(row), found
 
 
@@ -240,5 +281,13 @@ def counts(session: Session) -> dict[str, int]:
     }
 
 
+def record_count(session: Session) -> int:
+    """How many of the documents are records."""
+    query = select(func.count()).where(DocumentRow.metadata_json.is_not(None))
+    return session.scalar(query) or 0
+
+
 def _stored_document(row: DocumentRow) -> StoredDocument:
-    return StoredDocument(row.id, row.path, row.size, row.mtime_ns, row.sha256, row.host)
+    return StoredDocument(
+        row.id, row.path, row.size, row.mtime_ns, row.sha256, row.host, row.metadata_json
+    )

@@ -42,6 +42,8 @@ class DocumentRow(Base):
     mtime_ns: Mapped[int] = mapped_column(BigInteger)
     sha256: Mapped[str] = mapped_column(String(64))
     indexed_at: Mapped[float]
+    # A record's metadata as JSON (an object); NULL for a file (see `indexer.records`).
+    metadata_json: Mapped[str | None] = mapped_column(Text, nullable=True)
     chunks: Mapped[list[ChunkRow]] = relationship(
         back_populates="document", cascade="all, delete-orphan", passive_deletes=True
     )
@@ -82,6 +84,19 @@ class RootRow(Base):
     indexed_at: Mapped[float]
     # The --exclude/--include patterns of its runs, as JSON (see `indexer.rules`).
     rules: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class RecordMetadataRow(Base):
+    """One key of a record's metadata, its value as the text `where` filters compare."""
+
+    __tablename__ = "record_metadata"
+    __table_args__ = (Index("ix_record_metadata_key_value", "key", "value"),)
+
+    document_id: Mapped[int] = mapped_column(
+        Id, ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True
+    )
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    value: Mapped[str] = mapped_column(String)
 
 
 class MigrationRow(Base):

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from indexer.record_input import RECORD_PREFIX, record_path
 from indexer.store import records
-from indexer.store.base import NewDocument, StoredChunk, StoredDocument
+from indexer.store.base import NewDocument, StoredChunk, StoredDocument, StoredRecord
 from indexer.store.filters import SearchFilter
 from indexer.store.manifest import Manifest
 from indexer.store.schema import ChunkRow, DocumentRow
@@ -43,7 +45,9 @@ class RowChange:
     def _insert_rows(self, documents: Sequence[NewDocument]) -> tuple[list[list[int]], np.ndarray]:
         """Insert documents and chunks; each one's chunk ids, and all of them in order."""
         stored = records.add_documents(
-            self.session, self.host, [(item.document, item.chunks) for item in documents]
+            self.session,
+            self.host,
+            [(item.document, item.chunks, item.metadata) for item in documents],
         )
         self._changed()
         ids = [chunk_id for chunk_ids in stored for chunk_id in chunk_ids]
@@ -73,6 +77,16 @@ class RowChange:
         if roots:
             self._changed()
         return len(document_ids), chunks, roots
+
+    def find_records(self, record_ids: Iterable[str]) -> dict[str, StoredRecord]:
+        """The stored records among these ids, by id."""
+        found = records.find_records(self.session, [record_path(i) for i in record_ids])
+        return {path[len(RECORD_PREFIX) :]: record for path, record in found.items()}
+
+    def set_record_metadata(self, document_id: int, metadata: dict[str, Any]) -> None:
+        """Replace a record's metadata (its text, chunks and vectors stay)."""
+        records.set_record_metadata(self.session, document_id, metadata)
+        self._changed()
 
     def set_index_type(self, index_type: str) -> None:
         """Switch the vector structure (exact or HNSW) from this change on."""

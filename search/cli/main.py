@@ -11,12 +11,14 @@ import io
 import re
 from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
+from typing import BinaryIO
 
 import click
 
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
 from indexer.file_types import FILE_TYPES
+from indexer.record_input import read_jsonl, value_text
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
@@ -57,8 +59,17 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path), required=False)
 @index_option
+@click.option(
+    "--jsonl",
+    "jsonl",
+    type=click.File("rb"),
+    default=None,
+    metavar="FILE",
+    help="Upsert records from an app instead of a folder: one JSON object a line, "
+    '{"id": ..., "text": ..., "metadata": {...}} (- reads stdin); one atomic run.',
+)
 @click.option(
     "--model", default=None, help="Model folder or hub name (new index: all-MiniLM-L6-v2)."
 )
@@ -149,8 +160,9 @@ def cli() -> None:
 @json_option
 @translate_errors
 def index(
-    path: Path,
+    path: Path | None,
     target: Target,
+    jsonl: BinaryIO | None,
     model: str | None,
     pooling: str | None,
     index_type: str | None,
@@ -168,12 +180,15 @@ def index(
     wait: bool,
     as_json: bool,
 ) -> None:
-    """Index the documents under PATH (again: only what changed is encoded).
+    """Index the documents under PATH (again: only what changed is encoded), or the
+    records of a JSON-lines FILE (--jsonl).
 
     \b
     Reads .txt .md .rst .html .pdf .docx .pptx .odt .epub and common source files;
     skips hidden folders,
     .git and binary files. A file that fails is reported and the run goes on.
+    Records (--jsonl) are upserted by id into the same index: a record whose text is
+    unchanged is not encoded again; a bad line changes nothing.
 
     \b
     Examples:
@@ -187,11 +202,27 @@ def index(
       ctxsearch index docs/ --include '*.md' --include '*.rst'
       ctxsearch index ~/archive --ray auto --json
       ctxsearch index ~/archive --ray 10.0.0.5:6379 --index postgresql+psycopg://me@db/search
+      ctxsearch index --jsonl articles.jsonl --index app.idx --json
     """
     from indexer.pipeline import Indexer
     from search.cli.progress import ProgressBars
 
-    bars = ProgressBars(enabled=not quiet and not as_json)
+    if (path is None) == (jsonl is None):
+        raise click.UsageError("give a folder (PATH) or --jsonl FILE, not both or neither")
+    if jsonl is not None and (exclude or include or default_excludes is not None or forget_rules):
+        raise click.UsageError(
+            "--exclude, --include, --default-excludes and --forget-rules apply to folders, "
+            "not to --jsonl"
+        )
+    # A bad line changes nothing: the whole file is read and checked first.
+    records = None
+    if jsonl is not None:
+        name = getattr(jsonl, "name", "<stdin>")
+        name = "stdin" if name in ("-", "<stdin>") else display_path(name)
+        records = read_jsonl(jsonl, name)
+        if not records:
+            raise click.UsageError(f"{name}: no records in the file")
+    bars = ProgressBars(enabled=not quiet and not as_json, unit="records" if jsonl else "files")
     # Ray prints its own notes (a worker it restarts, say, with a traceback) on stdout:
     # keep stdout for the summary and --json, and sum the notes up in one line.
     ray_notes = io.StringIO()
@@ -208,19 +239,26 @@ def index(
             ray_workers=ray_workers,
             ray_threads=ray_threads,
         )
+        summary = result = None
         with redirect_stdout(ray_notes) if ray_address else nullcontext():
-            summary = indexer.index_folder(
-                path,
-                progress=bars,
-                wait=wait,
-                exclude=exclude or None,
-                include=include or None,
-                default_excludes=default_excludes,
-                forget_rules=forget_rules,
-            )
+            if jsonl is not None:
+                result = indexer.upsert_records(records, progress=bars, wait=wait)
+            else:
+                summary = indexer.index_folder(
+                    path,
+                    progress=bars,
+                    wait=wait,
+                    exclude=exclude or None,
+                    include=include or None,
+                    default_excludes=default_excludes,
+                    forget_rules=forget_rules,
+                )
     finally:
         bars.close()
         _sum_up_ray_notes(ray_notes.getvalue())
+    if summary is None:
+        show_record_summary(result, as_json)
+        return
     if as_json:
         echo_json(summary.to_dict())
     for failure in summary.failures:
@@ -261,6 +299,22 @@ def index(
             click.echo(terminal_text("Rules remembered for this folder: " + ", ".join(kept) + "."))
     if summary.failed:
         raise click.exceptions.Exit(EXIT_PARTIAL)
+
+
+def show_record_summary(summary, as_json: bool) -> None:  # summary: RecordSummary
+    """What an upsert of records did, as one line or as JSON."""
+    if as_json:
+        echo_json(summary.to_dict())
+        return
+    if summary.query_export not in ("", "ready"):
+        note = terminal_text(summary.query_export)
+        click.echo(f"ctxsearch: queries will be encoded with torch (slower): {note}", err=True)
+    click.echo(
+        f"records: {summary.added} added, {summary.updated} updated, "
+        f"{summary.metadata_updated} with new metadata only, {summary.unchanged} unchanged; "
+        f"{summary.chunks} chunks encoded in {summary.seconds:.1f}s. The index holds "
+        f"{summary.total_documents} documents, {summary.total_chunks} chunks."
+    )
 
 
 def _sum_up_ray_notes(notes: str) -> None:
@@ -310,6 +364,14 @@ def filter_options(command):  # -> the command with --under, --path and --type
             metavar="TYPE",
             help=f"Only documents of this type: {', '.join(FILE_TYPES)} or an extension "
             "such as .py; repeatable.",
+        ),
+        click.option(
+            "--where",
+            "where",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Only records (from apps) whose metadata has KEY equal to VALUE (compared "
+            'as text: year=2020 finds 2020 and "2020"); repeatable, every pair must hold.',
         ),
     ]
     for option in reversed(options):
@@ -381,6 +443,7 @@ def query(
     under: tuple[Path, ...],
     path_glob: tuple[str, ...],
     file_type: tuple[str, ...],
+    where: tuple[str, ...],
     min_similarity: float | None,
     output_format: str | None,
     as_json: bool,
@@ -400,6 +463,7 @@ def query(
       ctxsearch query "tower crane safety" --query-encoder torch --json
       ctxsearch query "dependency injection" --under docs/tutorial --path '*.md' -k 10
       ctxsearch query "regex lookbehind" --type html --min-similarity 0.3
+      ctxsearch query "refund policy" --where lang=en --where year=2024 --json
       vim -q <(ctxsearch query "path operations" --format vimgrep)
     """
     from search.engine import Searcher
@@ -418,6 +482,7 @@ def query(
             path=list(path_glob) or None,
             file_type=list(file_type) or None,
             min_similarity=min_similarity,
+            where=list(where) or None,
         )
     if verbose and response.query_encoder_note:
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
@@ -443,6 +508,9 @@ def query(
         )
         if hit.heading:
             click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
+        if hit.metadata:
+            pairs = ", ".join(f"{key}={value_text(value)}" for key, value in hit.metadata.items())
+            click.echo(f"{'':>20}" + terminal_text(pairs))
         click.echo(f"{'':>20}" + highlighted(hit.snippet, hit.highlights))
     timings = response.timings
     encoders = "".join(f", {kind}" for kind in dict.fromkeys(response.query_encoder.values()))
@@ -455,8 +523,11 @@ def query(
 
 
 def hit_location(hit) -> str:  # hit: search.engine.Hit
-    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known)."""
+    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known, or
+    for a record, whose path is `record:ID`)."""
     shown = display_path(hit.path)
+    if hit.id is not None:
+        return terminal_text(hit.path)
     if hit.line is not None:
         return f"{shown}:{hit.line}"
     if hit.page is not None:

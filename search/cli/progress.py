@@ -26,8 +26,9 @@ class ProgressBars:
     `stream` is where to draw (stderr by default); nothing is drawn unless `enabled`
     and the stream is a terminal."""
 
-    def __init__(self, enabled: bool, stream: IO[str] | None = None):
+    def __init__(self, enabled: bool, stream: IO[str] | None = None, unit: str = "files"):
         self.stream = stream if stream is not None else sys.stderr
+        self.unit = unit  # what `index` progress counts: files, or records
         self.enabled = enabled and self.stream.isatty()
         self._stage: str | None = None
         self._bar: Any = None
@@ -89,7 +90,7 @@ class ProgressBars:
         if guess.chunks_per_second is not None and guess.seconds_left is not None:
             parts.append(f"{guess.chunks_per_second:,.1f} chunks/s")
             parts.append(f"{clock(guess.seconds_left)} left")
-        parts.append(f"files {event.done:,}/{event.total:,}")
+        parts.append(f"{self.unit} {event.done:,}/{event.total:,}")
         self._bar.length = max(guess.total_chunks, 1)
         step = event.encoded - self._done
         self._done = event.encoded

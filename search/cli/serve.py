@@ -39,15 +39,27 @@ TOKEN_ENV = "CTXSEARCH_TOKEN"
     help="Also answer requests for this Host name (repeat). Loopback names and the --host "
     "address are always answered; other names are refused (DNS rebinding).",
 )
+@click.option(
+    "--writable",
+    is_flag=True,
+    help="Accept writes: POST /records (upsert records) and DELETE /records (by id). "
+    "Off by default. Never from a web browser; off loopback, only with --token.",
+)
 @translate_errors
 def serve(
-    target: Target, host: str, port: int, token: str | None, allowed_hosts: tuple[str, ...]
+    target: Target,
+    host: str,
+    port: int,
+    token: str | None,
+    allowed_hosts: tuple[str, ...],
+    writable: bool,
 ) -> None:
     """Serve the index over HTTP: a JSON API and a search page at /.
 
     \b
     Endpoints: GET /search?q=...&k=...&mode=... (and POST /search with a JSON body),
-    GET /compare?q=..., GET /documents/{id}, GET /info, GET /health; the OpenAPI
+    GET /compare?q=..., GET /documents/{id}, GET /info, GET /health, and with
+    --writable POST /records and DELETE /records[/{id}]; the OpenAPI
     schema is at /openapi.json and browsable at /docs. /search answers the JSON of
     `ctxsearch query --json`. The model loads once, at start; searches keep working
     while `ctxsearch index` updates the index, and see each update once it is published.
@@ -63,12 +75,21 @@ def serve(
       ctxsearch serve --index notes.idx --port 9000
       ctxsearch serve --index notes.idx --host 0.0.0.0 --token "$(openssl rand -hex 16)"
       ctxsearch serve --index notes.idx --allowed-host notes.home.arpa
+      ctxsearch serve --index app.idx --writable
+      curl -X POST http://127.0.0.1:8765/records -H 'content-type: application/json' \\
+           -d '[{"id": "faq-1", "text": "Refunds take 5 days.", "metadata": {"lang": "en"}}]'
+
       curl 'http://127.0.0.1:8765/search?q=river+bank+erosion&k=3'
     """
     from search.server.app import is_loopback, listen, run_server
     from search.server.guard import AllowedHosts, BadHostName
 
     token = check_token(token or None)
+    if writable and token is None and not is_loopback(host):
+        raise click.UsageError(
+            f"--writable on --host {host} lets other machines change the index: give "
+            f"--token (or set ${TOKEN_ENV}) so that only clients holding it may write"
+        )
     if token is None and not is_loopback(host):
         raise click.UsageError(
             f"--host {host} can be reached from other machines: give --token "
@@ -79,7 +100,9 @@ def serve(
     except BadHostName as error:
         raise click.UsageError(str(error)) from error
     from search.engine import Searcher
+    from search.server.writes import RecordWriter
 
+    writer = RecordWriter(target) if writable else None
     with Searcher(target) as searcher, listen(host, port) as listener:
         started = time.perf_counter()
         searcher.encoders()
@@ -88,11 +111,13 @@ def serve(
         click.echo(
             f"ctxsearch: {display_path(searcher.store.target)}, model "
             f"{searcher.manifest.model} loaded in {time.perf_counter() - started:.1f}s; "
-            f"serving http://{host}:{bound}/" + (" (bearer token required)" if token else ""),
+            f"serving http://{host}:{bound}/"
+            + (" (bearer token required)" if token else "")
+            + ("; writable: POST/DELETE /records" if writer else ""),
             err=True,
         )
         hosts = AllowedHosts.for_server(host, bound, allowed_hosts)
-        run_server(searcher, listener, token, hosts)
+        run_server(searcher, listener, token, hosts, writer)
 
 
 @click.command()

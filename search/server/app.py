@@ -17,7 +17,7 @@ import socket
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi import Path as PathParameter
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
@@ -40,6 +40,13 @@ from search.engine import Searcher
 from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.server.guard import MAX_HEAD_BYTES, AllowedHosts, RequestGuard
+from search.server.writes import (
+    RECORDS_PATH,
+    BrowserWrite,
+    ReadOnlyServer,
+    RecordWriter,
+    refuse_browsers,
+)
 from search.text import json_text
 
 STATIC = Path(__file__).parent / "static"
@@ -52,10 +59,17 @@ _STATUS = {
     IndexNotFound: 503,
     IndexCorrupt: 503,
     StoreUnavailable: 503,
+    ReadOnlyServer: 403,
+    BrowserWrite: 403,
 }
 QueryText = Annotated[
     str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The query text.")
 ]
+_RECORDS_BODY = (
+    'A list of records, or {"records": [...]}; a record is {"id": "...", "text": "...", '
+    '"metadata": {"key": "value"}} (metadata flat, optional). One atomic change.'
+)
+_RECORDS_EXAMPLE = [{"id": "faq-12", "text": "Refunds take 5 days.", "metadata": {"lang": "en"}}]
 _BEARER = HTTPBearer(auto_error=False, description="Needed when the server has a --token.")
 
 
@@ -72,6 +86,10 @@ _TYPE = (
     "extension (repeatable)."
 )
 _MIN_SIMILARITY = "Drop hits whose contextual cosine (`similarity`) is below this, -1 to 1."
+_WHERE = (
+    "Only records whose metadata has this key=value (compared as text); repeatable, "
+    "every pair must hold. Files have no metadata."
+)
 
 
 class SafeJSONResponse(JSONResponse):
@@ -99,6 +117,9 @@ class SearchRequest(BaseModel):
     path: str | list[str] | None = Field(None, description=_PATH)
     type: str | list[str] | None = Field(None, description=_TYPE)
     min_similarity: float | None = Field(None, ge=-1.0, le=1.0, description=_MIN_SIMILARITY)
+    where: dict[str, str | int | float | bool] | list[str] | None = Field(
+        None, description=_WHERE + ' An object ({"lang": "en"}) or a list of "key=value".'
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -110,20 +131,30 @@ def is_loopback(host: str) -> bool:
 
 
 def create_app(
-    searcher: Searcher, token: str | None = None, hosts: AllowedHosts | None = None
+    searcher: Searcher,
+    token: str | None = None,
+    hosts: AllowedHosts | None = None,
+    writer: RecordWriter | None = None,
 ) -> FastAPI:
     """The application serving `searcher`; with `token`, data endpoints need that bearer
     token (compared as UTF-8). Only requests for `hosts` are answered (default: loopback
-    names on any port), only same-origin browsers, and bodies up to `MAX_BODY_BYTES`."""
+    names on any port), only same-origin browsers, and bodies up to `MAX_BODY_BYTES`.
+    With `writer` (`serve --writable`), `POST /records` and `DELETE /records` write
+    records into the index (never from a browser: see `search.server.writes`)."""
     app = FastAPI(
         title="ctxsearch",
         version=__version__,
         description="Semantic search over an index built by `ctxsearch index`.",
         default_response_class=SafeJSONResponse,
     )
-    app.add_middleware(RequestGuard, hosts=hosts or AllowedHosts.for_server("127.0.0.1", None))
+    app.add_middleware(
+        RequestGuard,
+        hosts=hosts or AllowedHosts.for_server("127.0.0.1", None),
+        large_bodies=(RECORDS_PATH,) if writer is not None else (),
+    )
     app.state.token = token
     guarded = [Depends(_authorized)]
+    writing = [Depends(refuse_browsers), Depends(_authorized)]
 
     @app.exception_handler(CtxsearchError)
     def library_error(_request: Request, error: CtxsearchError) -> JSONResponse:
@@ -154,6 +185,7 @@ def create_app(
         min_similarity: Annotated[
             float | None, Query(ge=-1.0, le=1.0, description=_MIN_SIMILARITY)
         ] = None,
+        where: Annotated[list[str] | None, Query(description=_WHERE)] = None,
     ) -> dict[str, Any]:
         return searcher.search(
             q,
@@ -165,6 +197,7 @@ def create_app(
             path=path,
             file_type=type,
             min_similarity=min_similarity,
+            where=where,
         ).to_dict()
 
     @app.post("/search", dependencies=guarded, summary="Search with a JSON body")
@@ -179,6 +212,7 @@ def create_app(
             path=request.path,
             file_type=request.type,
             min_similarity=request.min_similarity,
+            where=request.where,
         ).to_dict()
 
     @app.get("/compare", dependencies=guarded, summary="Two modes side by side (compare --json)")
@@ -206,7 +240,35 @@ def create_app(
 
     @app.get("/health", summary="Liveness; says whether a token is needed")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "version": __version__, "auth_required": token is not None}
+        return {
+            "status": "ok",
+            "version": __version__,
+            "auth_required": token is not None,
+            "writable": writer is not None,
+        }
+
+    @app.post(RECORDS_PATH, dependencies=writing, summary="Upsert records (serve --writable)")
+    def upsert(
+        body: Annotated[Any, Body(description=_RECORDS_BODY, examples=[_RECORDS_EXAMPLE])],
+    ) -> dict[str, Any]:
+        return _writer(writer).upsert(body).to_dict()
+
+    @app.delete(RECORDS_PATH, dependencies=writing, summary="Delete records by id (--writable)")
+    def delete_many(
+        body: Annotated[Any, Body(description='A list of ids, or {"ids": [...]}.')],
+    ) -> dict[str, Any]:
+        return _writer(writer).delete(body).to_dict()
+
+    @app.delete(
+        RECORDS_PATH + "/{record_id:path}",
+        dependencies=writing,
+        summary="Delete one record (--writable)",
+    )
+    def delete_one(record_id: str) -> dict[str, Any]:
+        summary = _writer(writer).delete([record_id])
+        if summary.not_found:
+            raise DocumentNotFound(f"no record with id {record_id!r} in the index")
+        return summary.to_dict()
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -240,13 +302,14 @@ def run_server(
     listener: socket.socket,
     token: str | None = None,
     hosts: AllowedHosts | None = None,
+    writer: RecordWriter | None = None,
 ) -> None:
     """Serve `searcher` with uvicorn on an open socket until interrupted."""
     import uvicorn
 
     host, port = listener.getsockname()[:2]
     config = uvicorn.Config(
-        create_app(searcher, token, hosts),
+        create_app(searcher, token, hosts, writer),
         host=host,
         port=port,
         log_level="info",
@@ -273,6 +336,15 @@ def _authorized(
 
 class _Unauthorized(Exception):
     """The request lacks the server's bearer token."""
+
+
+def _writer(writer: RecordWriter | None) -> RecordWriter:
+    if writer is None:
+        raise ReadOnlyServer(
+            "this server is read-only: start it with `ctxsearch serve --writable` to "
+            "upsert or delete records"
+        )
+    return writer
 
 
 def _status_of(error: CtxsearchError) -> int:

@@ -27,6 +27,8 @@ from indexer.errors import CtxsearchError
 # The largest request body accepted (POST /search): a query of the most characters,
 # every one an escaped astral character (12 bytes of JSON), still fits.
 MAX_BODY_BYTES = 64 * 1024
+# The largest body of a write (`serve --writable`: POST and DELETE /records).
+MAX_WRITE_BODY_BYTES = 16 * 1024 * 1024
 # The largest request line and headers uvicorn parses: a GET /search of the longest
 # query, every character percent-encoded, fits.
 MAX_HEAD_BYTES = 64 * 1024
@@ -152,10 +154,21 @@ class RequestGuard:
     bodies over `max_body` bytes (413) before any route runs; add `SECURITY_HEADERS` to
     every answer."""
 
-    def __init__(self, app: Any, hosts: AllowedHosts, max_body: int = MAX_BODY_BYTES):
+    def __init__(
+        self,
+        app: Any,
+        hosts: AllowedHosts,
+        max_body: int = MAX_BODY_BYTES,
+        large_bodies: tuple[str, ...] = (),
+        max_large_body: int = MAX_WRITE_BODY_BYTES,
+    ):
         self.app = app
         self.hosts = hosts
         self.max_body = max_body
+        # paths (and what is under them) whose POST or DELETE may carry up to
+        # `max_large_body` bytes: the writes of `serve --writable`
+        self.large_bodies = large_bodies
+        self.max_large_body = max_large_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -173,7 +186,7 @@ class RequestGuard:
         elif "origin" in headers and _origin_authority(headers["origin"][0]) != host.lower():
             refusal = (403, f"cross-origin request from {headers['origin'][0]!r} refused")
         if refusal is None and scope["type"] == "http":
-            receive, refusal = await self._read_body(headers, receive)
+            receive, refusal = await self._read_body(headers, receive, self._cap(scope))
         if refusal is None:
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":
@@ -181,14 +194,22 @@ class RequestGuard:
         else:
             await _send_json(send, *refusal)
 
+    def _cap(self, scope: Scope) -> int:
+        """The largest body this request may carry."""
+        path = scope.get("path", "")
+        large = any(path == p or path.startswith(p + "/") for p in self.large_bodies)
+        if large and scope.get("method") in ("POST", "DELETE"):
+            return self.max_large_body
+        return self.max_body
+
     async def _read_body(
-        self, headers: dict[str, str], receive: Receive
+        self, headers: dict[str, list[str]], receive: Receive, cap: int
     ) -> tuple[Receive, tuple[int, str] | None]:
         """The whole body, read ahead (never more than the cap plus one message), and a
         `receive` that hands it to the application as it arrived."""
-        too_large = (413, f"the request body is over the {self.max_body:,}-byte limit")
+        too_large = (413, f"the request body is over the {cap:,}-byte limit")
         declared = headers.get("content-length", [""])[0]
-        if declared.isdigit() and int(declared) > self.max_body:
+        if declared.isdigit() and int(declared) > cap:
             return receive, too_large
         messages: list[dict[str, Any]] = []
         size = 0
@@ -198,7 +219,7 @@ class RequestGuard:
             if message["type"] != "http.request":
                 break
             size += len(message.get("body", b""))
-            if size > self.max_body:
+            if size > cap:
                 return receive, too_large
             if not message.get("more_body", False):
                 break

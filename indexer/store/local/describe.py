@@ -32,6 +32,7 @@ def describe_folder(index_dir: Path) -> dict[str, Any]:
                 table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                 for table in ("documents", "chunks")
             }
+            counts["records"] = _records(connection)
             roots = _roots(connection)
             folder_counts = _folders(connection)
         finally:
@@ -61,6 +62,14 @@ def _connect_read_only(database: Path) -> sqlite3.Connection:
         if "readonly" not in str(error) and "unable to open" not in str(error):
             raise
     return sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True)
+
+
+def _records(connection: sqlite3.Connection) -> int:
+    try:
+        query = "SELECT count(*) FROM documents WHERE metadata_json IS NOT NULL"
+        return connection.execute(query).fetchone()[0]
+    except sqlite3.OperationalError:  # an index from before records
+        return 0
 
 
 def _roots(connection: sqlite3.Connection) -> list[str]:

@@ -40,6 +40,7 @@ MIGRATION_NAMES = (
     "0002_lexical_space",
     "0003_hosts_and_roots",
     "0004_locations_and_root_rules",
+    "0005_records",
 )
 _OPEN_ATTEMPTS = 20
 _BATCH = 500
@@ -221,7 +222,7 @@ class ReaderSnapshot:
             marks = ", ".join("?" * len(batch))
             for row in self.reader.rows(
                 'SELECT c.id, c.document_id, d.path, c.ordinal, c.start, c."end", c.text, '
-                "d.host, c.line, c.end_line, c.heading, c.page "
+                "d.host, c.line, c.end_line, c.heading, c.page, d.metadata_json "
                 f"FROM chunks c JOIN documents d ON c.document_id = d.id "
                 f"WHERE c.id IN ({marks})",
                 batch,
@@ -232,14 +233,23 @@ class ReaderSnapshot:
     def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
         """A document and its chunks in order."""
         rows = self.reader.rows(
-            "SELECT id, path, size, mtime_ns, sha256, host FROM documents WHERE id = ?",
+            "SELECT id, path, size, mtime_ns, sha256, host, metadata_json FROM documents "
+            "WHERE id = ?",
             (document_id,),
         )
         if not rows:
             return None
         document = StoredDocument(*rows[0])
         chunks = [
-            StoredChunk(row[0], row[1], document.path, *row[2:6], document.host, *row[6:])
+            StoredChunk(
+                row[0],
+                row[1],
+                document.path,
+                *row[2:6],
+                document.host,
+                *row[6:],
+                metadata_json=document.metadata_json,
+            )
             for row in self.reader.rows(
                 'SELECT id, document_id, ordinal, start, "end", text, line, end_line, heading, '
                 "page FROM chunks WHERE document_id = ? ORDER BY ordinal",

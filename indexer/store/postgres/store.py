@@ -269,7 +269,7 @@ class PostgresStore:
                 self.target,
                 "postgresql+pgvector",
                 snapshot.manifest,
-                records.counts(session),
+                {**records.counts(session), "records": records.record_count(session)},
                 roots,
                 sizes,
                 records.folder_counts(session),

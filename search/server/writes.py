@@ -1,0 +1,79 @@
+"""Writes over HTTP (`serve --writable`): upsert and delete records, never from a browser.
+
+Off unless the server was started with `--writable`: the endpoints then answer 403.
+A write must come from a program, not from a web page: a browser sends `Origin` (and
+`Sec-Fetch-*`) with every POST and DELETE, same-origin or not, so any request carrying
+one is refused (403), even from the server's own page; a body must be
+`application/json`, which no HTML form can send. Writes share the index's writer lock
+with `ctxsearch index` (503 while another process writes); the server's own writes go
+one at a time, each one atomic change that the server's searches see once published.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import Request
+
+from indexer.errors import CtxsearchError, InvalidRecord
+from indexer.record_runs import RecordSummary
+from indexer.store.base import Target
+
+RECORDS_PATH = "/records"
+_BROWSER_HEADERS = ("origin", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest")
+
+
+class ReadOnlyServer(CtxsearchError):
+    """A write reached a server started without `--writable`."""
+
+
+class BrowserWrite(CtxsearchError):
+    """A write came from a web browser (or without a JSON body), and is refused."""
+
+
+class RecordWriter:
+    """Upserts and deletes records in the index the server searches, one call at a time."""
+
+    def __init__(self, target: Target):
+        from indexer.pipeline import Indexer
+
+        self.indexer = Indexer(target)
+        self._lock = threading.Lock()
+
+    def upsert(self, body: Any) -> RecordSummary:
+        """Upsert the records of a body: a list, or `{"records": [...]}`."""
+        records = _listed(body, "records")
+        with self._lock:
+            return self.indexer.upsert_records(records)
+
+    def delete(self, body: Any) -> RecordSummary:
+        """Delete the records whose ids a body lists: a list, or `{"ids": [...]}`."""
+        ids = _listed(body, "ids")
+        with self._lock:
+            return self.indexer.delete_records(ids)
+
+
+def refuse_browsers(request: Request) -> None:
+    """Refuse a write that a web browser sent, or one whose body is not JSON."""
+    for header in _BROWSER_HEADERS:
+        if header in request.headers:
+            raise BrowserWrite(
+                f"writes are not accepted from a web browser (the request has {header!r}): "
+                "send them from a program"
+            )
+    if request.method == "POST" or request.headers.get("content-length", "0") != "0":
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media != "application/json":
+            raise BrowserWrite("a write's body must be JSON (Content-Type: application/json)")
+
+
+def _listed(body: Any, key: str) -> list[Any]:
+    if isinstance(body, Mapping):
+        if set(body) != {key}:
+            raise InvalidRecord(f'give a list, or an object {{"{key}": [...]}} and nothing else')
+        body = body[key]
+    if not isinstance(body, list):
+        raise InvalidRecord(f'give a list, or an object {{"{key}": [...]}}')
+    return body

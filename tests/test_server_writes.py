@@ -1,0 +1,150 @@
+"""Writes over HTTP: `serve --writable` upserts and deletes records; off by default,
+token-guarded, never from a browser. Real `ctxsearch serve` processes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from indexer import Indexer
+from search.cli import cli
+from tests.serving import running_server
+
+TOKEN = "s3cret-writes"
+
+
+def records(first: int, last: int, lang: str) -> list[dict]:
+    return [
+        {
+            "id": f"faq-{n}",
+            "text": f"Question {n}: how long does a refund take? Refunds take {n} days.",
+            "metadata": {"lang": lang, "n": n},
+        }
+        for n in range(first, last)
+    ]
+
+
+@pytest.fixture(scope="module")
+def record_index(tmp_path_factory, tiny_model_dir):
+    directory = tmp_path_factory.mktemp("records") / "index"
+    Indexer(directory, model=str(tiny_model_dir)).upsert_records(records(0, 4, "en"))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def writable(record_index, tmp_path_factory):
+    log = tmp_path_factory.mktemp("writable") / "server.log"
+    with running_server(record_index, log, "--writable") as server:
+        yield server
+
+
+def ids(response: httpx.Response) -> list[str]:
+    assert response.status_code == 200, response.text
+    return sorted(hit["id"] for hit in response.json()["results"])
+
+
+def test_writes_are_off_unless_the_server_is_writable(record_index, tmp_path):
+    with running_server(record_index, tmp_path / "server.log") as server:
+        assert httpx.get(f"{server.url}/health").json()["writable"] is False
+        for response in (
+            httpx.post(f"{server.url}/records", json=records(9, 10, "en")),
+            httpx.delete(f"{server.url}/records/faq-1"),
+            httpx.request("DELETE", f"{server.url}/records", json=["faq-1"]),
+        ):
+            assert response.status_code == 403
+            assert (
+                "read-only: start it with `ctxsearch serve --writable`" in response.json()["detail"]
+            )
+        found = httpx.get(f"{server.url}/search", params={"q": "refund", "mode": "lexical"})
+        assert ids(found) == ["faq-0", "faq-1", "faq-2", "faq-3"]
+
+
+def test_a_writable_server_upserts_deletes_and_searches_its_own_writes(writable):
+    url = writable.url
+    assert httpx.get(f"{url}/health").json()["writable"] is True
+    added = httpx.post(f"{url}/records", json={"records": records(10, 16, "fr")}).json()
+    assert (added["added"], added["chunks"], added["total_documents"]) == (6, 6, 10)
+    search = {"q": "refund days", "k": 10, "mode": "lexical", "where": "lang=fr"}
+    assert ids(httpx.get(f"{url}/search", params=search)) == [f"faq-{n}" for n in range(10, 16)]
+    posted = httpx.post(
+        f"{url}/search", json={"q": "refund", "k": 3, "where": {"lang": "fr", "n": 12}}
+    )
+    assert ids(posted) == ["faq-12"] and posted.json()["results"][0]["metadata"]["n"] == 12
+    again = httpx.post(f"{url}/records", json=records(10, 12, "fr")).json()
+    assert (again["unchanged"], again["chunks"]) == (2, 0)
+    assert httpx.delete(f"{url}/records/faq-10").json()["deleted"] == 1
+    gone = httpx.delete(f"{url}/records/faq-10")
+    assert gone.status_code == 404
+    assert gone.json() == {"detail": "no record with id 'faq-10' in the index"}
+    many = httpx.request("DELETE", f"{url}/records", json={"ids": ["faq-11", "nobody"]}).json()
+    assert (many["deleted"], many["not_found"]) == (1, ["nobody"])
+    assert ids(httpx.get(f"{url}/search", params=search)) == [f"faq-{n}" for n in range(12, 16)]
+    bad = httpx.post(f"{url}/records", json=[{"id": "x", "text": "t", "metadata": {"a": [1]}}])
+    assert bad.status_code == 422
+    assert bad.json()["detail"] == (
+        "record 1: metadata 'a' must be a string, number or boolean, not list (metadata is flat)"
+    )
+    assert httpx.post(f"{url}/records", json={"rows": []}).status_code == 422
+    large = [{"id": "long", "text": "refund " * 20_000}]  # 140 KB: over the 64 KB of a search
+    assert httpx.post(f"{url}/records", json=large, timeout=120).json()["added"] == 1
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://attacker.example"},
+        {"Origin": "http://127.0.0.1:{port}"},  # even the server's own page may not write
+        {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"},
+        {"Content-Type": "text/plain"},  # what an HTML form can send
+    ],
+)
+def test_a_browser_cannot_write(writable, headers):
+    port = writable.url.rsplit(":", 1)[1]
+    headers = {name: value.format(port=port) for name, value in headers.items()}
+    body = '[{"id": "evil", "text": "planted by a web page"}]'
+    response = httpx.post(f"{writable.url}/records", content=body, headers=headers)
+    assert response.status_code == 403, response.text
+    if "Content-Type" not in headers:  # a DELETE has no body, so no type to check
+        deleted = httpx.delete(f"{writable.url}/records/faq-0", headers=headers)
+        assert deleted.status_code == 403
+    found = httpx.get(f"{writable.url}/search", params={"q": "planted web page", "k": 50})
+    assert "evil" not in ids(found) and "faq-0" in ids(found)
+
+
+def test_writes_need_the_token_and_a_token_off_loopback(record_index, tmp_path):
+    refused = CliRunner().invoke(
+        cli, ["serve", "--index", str(record_index), "--host", "0.0.0.0", "--writable"]
+    )
+    assert refused.exit_code == 2
+    assert "--writable on --host 0.0.0.0 lets other machines change the index: give --token" in (
+        refused.stderr
+    )
+    log = tmp_path / "server.log"
+    with running_server(record_index, log, "--writable", "--token", TOKEN) as server:
+        write = records(20, 21, "de")
+        missing = httpx.post(f"{server.url}/records", json=write)
+        assert missing.status_code == 401
+        wrong = {"Authorization": "Bearer not-it"}
+        assert httpx.post(f"{server.url}/records", json=write, headers=wrong).status_code == 401
+        right = {"Authorization": f"Bearer {TOKEN}"}
+        done = httpx.post(f"{server.url}/records", json=write, headers=right)
+        assert done.status_code == 200 and done.json()["added"] == 1
+        assert httpx.delete(f"{server.url}/records/faq-20", headers=right).status_code == 200
+
+
+def test_a_write_while_another_process_writes_answers_503_and_changes_nothing(
+    writable, record_index
+):
+    from indexer.store.base import open_store
+
+    store = open_store(record_index)
+    try:
+        with store.writer():
+            busy = httpx.post(f"{writable.url}/records", json=records(30, 31, "en"))
+    finally:
+        store.close()
+    assert busy.status_code == 503
+    assert "is writing this index" in busy.json()["detail"]
+    found = httpx.get(f"{writable.url}/search", params={"q": "refund", "k": 50})
+    assert "faq-30" not in ids(found)
