@@ -72,6 +72,49 @@ def test_a_file_can_be_the_filter_and_nothing_allowed_means_no_hits(
         assert searcher.search("otters", under=str(tmp_path / "nowhere")).results == []
 
 
+def test_the_light_reader_allows_exactly_the_chunks_the_store_allows(
+    tmp_path, filtered_corpus, tiny_model_dir
+):
+    """`SearchFilter.sqlite_chunk_ids` (plain SQL, for `ctxsearch query`) and `clause`
+    (SQLAlchemy, for the store) are two writings of one condition."""
+    from indexer.store.base import open_store
+    from indexer.store.local.reader import LocalReader
+
+    index = tmp_path / "ix"
+    indexer = Indexer(index, model=str(tiny_model_dir))
+    indexer.index_folder(filtered_corpus)
+    indexer.upsert_records(
+        [
+            {"id": "a", "text": "Otters in a record.", "metadata": {"kind": "note", "n": 1}},
+            {"id": "b", "text": "Kettles in a record.", "metadata": {"kind": "memo", "n": 1}},
+        ]
+    )
+    far, root = str(filtered_corpus / "far"), str(filtered_corpus)
+    filters = [
+        make_filter(under=far),
+        make_filter(under=[far, str(filtered_corpus / "Far")], paths="*.md"),
+        make_filter(paths=["deep/f0?.md", "/nowhere/*"], types=["txt", ".MD"]),
+        make_filter(types="code"),
+        make_filter(under=root + "/", types="md"),
+        make_filter(where={"kind": "note"}),
+        make_filter(where=["n=1"]),
+        make_filter(where={"kind": "memo", "n": 2}),
+        make_filter(under=far, where={"kind": "note"}),
+    ]
+    store, reader = open_store(index), LocalReader(index)
+    try:
+        with store.snapshot() as full, reader.snapshot() as light:
+            for where in filters:
+                expected = full.allowed_chunks(where).tolist()  # type: ignore[attr-defined]
+                assert light.allowed_chunks(where).tolist() == expected, where
+                assert light.chunk_count(where) == len(expected)
+            assert len(full.allowed_chunks(filters[0])) == 10  # type: ignore[attr-defined]
+            assert len(full.allowed_chunks(filters[6])) == 2  # type: ignore[attr-defined]
+    finally:
+        store.close()
+        reader.close()
+
+
 def test_bad_filters_are_refused_in_one_line():
     with pytest.raises(InvalidQuery, match="absolute"):
         make_filter(under=["docs"])
