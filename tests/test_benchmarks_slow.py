@@ -99,7 +99,7 @@ def test_hybrid_never_scores_below_the_better_of_its_parts(dataset, split):
 
 @pytest.mark.skipif(not (SHARED_EVAL / "scifact").exists(), reason="no SciFact data")
 def test_scifact_through_the_index_is_the_same_with_onnx_queries_and_in_bf16(tmp_path):
-    """Issue 18's bars: queries encoded without torch score within 0.001 nDCG@10 of torch's
+    """Issue 14's bars: queries encoded without torch score within 0.001 nDCG@10 of torch's
     in every mode, and an index encoded in bf16 within 0.002 of one encoded in fp32."""
     from search.lab.index_eval import evaluate_index
 

@@ -369,15 +369,8 @@ class LocalSnapshot(RowSnapshot):
         self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
     ) -> list[Ranked]:
         """The `k` nearest chunks of each query row (among those `where` allows)."""
-        vectors = self.spaces[space]
         allowed = self.allowed_chunks(where) if where else None
-        if len(vectors) == 0 or (allowed is not None and len(allowed) == 0):
-            return [[] for _ in range(len(queries))]
-        scores, ids = vectors.search(queries, k, allowed)
-        return [
-            [(int(i), float(s)) for s, i in zip(row_scores, row_ids, strict=True) if i >= 0]
-            for row_scores, row_ids in zip(scores, ids, strict=True)
-        ]
+        return self.spaces[space].ranked(queries, k, allowed)
 
     def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """The cosine of one query vector with each of these chunks' vectors in a space."""

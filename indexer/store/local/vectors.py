@@ -143,6 +143,19 @@ class VectorSpace:
         finally:
             faiss.omp_set_num_threads(threads)
 
+    def ranked(
+        self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> list[list[tuple[int, float]]]:
+        """`search` as (id, score) lists, best first, one per query row; empty lists when
+        the space holds nothing or nothing is allowed."""
+        if len(self) == 0 or (allowed is not None and len(allowed) == 0):
+            return [[] for _ in range(len(queries))]
+        scores, ids = self.search(queries, k, allowed)
+        return [
+            [(int(i), float(s)) for s, i in zip(row_scores, row_ids, strict=True) if i >= 0]
+            for row_scores, row_ids in zip(scores, ids, strict=True)
+        ]
+
     def similarities(self, query: np.ndarray, ids: list[int]) -> dict[int, float]:
         """The inner product (cosine) of one query vector with the stored vector of each id
         the space holds (ids it does not hold are left out)."""
