@@ -12,6 +12,8 @@ from search.cli import cli
 from tests.serving import running_server
 
 TOKEN = "s3cret-writes"
+# A write loads the model the first time: more than httpx's 5 s on a busy CI machine.
+WRITE_TIMEOUT = 120
 
 
 def records(first: int, last: int, lang: str) -> list[dict]:
@@ -48,7 +50,7 @@ def test_writes_are_off_unless_the_server_is_writable(record_index, tmp_path):
     with running_server(record_index, tmp_path / "server.log") as server:
         assert httpx.get(f"{server.url}/health").json()["writable"] is False
         for response in (
-            httpx.post(f"{server.url}/records", json=records(9, 10, "en")),
+            httpx.post(f"{server.url}/records", json=records(9, 10, "en"), timeout=WRITE_TIMEOUT),
             httpx.delete(f"{server.url}/records/faq-1"),
             httpx.request("DELETE", f"{server.url}/records", json=["faq-1"]),
         ):
@@ -63,7 +65,9 @@ def test_writes_are_off_unless_the_server_is_writable(record_index, tmp_path):
 def test_a_writable_server_upserts_deletes_and_searches_its_own_writes(writable):
     url = writable.url
     assert httpx.get(f"{url}/health").json()["writable"] is True
-    added = httpx.post(f"{url}/records", json={"records": records(10, 16, "fr")}).json()
+    added = httpx.post(
+        f"{url}/records", json={"records": records(10, 16, "fr")}, timeout=WRITE_TIMEOUT
+    ).json()
     assert (added["added"], added["chunks"], added["total_documents"]) == (6, 6, 10)
     search = {"q": "refund days", "k": 10, "mode": "lexical", "where": "lang=fr"}
     assert ids(httpx.get(f"{url}/search", params=search)) == [f"faq-{n}" for n in range(10, 16)]
@@ -71,7 +75,7 @@ def test_a_writable_server_upserts_deletes_and_searches_its_own_writes(writable)
         f"{url}/search", json={"q": "refund", "k": 3, "where": {"lang": "fr", "n": 12}}
     )
     assert ids(posted) == ["faq-12"] and posted.json()["results"][0]["metadata"]["n"] == 12
-    again = httpx.post(f"{url}/records", json=records(10, 12, "fr")).json()
+    again = httpx.post(f"{url}/records", json=records(10, 12, "fr"), timeout=WRITE_TIMEOUT).json()
     assert (again["unchanged"], again["chunks"]) == (2, 0)
     assert httpx.delete(f"{url}/records/faq-10").json()["deleted"] == 1
     gone = httpx.delete(f"{url}/records/faq-10")
@@ -80,14 +84,18 @@ def test_a_writable_server_upserts_deletes_and_searches_its_own_writes(writable)
     many = httpx.request("DELETE", f"{url}/records", json={"ids": ["faq-11", "nobody"]}).json()
     assert (many["deleted"], many["not_found"]) == (1, ["nobody"])
     assert ids(httpx.get(f"{url}/search", params=search)) == [f"faq-{n}" for n in range(12, 16)]
-    bad = httpx.post(f"{url}/records", json=[{"id": "x", "text": "t", "metadata": {"a": [1]}}])
+    bad = httpx.post(
+        f"{url}/records",
+        json=[{"id": "x", "text": "t", "metadata": {"a": [1]}}],
+        timeout=WRITE_TIMEOUT,
+    )
     assert bad.status_code == 422
     assert bad.json()["detail"] == (
         "record 1: metadata 'a' must be a string, number or boolean, not list (metadata is flat)"
     )
-    assert httpx.post(f"{url}/records", json={"rows": []}).status_code == 422
+    assert httpx.post(f"{url}/records", json={"rows": []}, timeout=WRITE_TIMEOUT).status_code == 422
     large = [{"id": "long", "text": "refund " * 20_000}]  # 140 KB: over the 64 KB of a search
-    assert httpx.post(f"{url}/records", json=large, timeout=120).json()["added"] == 1
+    assert httpx.post(f"{url}/records", json=large, timeout=WRITE_TIMEOUT).json()["added"] == 1
 
 
 @pytest.mark.parametrize(
@@ -103,7 +111,9 @@ def test_a_browser_cannot_write(writable, headers):
     port = writable.url.rsplit(":", 1)[1]
     headers = {name: value.format(port=port) for name, value in headers.items()}
     body = '[{"id": "evil", "text": "planted by a web page"}]'
-    response = httpx.post(f"{writable.url}/records", content=body, headers=headers)
+    response = httpx.post(
+        f"{writable.url}/records", content=body, headers=headers, timeout=WRITE_TIMEOUT
+    )
     assert response.status_code == 403, response.text
     if "Content-Type" not in headers:  # a DELETE has no body, so no type to check
         deleted = httpx.delete(f"{writable.url}/records/faq-0", headers=headers)
@@ -123,12 +133,17 @@ def test_writes_need_the_token_and_a_token_off_loopback(record_index, tmp_path):
     log = tmp_path / "server.log"
     with running_server(record_index, log, "--writable", "--token", TOKEN) as server:
         write = records(20, 21, "de")
-        missing = httpx.post(f"{server.url}/records", json=write)
+        missing = httpx.post(f"{server.url}/records", json=write, timeout=WRITE_TIMEOUT)
         assert missing.status_code == 401
         wrong = {"Authorization": "Bearer not-it"}
-        assert httpx.post(f"{server.url}/records", json=write, headers=wrong).status_code == 401
+        assert (
+            httpx.post(
+                f"{server.url}/records", json=write, headers=wrong, timeout=WRITE_TIMEOUT
+            ).status_code
+            == 401
+        )
         right = {"Authorization": f"Bearer {TOKEN}"}
-        done = httpx.post(f"{server.url}/records", json=write, headers=right)
+        done = httpx.post(f"{server.url}/records", json=write, headers=right, timeout=WRITE_TIMEOUT)
         assert done.status_code == 200 and done.json()["added"] == 1
         assert httpx.delete(f"{server.url}/records/faq-20", headers=right).status_code == 200
 
@@ -141,10 +156,14 @@ def test_a_write_while_another_process_writes_answers_503_and_changes_nothing(
     store = open_store(record_index)
     try:
         with store.writer():
-            busy = httpx.post(f"{writable.url}/records", json=records(30, 31, "en"))
+            busy = httpx.post(
+                f"{writable.url}/records", json=records(30, 31, "en"), timeout=WRITE_TIMEOUT
+            )
     finally:
         store.close()
     assert busy.status_code == 503
-    assert "is writing this index" in busy.json()["detail"]
+    detail = busy.json()["detail"]
+    assert "is writing this index" in detail and "send the write again" in detail
+    assert "--wait" not in detail  # the command line's advice means nothing to a client
     found = httpx.get(f"{writable.url}/search", params={"q": "refund", "k": 50})
     assert "faq-30" not in ids(found)

@@ -12,12 +12,13 @@ one at a time, each one atomic change that the server's searches see once publis
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import Request
 
-from indexer.errors import CtxsearchError, InvalidRecord
+from indexer.errors import CtxsearchError, IndexLocked, InvalidRecord
 from indexer.record_runs import RecordSummary
 from indexer.store.base import Target
 
@@ -45,14 +46,25 @@ class RecordWriter:
     def upsert(self, body: Any) -> RecordSummary:
         """Upsert the records of a body: a list, or `{"records": [...]}`."""
         records = _listed(body, "records")
-        with self._lock:
+        with self._lock, _busy_means_retry():
             return self.indexer.upsert_records(records)
 
     def delete(self, body: Any) -> RecordSummary:
         """Delete the records whose ids a body lists: a list, or `{"ids": [...]}`."""
         ids = _listed(body, "ids")
-        with self._lock:
+        with self._lock, _busy_means_retry():
             return self.indexer.delete_records(ids)
+
+
+@contextmanager
+def _busy_means_retry() -> Iterator[None]:
+    """`IndexLocked` with advice for an HTTP client: the command line's `--wait` is no
+    option here, sending the write again is."""
+    try:
+        yield
+    except IndexLocked as error:
+        busy = str(error).removesuffix("; wait for it to finish, or pass --wait")
+        raise IndexLocked(f"{busy}; send the write again once it has finished") from error
 
 
 def refuse_browsers(request: Request) -> None:
