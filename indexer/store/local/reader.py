@@ -24,6 +24,7 @@ from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound
 from indexer.store.base import Ranked, StoredChunk, StoredDocument
 from indexer.store.local.bm25 import BM25_SQL, bm25_sql_among, match_expression
 from indexer.store.local.layout import DATABASE_FILE, check_is_index, file_identity, space_file
+from indexer.store.local.space_reads import SpaceReads
 from indexer.store.local.sqlite_errors import busy_timeout_ms, error_for
 from indexer.store.manifest import Manifest
 
@@ -153,7 +154,7 @@ class LocalReader:
         self.connection.close()
 
 
-class ReaderSnapshot:
+class ReaderSnapshot(SpaceReads):
     """One read transaction of the light reader and the spaces it loaded."""
 
     def __init__(self, reader: LocalReader, spaces: dict[str, VectorSpace], manifest: Manifest):
@@ -161,21 +162,6 @@ class ReaderSnapshot:
         self.spaces = spaces
         self.manifest = manifest
         self._allowed: dict[SearchFilter, np.ndarray] = {}
-
-    def vector_search(
-        self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
-    ) -> list[Ranked]:
-        """The `k` nearest chunks of each query row (among those `where` allows)."""
-        allowed = self.allowed_chunks(where) if where else None
-        return self.spaces[space].ranked(queries, k, allowed)
-
-    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-        """The cosine of one query vector with each of these chunks' vectors in a space."""
-        return self.spaces[space].similarities(query, chunk_ids)
-
-    def space_size(self, space: str) -> int:
-        """How many vectors a space holds."""
-        return len(self.spaces[space])
 
     def chunk_count(self, where: SearchFilter | None = None) -> int:
         """How many chunks there are, or how many `where` allows."""

@@ -48,6 +48,7 @@ from indexer.store.local.layout import (
     space_files,
 )
 from indexer.store.local.lock import WriterLock
+from indexer.store.local.space_reads import SpaceReads
 from indexer.store.manifest import Manifest
 from indexer.store.migrations import migrate, pending
 from indexer.store.sql_views import RowChange, RowSnapshot
@@ -358,27 +359,12 @@ class LocalChange(RowChange):
         return stored
 
 
-class LocalSnapshot(RowSnapshot):
+class LocalSnapshot(SpaceReads, RowSnapshot):
     """One SQLite read transaction and the FAISS spaces of the generation it sees."""
 
     def __init__(self, session: Session, spaces: dict[str, VectorSpace], manifest: Manifest):
         super().__init__(session, manifest)
         self.spaces = spaces
-
-    def vector_search(
-        self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
-    ) -> list[Ranked]:
-        """The `k` nearest chunks of each query row (among those `where` allows)."""
-        allowed = self.allowed_chunks(where) if where else None
-        return self.spaces[space].ranked(queries, k, allowed)
-
-    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-        """The cosine of one query vector with each of these chunks' vectors in a space."""
-        return self.spaces[space].similarities(query, chunk_ids)
-
-    def space_size(self, space: str) -> int:
-        """How many vectors a space holds."""
-        return len(self.spaces[space])
 
     def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
         """BM25 over FTS5, in this snapshot (joined with the documents `where` allows)."""
