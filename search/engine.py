@@ -24,7 +24,7 @@ from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.batching import QueryBatcher
 from search.documents import DocumentText, load_document
-from search.fusion import FUSION_DEPTH, Fusion, hybrid_fusion
+from search.fusion import HYBRID, HybridFusion
 from search.limits import check_document_id, check_k, check_query
 from search.locations import fill_locations
 from search.modes import DEFAULT_MODE, Mode
@@ -163,10 +163,8 @@ class Searcher:
         except Exception:
             self.store.close()
             raise
-        # hybrid mode's fusion of the contextual and lexical lists, and how deep each is
-        # searched for it (a benchmark swaps them)
-        self.fusion: Fusion = hybrid_fusion
-        self.fusion_depth = FUSION_DEPTH
+        # how hybrid mode fuses the contextual and lexical lists (a benchmark swaps it)
+        self.hybrid: HybridFusion = HYBRID
         self._encoders: dict | None = None
         self.encoder_kinds: dict[str, str] = {}  # space -> onnx, table, ..., torch
         self.encoder_note = ""  # why torch stood in for a torch-free encoder, if it did
@@ -307,7 +305,7 @@ class Searcher:
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
         with self.store.snapshot([space.value for space in encoded]) as snapshot:
-            fusion = _FusionChoice(self.fusion, self.fusion_depth, dense_weight)
+            fusion = _FusionChoice(self.hybrid, dense_weight)
             asked = _Query(k, chosen, all_chunks, fusion, where or None, min_similarity)
             hits = _hits(snapshot, query, vectors, asked)
         timings["search_seconds"] = round(time.perf_counter() - started, 4)
@@ -333,10 +331,9 @@ class Searcher:
 
 @dataclass(frozen=True)
 class _FusionChoice:
-    """How hybrid mode fuses: the function, each side's depth, and a fixed weight if any."""
+    """How hybrid mode fuses, and the fixed dense weight asked for, if any."""
 
-    fusion: Fusion
-    depth: int
+    hybrid: HybridFusion
     dense_weight: float | None
 
 
@@ -346,7 +343,7 @@ def _candidates(
     lists: dict[str, list[tuple[int, float]]] = {}
     exhausted = True
     mode, fusion, where = asked.mode, asked.fusion, asked.where
-    depth = max(depth, fusion.depth) if mode is Mode.HYBRID else depth
+    depth = max(depth, fusion.hybrid.depth) if mode is Mode.HYBRID else depth
     searched = [space for space in vectors if space in mode.spaces]
     size = snapshot.chunk_count(where) if where else None
     for space in searched:
@@ -359,13 +356,18 @@ def _candidates(
     for space, ranked in lists.items():
         for rank, (chunk_id, _score) in enumerate(ranked, start=1):
             found_by.setdefault(chunk_id, {})[space] = rank
+    similarities = dict(lists.get(Space.CONTEXTUAL.value, []))
     if mode is Mode.HYBRID:
-        fused = fusion.fusion(
-            lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value], fusion.dense_weight
-        )
+        dense, lexical = lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value]
+        cosines: dict[int, float] = {}
+        bm25: dict[int, float] = {}
+        if fusion.hybrid.completes:
+            vector = vectors[Space.CONTEXTUAL][0]
+            cosines, bm25 = _exact_scores(snapshot, query, vector, dense, lexical, depth)
+            similarities |= cosines
+        fused = fusion.hybrid.fuse(dense, lexical, fusion.dense_weight, cosines, bm25)
     else:
         fused = lists[mode.value]
-    similarities = dict(lists.get(Space.CONTEXTUAL.value, []))
     if Space.CONTEXTUAL in vectors:
         unknown = [chunk_id for chunk_id, _ in fused if chunk_id not in similarities]
         if unknown:
@@ -377,6 +379,30 @@ def _candidates(
         dense = lists[Space.CONTEXTUAL.value]
         exhausted = exhausted or (bool(dense) and dense[-1][1] < asked.min_similarity)
     return _Candidates(fused, found_by, exhausted, similarities)
+
+
+def _exact_scores(
+    snapshot: Snapshot,
+    query: str,
+    vector: np.ndarray,
+    dense: list[tuple[int, float]],
+    lexical: list[tuple[int, float]],
+    depth: int,
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Each side's exact score of the candidates only the other side found: their
+    cosines, and the BM25 of those holding a query term. A lexical list shorter than
+    `depth` already holds every chunk with a query term, so it is not asked again."""
+    in_dense = {chunk_id for chunk_id, _ in dense}
+    in_lexical = {chunk_id for chunk_id, _ in lexical}
+    only_lexical = [chunk_id for chunk_id, _ in lexical if chunk_id not in in_dense]
+    only_dense = [chunk_id for chunk_id, _ in dense if chunk_id not in in_lexical]
+    cosines = (
+        snapshot.similarities(Space.CONTEXTUAL.value, vector, only_lexical) if only_lexical else {}
+    )
+    bm25 = (
+        snapshot.lexical_scores(query, only_dense) if only_dense and len(lexical) >= depth else {}
+    )
+    return cosines, bm25
 
 
 def _hits(

@@ -14,22 +14,31 @@ The families measured (`ctxsearch tune-fusion`, leave one collection out; see th
   stands out from the rest of its list, and by how close the dense side's best is to
   the query (the evidence each side has for this query).
 
-`hybrid_fusion`, what `hybrid` search uses, is `adaptive_fusion` with the constants
+The weighted families can be *completed*: a candidate missing from one list then takes
+its exact score on that side (its cosine; its BM25 if it holds a query word), looked up
+by the caller, instead of the list's lowest score. A document with no query word gets
+the lowest lexical score of any candidate.
+
+`HYBRID`, what `hybrid` search does, is completed `adaptive_fusion` with the constants
 below, 200 deep per side: the variant with the best mean-plus-worst nDCG@10 margin over
 the better single side across SciFact train, LISA, STS-B retrieval and the sample
-corpus's keywords and questions, and the only family that stayed at or above the better
-side in every leave-one-collection-out fold.
+corpus's keywords and questions, and at or above the better side in every
+leave-one-collection-out fold.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 Ranked = Sequence[tuple[int, float]]
 Fused = list[tuple[int, float]]
-# A fusion of the dense and lexical lists, with an optional fixed dense weight.
-Fusion = Callable[[Ranked, Ranked, "float | None"], Fused]
+# Exact scores on one side of ids the other side found (id -> cosine, or -> BM25).
+Scores = Mapping[int, float]
+# A fusion of the dense and lexical lists, with an optional fixed dense weight and each
+# side's exact scores of the other side's candidates (None: not looked up).
+Fusion = Callable[[Ranked, Ranked, "float | None", "Scores | None", "Scores | None"], Fused]
 
 # Reciprocal rank fusion: score = sum over lists of 1 / (RRF_K + rank).
 RRF_K = 1.0
@@ -62,79 +71,122 @@ def weighted_rrf(dense: Ranked, lexical: Ranked, dense_weight: float, k: float) 
     return _sorted(fused)
 
 
-def min_max(ranked: Ranked) -> list[tuple[int, float]]:
-    """Scores mapped to [0, 1]: the list's lowest to 0, its highest to 1 (all 1 if equal)."""
-    if not ranked:
-        return []
-    scores = [score for _, score in ranked]
+# A normaliser: from one list's raw scores, the function that maps a raw score of that
+# side to its normalised value.
+Normaliser = Callable[[Sequence[float]], Callable[[float], float]]
+
+
+def min_max_scale(scores: Sequence[float]) -> Callable[[float], float]:
+    """The list's lowest score to 0, its highest to 1 (everything to 1 if they are equal)."""
     low, high = min(scores), max(scores)
     span = high - low
-    return [(item, (score - low) / span if span > 0 else 1.0) for item, score in ranked]
+    return (lambda score: (score - low) / span) if span > 0 else (lambda _score: 1.0)
+
+
+def z_scale(scores: Sequence[float]) -> Callable[[float], float]:
+    """(score - mean) / standard deviation of the list (everything to 0 if it is flat)."""
+    mean, deviation = _mean_sd(scores)
+    return (lambda score: (score - mean) / deviation) if deviation > 0 else (lambda _s: 0.0)
+
+
+def distribution_scale(scores: Sequence[float]) -> Callable[[float], float]:
+    """Min-max between mean - 3 sd and mean + 3 sd, clipped to [0, 1] (Qdrant's DBSF)."""
+    z = z_scale(scores)
+    return lambda score: min(1.0, max(0.0, (z(score) + 3.0) / 6.0))
+
+
+def _normalised(normaliser: Normaliser, ranked: Ranked) -> list[tuple[int, float]]:
+    if not ranked:
+        return []
+    scale = normaliser([score for _, score in ranked])
+    return [(item, scale(score)) for item, score in ranked]
+
+
+def min_max(ranked: Ranked) -> list[tuple[int, float]]:
+    """Scores mapped to [0, 1]: the list's lowest to 0, its highest to 1 (all 1 if equal)."""
+    return _normalised(min_max_scale, ranked)
 
 
 def z_scores(ranked: Ranked) -> list[tuple[int, float]]:
     """Scores standardised: (score - mean) / standard deviation of the list (0 if flat)."""
-    if not ranked:
-        return []
-    mean, deviation = _mean_sd([score for _, score in ranked])
-    if deviation == 0:
-        return [(item, 0.0) for item, _ in ranked]
-    return [(item, (score - mean) / deviation) for item, score in ranked]
+    return _normalised(z_scale, ranked)
 
 
 def distribution_scores(ranked: Ranked) -> list[tuple[int, float]]:
     """Min-max between mean - 3 sd and mean + 3 sd, clipped to [0, 1] (Qdrant's DBSF)."""
-    return [(item, min(1.0, max(0.0, (z + 3.0) / 6.0))) for item, z in z_scores(ranked)]
+    return _normalised(distribution_scale, ranked)
 
 
-Normaliser = Callable[[Ranked], list[tuple[int, float]]]
 NORMALISERS: dict[str, Normaliser] = {
-    "minmax": min_max,
-    "zscore": z_scores,
-    "dbsf": distribution_scores,
+    "minmax": min_max_scale,
+    "zscore": z_scale,
+    "dbsf": distribution_scale,
 }
 
 
 def weighted_fusion(
-    dense: Ranked, lexical: Ranked, dense_weight: float, normaliser: Normaliser
+    dense: Ranked,
+    lexical: Ranked,
+    dense_weight: float,
+    normaliser: Normaliser,
+    dense_scores: Scores | None = None,
+    lexical_scores: Scores | None = None,
 ) -> Fused:
     """dense_weight * normalised dense + (1 - dense_weight) * normalised lexical.
 
-    An id that only one list holds gets the other list's lowest normalised score.
+    The candidates are the ids of either list; each list is normalised by its own
+    scores. An id missing from a list takes its exact score on that side from
+    `dense_scores` / `lexical_scores` when they hold it, else the lowest score that side
+    has for any candidate (a list without spread: one below its own, so the listed win).
     """
-    sides = [(normaliser(dense), dense_weight), (normaliser(lexical), 1.0 - dense_weight)]
-    items = {item for normalised, _ in sides for item, _ in normalised}
+    items = {item for ranked in (dense, lexical) for item, _ in ranked}
     fused = dict.fromkeys(items, 0.0)
-    for normalised, weight in sides:
-        if not normalised:
-            continue
-        scores, floor = dict(normalised), _floor(normalised)
-        for item in items:
-            fused[item] += weight * scores.get(item, floor)
+    for ranked, exact, weight in (
+        (dense, dense_scores, dense_weight),
+        (lexical, lexical_scores, 1.0 - dense_weight),
+    ):
+        for item, value in _side(ranked, exact, items, normaliser).items():
+            fused[item] += weight * value
     return _sorted(fused)
 
 
-def _floor(normalised: list[tuple[int, float]]) -> float:
-    """What an id missing from a list scores: the list's lowest normalised score, or, for
-    a list without spread (one entry, equal scores), one below it, so the listed win."""
-    values = [score for _, score in normalised]
-    low = min(values)
-    return low if max(values) > low else low - 1.0
+def _side(
+    ranked: Ranked, exact: Scores | None, items: set[int], normaliser: Normaliser
+) -> dict[int, float]:
+    """Every candidate's normalised score on one side (nothing if the side found none)."""
+    if not ranked:
+        return {}
+    listed = dict(ranked)
+    scale = normaliser(list(listed.values()))
+    if max(listed.values()) == min(listed.values()):
+        floor = scale(min(listed.values())) - 1.0
+        return {item: scale(listed[item]) if item in listed else floor for item in items}
+    known = {item: exact[item] for item in items - listed.keys() if exact and item in exact}
+    floor = scale(min([*listed.values(), *known.values()]))
+    raw = listed | known
+    return {item: scale(raw[item]) if item in raw else floor for item in items}
 
 
 def linear_fusion(dense: Ranked, lexical: Ranked, dense_weight: float = DENSE_WEIGHT) -> Fused:
     """Fuse min-max normalised scores: dense_weight * dense + (1 - dense_weight) * lexical."""
-    return weighted_fusion(dense, lexical, dense_weight, min_max)
+    return weighted_fusion(dense, lexical, dense_weight, min_max_scale)
 
 
-def zscore_fusion(dense: Ranked, lexical: Ranked, dense_weight: float = 0.5) -> Fused:
-    """Fuse z-scores: dense_weight * z(dense) + (1 - dense_weight) * z(lexical)."""
-    return weighted_fusion(dense, lexical, dense_weight, z_scores)
+def zscore_fusion(
+    dense: Ranked,
+    lexical: Ranked,
+    dense_weight: float = 0.5,
+    dense_scores: Scores | None = None,
+    lexical_scores: Scores | None = None,
+) -> Fused:
+    """Fuse z-scores: dense_weight * z(dense) + (1 - dense_weight) * z(lexical)
+    (completed by the exact scores given, see `weighted_fusion`)."""
+    return weighted_fusion(dense, lexical, dense_weight, z_scale, dense_scores, lexical_scores)
 
 
 def dbsf_fusion(dense: Ranked, lexical: Ranked, dense_weight: float = 0.5) -> Fused:
     """Fuse distribution-based scores (mean +- 3 sd mapped to [0, 1])."""
-    return weighted_fusion(dense, lexical, dense_weight, distribution_scores)
+    return weighted_fusion(dense, lexical, dense_weight, distribution_scale)
 
 
 def peak(ranked: Ranked, top: int = 1) -> float:
@@ -185,20 +237,45 @@ def adaptive_fusion(
     sharpness: float = SHARPNESS,
     cosine_low: float | None = COSINE_LOW,
     cosine_high: float | None = COSINE_HIGH,
+    dense_scores: Scores | None = None,
+    lexical_scores: Scores | None = None,
 ) -> Fused:
-    """Z-score fusion whose dense weight is `adaptive_weight` of this query's lists.
+    """Z-score fusion whose dense weight is `adaptive_weight` of this query's lists,
+    completed by the exact scores given (see `weighted_fusion`).
 
     `dense_weight`, when given, fixes the weight instead (plain `zscore_fusion`).
     """
     if dense_weight is None:
         dense_weight = adaptive_weight(dense, lexical, sharpness, cosine_low, cosine_high)
-    return zscore_fusion(dense, lexical, dense_weight)
+    return zscore_fusion(dense, lexical, dense_weight, dense_scores, lexical_scores)
 
 
-def hybrid_fusion(dense: Ranked, lexical: Ranked, dense_weight: float | None = None) -> Fused:
+def hybrid_fusion(
+    dense: Ranked,
+    lexical: Ranked,
+    dense_weight: float | None = None,
+    dense_scores: Scores | None = None,
+    lexical_scores: Scores | None = None,
+) -> Fused:
     """The fusion `hybrid` search uses: `adaptive_fusion`, or z-score fusion at a fixed
-    `dense_weight` (0 to 1) when one is given."""
-    return adaptive_fusion(dense, lexical, dense_weight)
+    `dense_weight` (0 to 1) when one is given, completed by the exact scores given."""
+    return adaptive_fusion(
+        dense, lexical, dense_weight, dense_scores=dense_scores, lexical_scores=lexical_scores
+    )
+
+
+@dataclass(frozen=True)
+class HybridFusion:
+    """How hybrid search fuses: the function, how deep each side is searched for it, and
+    whether the exact score of each candidate on the side that missed it is looked up
+    first (`completes`)."""
+
+    fuse: Fusion
+    depth: int = FUSION_DEPTH
+    completes: bool = True
+
+
+HYBRID = HybridFusion(hybrid_fusion)
 
 
 def _mean_sd(values: Sequence[float]) -> tuple[float, float]:

@@ -131,3 +131,36 @@ def test_hybrid_fusion_is_adaptive_unless_given_a_weight():
     assert [item for item, _ in only_dense][:2] == [1, 2]
     only_lexical = hybrid_fusion(DENSE, LEXICAL, dense_weight=0.0)
     assert [item for item, _ in only_lexical][:2] == [2, 3]
+
+
+def test_completed_fusion_gives_missing_ids_their_exact_score_on_that_side():
+    # 3 and 4 are missing from DENSE: their cosines are looked up (1.5, and 4 none);
+    # 1 is missing from LEXICAL: its BM25 is 1.0 (below the list, as beyond its depth).
+    scores = dict(zscore_fusion(DENSE, LEXICAL, 0.5, {3: 1.5}, {1: 1.0}))
+    lexical_z = (1.0 - 2.0) / math.sqrt(8 / 3)
+    assert scores[1] == pytest.approx(0.5 * 1.0 + 0.5 * lexical_z)
+    assert scores[3] == pytest.approx(0.5 * -0.5 + 0.5 * 0.0)
+    # 4 has no cosine given: it takes the lowest dense score of any candidate (3's 1.5
+    # is above the list's own lowest, 1.0)
+    assert scores[4] == pytest.approx(0.5 * -1.0 + 0.5 * -Z)
+
+
+def test_a_candidate_without_a_query_term_never_scores_above_a_lexical_match():
+    # 1 holds no query term (no BM25 given); 5 and 6 hold one, weakly (BM25 below the
+    # list's, as beyond its depth): 1 takes the lowest lexical score of any candidate.
+    dense = [(1, 0.9), (5, 0.9), (6, 0.9), (2, 0.6)]
+    lexical = [(2, 4.0), (3, 2.0)]
+    fused = dict(zscore_fusion(dense, lexical, 0.5, {3: 0.1}, {5: 0.5, 6: 1.0}))
+    assert fused[6] > fused[5] == pytest.approx(fused[1])
+
+
+def test_exact_scores_only_fill_in_missing_ids_and_never_move_listed_ones():
+    plain = zscore_fusion(DENSE, LEXICAL, 0.5)
+    given_again = zscore_fusion(DENSE, LEXICAL, 0.5, dict(DENSE) | {9: 7.0}, dict(LEXICAL))
+    assert given_again == plain  # scores of listed ids (and of non-candidates) are ignored
+
+
+def test_hybrid_fusion_passes_exact_scores_through():
+    assert hybrid_fusion(DENSE, LEXICAL, 0.5, {3: 1.5}, {1: 1.0}) == zscore_fusion(
+        DENSE, LEXICAL, 0.5, {3: 1.5}, {1: 1.0}
+    )

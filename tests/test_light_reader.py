@@ -33,6 +33,8 @@ def test_the_reader_and_the_store_read_the_same(sample_index):
                 assert ours.lexical_search(text, 10) == theirs.lexical_search(text, 10)
             assert ours.counts() == theirs.counts()
             ids = list(range(1, ours.counts()["chunks"] + 5))
+            for text in ("tower crane", "savings account at the bank", "the of and"):
+                assert ours.lexical_scores(text, ids) == theirs.lexical_scores(text, ids)
             assert ours.chunks(ids) == theirs.chunks(ids)
             for document_id in (1, 2, 10**6):
                 assert ours.document(document_id) == theirs.document(document_id)

@@ -85,6 +85,13 @@ def test_a_new_store_round_trips_documents_chunks_and_vectors(any_index):
                 [found] = snapshot.vector_search(space, unit(1)[None, :], 1)
                 assert found[0][0] == ids[1] and found[0][1] == pytest.approx(1.0)
             assert snapshot.lexical_search("herons", 5)[0][0] == ids[1]
+            # the exact lexical score of given chunks: what lexical_search gives them, and
+            # nothing for a chunk without a query term
+            searched = dict(snapshot.lexical_search("beta herons", 5))
+            assert snapshot.lexical_scores("beta herons", ids) == searched
+            assert list(searched) == [ids[1]]
+            assert snapshot.lexical_scores("the of", ids) == {}
+            assert snapshot.lexical_scores("herons", []) == {}
             chunks = snapshot.chunks(ids)
             assert [chunks[i].text for i in ids] == ["alpha otters", "beta herons"]
             assert chunks[ids[0]].path == "/docs/a.txt"

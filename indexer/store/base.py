@@ -184,6 +184,11 @@ class Snapshot(Protocol):
         the documents `where` allows."""
         ...
 
+    def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
+        """The full-text relevance of each of these chunks that holds a query term (the
+        score `lexical_search` would give it); chunks with none of them are left out."""
+        ...
+
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids, with their documents' paths; unknown ids left out."""
         ...

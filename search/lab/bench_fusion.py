@@ -6,17 +6,25 @@ import json
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from search.fusion import Fused, Ranked, linear_fusion
+from search.fusion import Fused, HybridFusion, Ranked, Scores, linear_fusion
 
 # 0.1 searched each side 100 deep for hybrid.
 OLD_DEPTH = 100
 
 
-def old_hybrid(dense: Ranked, lexical: Ranked, dense_weight: float | None = None) -> Fused:
-    """The hybrid fusion of 0.1: min-max normalised scores, 0.4 dense + 0.6 lexical."""
+def old_hybrid(
+    dense: Ranked,
+    lexical: Ranked,
+    dense_weight: float | None = None,
+    _dense_scores: Scores | None = None,
+    _lexical_scores: Scores | None = None,
+) -> Fused:
+    """The hybrid fusion of 0.1: min-max normalised scores, 0.4 dense + 0.6 lexical
+    (missing scores never looked up)."""
     return linear_fusion(dense, lexical, 0.4 if dense_weight is None else dense_weight)
 
 
@@ -40,22 +48,22 @@ def fusion_latency_rows(index_dir: Path, queries: list[str], k: int = 10) -> lis
     timings: dict[str, list[float]] = {"old": [], "default": []}
     fusing: dict[str, list[float]] = {"old": [], "default": []}
     with Searcher(index_dir) as searcher:
-        default = (searcher.fusion, searcher.fusion_depth)
+        default = searcher.hybrid
         arms = {
-            "old": (_timed(old_hybrid, fusing["old"]), OLD_DEPTH),
-            "default": (_timed(searcher.fusion, fusing["default"]), searcher.fusion_depth),
+            "old": HybridFusion(_timed(old_hybrid, fusing["old"]), OLD_DEPTH, completes=False),
+            "default": replace(default, fuse=_timed(default.fuse, fusing["default"])),
         }
         for name in arms:  # warm-up: model load, FAISS and SQLite caches
-            searcher.fusion, searcher.fusion_depth = arms[name]
+            searcher.hybrid = arms[name]
             searcher.search(queries[0], k=k)
         for number, query in enumerate(queries):
             order = ["old", "default"] if number % 2 == 0 else ["default", "old"]
             for name in order:
-                searcher.fusion, searcher.fusion_depth = arms[name]
+                searcher.hybrid = arms[name]
                 started = time.perf_counter()
                 searcher.search(query, k=k)
                 timings[name].append((time.perf_counter() - started) * 1000)
-        searcher.fusion, searcher.fusion_depth = default
+        searcher.hybrid = default
     rows = []
     for what, samples in (("hybrid query", timings), ("fusion step alone", fusing)):
         old = _summary(f"{what}, old fusion", samples["old"][-len(queries) :])

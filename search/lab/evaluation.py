@@ -187,17 +187,32 @@ class Retrieval:
                 for query_id, row_scores, row_ids in zip(self.query_ids, scores, rows, strict=True)
             }
         for method in (m for m in methods if m in FUSED_METHODS):
+            cut = fusion_depth(method)
+            dense = {q: pairs[:cut] for q, pairs in lists["contextual"].items()}
+            lexical = {q: pairs[:cut] for q, pairs in lists["lexical"].items()}
+            exact = self.exact_scores(dense, lexical, cut) if method == "hybrid" else {}
             lists[method] = {
-                query_id: fuse(
-                    method,
-                    lists["contextual"][query_id][: fusion_depth(method)],
-                    lists["lexical"][query_id][: fusion_depth(method)],
-                )
+                query_id: fuse(method, dense[query_id], lexical[query_id], *exact.get(query_id, ()))
                 for query_id in self.query_ids
             }
         for method in base:
             lists[method] = {query: pairs[:wanted] for query, pairs in lists[method].items()}
         return lists
+
+    def exact_scores(
+        self, dense: RankedLists, lexical: RankedLists, depth: int
+    ) -> dict[str, tuple[dict[int, float], dict[int, float]]]:
+        """For each query, what hybrid search looks up before fusing (`search.engine`):
+        the cosines of the rows only the lexical list holds, and the BM25 of the rows only
+        the dense list holds (asked only of a lexical list `depth` long)."""
+        vectors = _encode_queries(self.loaded, self.cache, self.query_texts, ["contextual"])
+        exact = ExactScores(self.cache)
+        return {
+            query_id: exact.of(text, vector, dense[query_id], lexical[query_id], depth)
+            for query_id, text, vector in zip(
+                self.query_ids, self.query_texts, vectors["contextual"], strict=True
+            )
+        }
 
     def run(self, ranked: RankedLists) -> dict[str, dict[str, float]]:
         """Ranked rows as a trec-style run: {query id: {document id: score}}."""
@@ -236,15 +251,50 @@ def fusion_depth(method: str) -> int:
     return FUSION_DEPTH if method == "hybrid" else TOP_K
 
 
-def fuse(method: str, dense: list[tuple[int, float]], lexical: list[tuple[int, float]]):
-    """Fuse a dense and a lexical list the way `method` does."""
+class ExactScores:
+    """Each side's exact score of the rows only the other side found, over a corpus cache
+    (what `search.engine` looks up in an index)."""
+
+    def __init__(self, cache: _CorpusCache):
+        self.index = cache.index("contextual")
+        self.lexical = cache.lexical_space()
+
+    def of(
+        self,
+        query: str,
+        vector: np.ndarray,
+        dense: list[tuple[int, float]],
+        lexical: list[tuple[int, float]],
+        depth: int,
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        """(cosines of the lexical-only rows, BM25 of the dense-only rows)."""
+        in_dense, in_lexical = dict(dense), dict(lexical)
+        only_lexical = [row for row in in_lexical if row not in in_dense]
+        only_dense = [row for row in in_dense if row not in in_lexical]
+        cosines: dict[int, float] = {}
+        if only_lexical:
+            found = self.index.reconstruct_batch(np.array(only_lexical, dtype=np.int64))
+            cosines = dict(zip(only_lexical, (found @ vector).tolist(), strict=True))
+        bm25 = self.lexical.scores(query, only_dense) if len(lexical) >= depth else {}
+        return cosines, bm25
+
+
+def fuse(
+    method: str,
+    dense: list[tuple[int, float]],
+    lexical: list[tuple[int, float]],
+    cosines: dict[int, float] | None = None,
+    bm25: dict[int, float] | None = None,
+):
+    """Fuse a dense and a lexical list the way `method` does (`hybrid` completed by the
+    exact scores given, see `ExactScores`)."""
     if method == "hybrid-rrf":
         return reciprocal_rank_fusion({"contextual": dense, "lexical": lexical})
     if method == "hybrid-linear":
         return linear_fusion(dense, lexical, 0.4)
     if method == "hybrid-zscore":
         return zscore_fusion(dense, lexical, 0.5)
-    return hybrid_fusion(dense, lexical)
+    return hybrid_fusion(dense, lexical, None, cosines, bm25)
 
 
 def _base_methods(methods: Sequence[str]) -> list[str]:
@@ -431,18 +481,46 @@ def _single_query_answerer(
     if method == "lexical":
         space = cache.lexical_space()
         return lambda query: space.search(query, depth)
+    if method == "hybrid":
+        return _hybrid_answerer(loaded, cache)
     if method in FUSED_METHODS:
         dense = _single_query_answerer(loaded, cache, "contextual", fusion_depth(method))
         lexical = _single_query_answerer(loaded, cache, "lexical", fusion_depth(method))
         return lambda query: fuse(method, dense(query), lexical(query))
-    index = cache.index(method)
     encode = _single_query_encoder(loaded, cache, method)
+    search = _vector_search(cache, method, depth)
+    return lambda query: search(encode(query))
+
+
+def _hybrid_answerer(
+    loaded: LoadedModel, cache: _CorpusCache
+) -> Callable[[str], list[tuple[int, float]]]:
+    """`hybrid` for one query: one encoding, both searches, the exact scores, the fusion."""
+    depth = fusion_depth("hybrid")
+    encode = _single_query_encoder(loaded, cache, "contextual")
+    dense = _vector_search(cache, "contextual", depth)
+    lexical = cache.lexical_space()
+    exact = ExactScores(cache)
 
     def answer(query: str) -> list[tuple[int, float]]:
-        scores, rows = index.search(encode(query), min(depth, index.ntotal))
-        return [(int(r), float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
+        vector = encode(query)
+        found_dense, found_lexical = dense(vector), lexical.search(query, depth)
+        scores = exact.of(query, vector[0], found_dense, found_lexical, depth)
+        return fuse("hybrid", found_dense, found_lexical, *scores)
 
     return answer
+
+
+def _vector_search(
+    cache: _CorpusCache, method: str, depth: int
+) -> Callable[[np.ndarray], list[tuple[int, float]]]:
+    index = cache.index(method)
+
+    def search(vector: np.ndarray) -> list[tuple[int, float]]:
+        scores, rows = index.search(vector, min(depth, index.ntotal))
+        return [(int(r), float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
+
+    return search
 
 
 def _single_query_encoder(

@@ -22,6 +22,7 @@ from typing import Any
 from search.fusion import (
     Fused,
     Ranked,
+    Scores,
     adaptive_fusion,
     dbsf_fusion,
     linear_fusion,
@@ -49,7 +50,9 @@ COSINE_BANDS: tuple[tuple[float, float] | None, ...] = (
 PRIORS = (0.4, 0.6)
 OLD_HYBRID = "minmax w=0.4 d=100"
 
-Fuse = Callable[[Ranked, Ranked], Fused]
+# A fusion of a dense and a lexical list; the completed families also take each side's
+# exact scores of the other side's candidates.
+Fuse = Callable[..., Fused]
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class Variant:
     fuse: Fuse = field(compare=False, hash=False)
     depth: int = 100
     params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    completes: bool = False  # takes each side's exact scores of the other's candidates
 
 
 def variants(depths: Sequence[int] = DEPTHS) -> list[Variant]:
@@ -72,10 +76,36 @@ def variants(depths: Sequence[int] = DEPTHS) -> list[Variant]:
     `adaptive-outlier` (the peak measured against the rest of the list without the top
     entry), `adaptive-prior` (a fixed prior for the dense side times its peak) and
     `zscore-padded` (the lexical list padded with zero scores to the depth before
-    standardising, as if every unmatched document scored 0).
+    standardising, as if every unmatched document scored 0). The `+exact` families are
+    z-score and adaptive fusion *completed*: each candidate missing from one list takes
+    its exact score on that side (see `search.fusion.weighted_fusion`).
     """
     found: list[Variant] = []
     for depth in depths:
+        for weight in WEIGHTS:
+            found.append(
+                Variant(
+                    f"zscore+exact w={weight} d={depth}",
+                    "zscore+exact",
+                    _weighted(zscore_fusion, weight),
+                    depth,
+                    {"dense_weight": weight},
+                    completes=True,
+                )
+            )
+        for sharpness in SHARPNESS:
+            for band in COSINE_BANDS:
+                label = "" if band is None else f" cos={band[0]}-{band[1]}"
+                found.append(
+                    Variant(
+                        f"adaptive+exact s={sharpness}{label} d={depth}",
+                        "adaptive+exact",
+                        _adaptive(sharpness, band),
+                        depth,
+                        {"sharpness": sharpness, "cosine_band": band},
+                        completes=True,
+                    )
+                )
         for weight in WEIGHTS:
             for family, function in (
                 ("minmax", linear_fusion),
@@ -141,7 +171,7 @@ def variants(depths: Sequence[int] = DEPTHS) -> list[Variant]:
 
 
 def _weighted(function: Callable[..., Fused], weight: float) -> Fuse:
-    return lambda dense, lexical: function(dense, lexical, weight)
+    return lambda dense, lexical, *exact: function(dense, lexical, weight, *exact)
 
 
 def _rrf(k: float) -> Fuse:
@@ -150,9 +180,11 @@ def _rrf(k: float) -> Fuse:
 
 def _adaptive(sharpness: float, band: tuple[float, float] | None) -> Fuse:
     low, high = band if band is not None else (None, None)
-    return lambda dense, lexical: adaptive_fusion(
-        dense, lexical, sharpness=sharpness, cosine_low=low, cosine_high=high
-    )
+
+    def fuse(dense: Ranked, lexical: Ranked, cosines=None, bm25=None) -> Fused:
+        return adaptive_fusion(dense, lexical, None, sharpness, low, high, cosines, bm25)
+
+    return fuse
 
 
 def _outlier_peak(ranked: Ranked) -> float:
@@ -219,6 +251,17 @@ class Split:
     lexical: dict[str, list[tuple[int, float]]]
     doc_ids: list[str]
     qrels: dict[str, dict[str, int]]
+    # per query, each side's exact scores of the other list's candidates (MAX_DEPTH deep)
+    cosines: dict[str, dict[int, float]] = field(default_factory=dict)
+    bm25: dict[str, dict[int, float]] = field(default_factory=dict)
+
+    def exact(self, query: str) -> tuple[Scores, Scores]:
+        """Every score known on each side for a query, for a completed fusion at any depth:
+        a row a shorter cut leaves out of one list is looked up the way the engine would."""
+        return (
+            dict(self.dense[query]) | self.cosines.get(query, {}),
+            dict(self.lexical[query]) | self.bm25.get(query, {}),
+        )
 
     @property
     def label(self) -> str:
@@ -250,6 +293,7 @@ def load_split(
     dataset = load_retrieval_dataset(dataset_dir, split)
     retrieval = Retrieval(dataset, loaded or load_model(), work_dir)
     lists = retrieval.ranked_lists(["contextual", "lexical"], depth=MAX_DEPTH)
+    exact = retrieval.exact_scores(lists["contextual"], lists["lexical"], MAX_DEPTH)
     return Split(
         dataset.name,
         split,
@@ -258,6 +302,8 @@ def load_split(
         lists["lexical"],
         retrieval.cache.doc_ids,
         dataset.qrels,
+        {query: cosines for query, (cosines, _) in exact.items()},
+        {query: bm25 for query, (_, bm25) in exact.items()},
     )
 
 
@@ -265,7 +311,11 @@ def measure(split: Split, variant: Variant) -> dict[str, float]:
     """nDCG@10 and Recall@100 of a variant on a split."""
     depth = variant.depth
     fused = {
-        query: variant.fuse(split.dense[query][:depth], split.lexical[query][:depth])
+        query: variant.fuse(
+            split.dense[query][:depth],
+            split.lexical[query][:depth],
+            *(split.exact(query) if variant.completes else ()),
+        )
         for query in split.dense
     }
     return split.score(fused)

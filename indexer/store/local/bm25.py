@@ -12,6 +12,15 @@ BM25_SQL = (
     f"WHERE {FTS_TABLE} MATCH :expression ORDER BY bm25({FTS_TABLE}) LIMIT :k"
 )
 
+# The BM25 of given chunks (named parameters: the MATCH expression and a JSON array of
+# chunk ids). FTS5 scores every match once and the ids are picked from that; a
+# `rowid IN (...)` beside MATCH would run the MATCH again for each id.
+BM25_OF_SQL = (
+    f"WITH matched AS MATERIALIZED (SELECT rowid AS id, -bm25({FTS_TABLE}) AS score "
+    f"FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :expression) "
+    "SELECT id, score FROM matched WHERE id IN (SELECT value FROM json_each(:ids))"
+)
+
 
 def match_expression(query: str) -> str | None:
     """An FTS5 MATCH expression: any of the query's terms, each quoted (no syntax leaks)."""

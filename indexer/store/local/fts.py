@@ -11,6 +11,7 @@ over unicode61 with diacritics folded, and English stop words dropped from queri
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from sqlalchemy import (
@@ -25,7 +26,7 @@ from sqlalchemy import (
     text,
 )
 
-from indexer.store.local.bm25 import BM25_SQL, FTS_TABLE, match_expression
+from indexer.store.local.bm25 import BM25_OF_SQL, BM25_SQL, FTS_TABLE, match_expression
 from indexer.store.schema import ChunkRow, DocumentRow
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -82,6 +83,16 @@ def bm25_search(
     return [(int(rowid), float(score)) for rowid, score in connection.execute(statement)]
 
 
+def bm25_scores(connection: Connection, query: str, chunk_ids: list[int]) -> dict[int, float]:
+    """The BM25 score of each of these chunks that holds a query term (higher is better)."""
+    expression = match_expression(query)
+    if expression is None or not chunk_ids:
+        return {}
+    parameters = {"expression": expression, "ids": json.dumps(chunk_ids)}
+    rows = connection.execute(text(BM25_OF_SQL), parameters)
+    return {int(rowid): float(score) for rowid, score in rows}
+
+
 def fts_ids(connection: Connection) -> set[int]:
     """The chunk ids the FTS index holds."""
     return {row[0] for row in connection.execute(text(f"SELECT rowid FROM {FTS_TABLE}"))}
@@ -133,6 +144,11 @@ class TextCollection:
         """The best `k` (row, BM25 score) pairs."""
         with self.engine.connect() as connection:
             return bm25_search(connection, query, k)
+
+    def scores(self, query: str, rows: list[int]) -> dict[int, float]:
+        """The BM25 score of each of these rows that holds a query term."""
+        with self.engine.connect() as connection:
+            return bm25_scores(connection, query, rows)
 
     def close(self) -> None:
         """Release the file."""

@@ -371,6 +371,10 @@ class LocalSnapshot(SpaceReads, RowSnapshot):
         clause = where.clause("sqlite") if where else None
         return fts.bm25_search(self.session.connection(), query, k, clause)
 
+    def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
+        """The BM25 of each of these chunks that holds a query term."""
+        return fts.bm25_scores(self.session.connection(), query, chunk_ids)
+
 
 def local_index_exists(directory: Path) -> bool:
     """Whether the folder holds an index whose creation completed."""

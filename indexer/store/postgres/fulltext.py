@@ -69,6 +69,20 @@ def fulltext_search(
     return [(int(i), float(s)) for i, s in connection.execute(statement)]
 
 
+def fulltext_scores(connection: Connection, query: str, chunk_ids: list[int]) -> dict[int, float]:
+    """The `RANK` of each of these chunks that holds any of the query's terms."""
+    terms = query_terms(query)
+    if not terms or not chunk_ids:
+        return {}
+    parts = " || ".join(f"plainto_tsquery('{CONFIG}', :t{i})" for i in range(len(terms)))
+    values = {f"t{i}": term for i, term in enumerate(terms)}
+    sql = text(
+        f"SELECT id, {RANK} FROM chunks, ({'SELECT ' + parts}) AS q(query) "
+        "WHERE id = ANY(:ids) AND tsv @@ query"
+    )
+    return {int(i): float(s) for i, s in connection.execute(sql, values | {"ids": chunk_ids})}
+
+
 def reindex_fulltext(connection: Connection) -> None:
     """Rebuild the GIN index from the stored column."""
     connection.execute(text("REINDEX INDEX ix_chunks_tsv"))

@@ -337,6 +337,10 @@ class PostgresSnapshot(RowSnapshot):
         clause = where.clause("postgresql") if where else None
         return fulltext.fulltext_search(self.session.connection(), query, k, clause)
 
+    def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
+        """The full-text rank of each of these chunks that holds a query term."""
+        return fulltext.fulltext_scores(self.session.connection(), query, chunk_ids)
+
 
 def postgres_index_exists(url: str) -> bool:
     """Whether the URL's schema holds an index whose first run published."""

@@ -1,0 +1,56 @@
+"""Hybrid search looks up each candidate's missing score before fusing (search.engine)."""
+
+from dataclasses import replace
+
+import pytest
+
+from search.engine import Searcher
+from search.fusion import hybrid_fusion
+
+QUERY = "how do central banks set interest rates"
+DEPTH = 6
+
+
+@pytest.fixture(scope="module")
+def shallow(sample_index):
+    """A Searcher on the sample index whose hybrid mode reads only DEPTH per side, so the
+    two lists differ and each side has candidates only the other found."""
+    with Searcher(sample_index) as searcher:
+        searcher.hybrid = replace(searcher.hybrid, depth=DEPTH)
+        yield searcher
+
+
+def test_hybrid_fuses_the_lists_completed_by_exact_scores(shallow):
+    vector = shallow.encoders()["contextual"].encode([QUERY])
+    with shallow.store.snapshot() as snapshot:
+        dense = snapshot.vector_search("contextual", vector, DEPTH)[0]
+        lexical = snapshot.lexical_search(QUERY, DEPTH)
+        only_lexical = [c for c, _ in lexical if c not in dict(dense)]
+        only_dense = [c for c, _ in dense if c not in dict(lexical)]
+        cosines = snapshot.similarities("contextual", vector[0], only_lexical)
+        bm25 = snapshot.lexical_scores(QUERY, only_dense)
+    assert only_lexical and cosines and bm25  # the query exercises both look-ups
+    expected = hybrid_fusion(dense, lexical, None, cosines, bm25)
+    assert expected != hybrid_fusion(dense, lexical)  # completion changes this ranking
+
+    hits = shallow.search(QUERY, k=5, all_chunks=True).results
+    assert [(h.chunk_id, h.score) for h in hits] == [
+        (chunk_id, pytest.approx(score, abs=1e-6)) for chunk_id, score in expected[:5]
+    ]
+    for hit in hits:  # a chunk the dense side missed still shows its cosine
+        if hit.chunk_id in cosines:
+            assert hit.similarity == pytest.approx(cosines[hit.chunk_id], abs=1e-6)
+
+
+def test_a_fixed_dense_weight_is_completed_too(shallow):
+    vector = shallow.encoders()["contextual"].encode([QUERY])
+    with shallow.store.snapshot() as snapshot:
+        dense = snapshot.vector_search("contextual", vector, DEPTH)[0]
+        lexical = snapshot.lexical_search(QUERY, DEPTH)
+        cosines = snapshot.similarities(
+            "contextual", vector[0], [c for c, _ in lexical if c not in dict(dense)]
+        )
+        bm25 = snapshot.lexical_scores(QUERY, [c for c, _ in dense if c not in dict(lexical)])
+    expected = hybrid_fusion(dense, lexical, 0.3, cosines, bm25)
+    hits = shallow.search(QUERY, k=3, all_chunks=True, dense_weight=0.3).results
+    assert [h.chunk_id for h in hits] == [chunk_id for chunk_id, _ in expected[:3]]
