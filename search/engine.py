@@ -23,6 +23,7 @@ from indexer.store.filters import SearchFilter, make_filter
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.batching import QueryBatcher
+from search.completion import exact_scores
 from search.documents import DocumentText, load_document
 from search.fusion import HYBRID, HybridFusion
 from search.limits import check_document_id, check_k, check_query
@@ -363,9 +364,9 @@ def _candidates(
         bm25: dict[int, float] = {}
         if fusion.hybrid.completes:
             vector = vectors[Space.CONTEXTUAL][0]
-            cosines, bm25 = _exact_scores(snapshot, query, vector, dense, lexical, depth)
+            cosines, bm25 = exact_scores(snapshot, query, vector, dense, lexical, depth)
             similarities |= cosines
-        fused = fusion.hybrid.fuse(dense, lexical, fusion.dense_weight, cosines, bm25)
+        fused = fusion.hybrid.fuse(dense, lexical, fusion.dense_weight, cosines, bm25, query)
     else:
         fused = lists[mode.value]
     if Space.CONTEXTUAL in vectors:
@@ -379,30 +380,6 @@ def _candidates(
         dense = lists[Space.CONTEXTUAL.value]
         exhausted = exhausted or (bool(dense) and dense[-1][1] < asked.min_similarity)
     return _Candidates(fused, found_by, exhausted, similarities)
-
-
-def _exact_scores(
-    snapshot: Snapshot,
-    query: str,
-    vector: np.ndarray,
-    dense: list[tuple[int, float]],
-    lexical: list[tuple[int, float]],
-    depth: int,
-) -> tuple[dict[int, float], dict[int, float]]:
-    """Each side's exact score of the candidates only the other side found: their
-    cosines, and the BM25 of those holding a query term. A lexical list shorter than
-    `depth` already holds every chunk with a query term, so it is not asked again."""
-    in_dense = {chunk_id for chunk_id, _ in dense}
-    in_lexical = {chunk_id for chunk_id, _ in lexical}
-    only_lexical = [chunk_id for chunk_id, _ in lexical if chunk_id not in in_dense]
-    only_dense = [chunk_id for chunk_id, _ in dense if chunk_id not in in_lexical]
-    cosines = (
-        snapshot.similarities(Space.CONTEXTUAL.value, vector, only_lexical) if only_lexical else {}
-    )
-    bm25 = (
-        snapshot.lexical_scores(query, only_dense) if only_dense and len(lexical) >= depth else {}
-    )
-    return cosines, bm25
 
 
 def _hits(

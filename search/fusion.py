@@ -32,13 +32,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from search.questions import is_question
+
 Ranked = Sequence[tuple[int, float]]
 Fused = list[tuple[int, float]]
 # Exact scores on one side of ids the other side found (id -> cosine, or -> BM25).
 Scores = Mapping[int, float]
-# A fusion of the dense and lexical lists, with an optional fixed dense weight and each
-# side's exact scores of the other side's candidates (None: not looked up).
-Fusion = Callable[[Ranked, Ranked, "float | None", "Scores | None", "Scores | None"], Fused]
+# A fusion of the dense and lexical lists, with an optional fixed dense weight, each
+# side's exact scores of the other side's candidates (None: not looked up) and the query.
+Fusion = Callable[[Ranked, Ranked, "float | None", "Scores | None", "Scores | None", str], Fused]
 
 # Reciprocal rank fusion: score = sum over lists of 1 / (RRF_K + rank).
 RRF_K = 1.0
@@ -51,6 +53,9 @@ FUSION_DEPTH = 200
 SHARPNESS = 0.5
 COSINE_LOW = 0.6
 COSINE_HIGH = 1.0
+# How far a question (`search.questions.is_question`) moves the dense side's share
+# towards 1.
+QUESTION_SHARE = 0.7
 
 
 def reciprocal_rank_fusion(lists: Mapping[str, Ranked], k: float = RRF_K) -> Fused:
@@ -207,10 +212,12 @@ def adaptive_weight(
     sharpness: float = SHARPNESS,
     cosine_low: float | None = COSINE_LOW,
     cosine_high: float | None = COSINE_HIGH,
+    question: bool = False,
+    question_share: float = QUESTION_SHARE,
 ) -> float:
     """The dense side's share of the fused score for this query, in [0, 1].
 
-    Two kinds of evidence, both read off the lists themselves:
+    Evidence read off the two lists, and the query's form:
 
     - each side's `peak` (how far its best score stands above the rest of its list),
       raised to `sharpness`; the dense share is dense / (dense + lexical), 0.5 when
@@ -218,16 +225,20 @@ def adaptive_weight(
     - the dense side's best score itself (a cosine): from `cosine_low` up to
       `cosine_high` the share moves linearly towards 1, since a document that close to
       the query is a near-paraphrase of it, where the words matter less. Without
-      `cosine_high` (None) this part is off.
+      `cosine_high` (None) this part is off;
+    - a `question` (see `search.questions`) moves the share `question_share` of the
+      rest of the way towards 1.
     """
     dense_peak = max(peak(dense), 0.0) ** sharpness
     lexical_peak = max(peak(lexical), 0.0) ** sharpness
     total = dense_peak + lexical_peak
     share = 0.5 if total == 0 else dense_peak / total
-    if cosine_low is None or cosine_high is None or not dense:
-        return share
-    closeness = (dense[0][1] - cosine_low) / (cosine_high - cosine_low)
-    return share + (1.0 - share) * min(1.0, max(0.0, closeness))
+    if cosine_low is not None and cosine_high is not None and dense:
+        closeness = (dense[0][1] - cosine_low) / (cosine_high - cosine_low)
+        share += (1.0 - share) * min(1.0, max(0.0, closeness))
+    if question:
+        share += (1.0 - share) * question_share
+    return share
 
 
 def adaptive_fusion(
@@ -239,14 +250,18 @@ def adaptive_fusion(
     cosine_high: float | None = COSINE_HIGH,
     dense_scores: Scores | None = None,
     lexical_scores: Scores | None = None,
+    question: bool = False,
+    question_share: float = QUESTION_SHARE,
 ) -> Fused:
-    """Z-score fusion whose dense weight is `adaptive_weight` of this query's lists,
-    completed by the exact scores given (see `weighted_fusion`).
+    """Z-score fusion whose dense weight is `adaptive_weight` of this query's lists and
+    form, completed by the exact scores given (see `weighted_fusion`).
 
     `dense_weight`, when given, fixes the weight instead (plain `zscore_fusion`).
     """
     if dense_weight is None:
-        dense_weight = adaptive_weight(dense, lexical, sharpness, cosine_low, cosine_high)
+        dense_weight = adaptive_weight(
+            dense, lexical, sharpness, cosine_low, cosine_high, question, question_share
+        )
     return zscore_fusion(dense, lexical, dense_weight, dense_scores, lexical_scores)
 
 
@@ -256,11 +271,18 @@ def hybrid_fusion(
     dense_weight: float | None = None,
     dense_scores: Scores | None = None,
     lexical_scores: Scores | None = None,
+    query: str = "",
 ) -> Fused:
-    """The fusion `hybrid` search uses: `adaptive_fusion`, or z-score fusion at a fixed
-    `dense_weight` (0 to 1) when one is given, completed by the exact scores given."""
+    """The fusion `hybrid` search uses: `adaptive_fusion` (weighing the lists and whether
+    `query` is a question), or z-score fusion at a fixed `dense_weight` (0 to 1) when one
+    is given, completed by the exact scores given."""
     return adaptive_fusion(
-        dense, lexical, dense_weight, dense_scores=dense_scores, lexical_scores=lexical_scores
+        dense,
+        lexical,
+        dense_weight,
+        dense_scores=dense_scores,
+        lexical_scores=lexical_scores,
+        question=is_question(query),
     )
 
 

@@ -218,6 +218,52 @@ def tiny_collection(folder):
     return folder
 
 
+def test_a_document_folder_is_tuned_on_as_search_reads_it(tmp_path):
+    """A document folder's split comes from an index of it: its figures for contextual
+    and for the default hybrid are those of `Searcher.search` on that index."""
+    from search.engine import Searcher
+    from search.fusion import COSINE_HIGH, COSINE_LOW, FUSION_DEPTH, QUESTION_SHARE, SHARPNESS
+    from search.lab.fusion_tuning import load_split, measure, variants
+    from search.lab.index_splits import index_dir_of
+    from search.lab.metrics import mean_metrics
+
+    split = load_split(SAMPLE_CORPUS, "questions", work_dir=tmp_path)
+    assert set(split.texts) == set(split.dense) and len(split.dense) == 50
+    documents = {
+        path.relative_to(SAMPLE_CORPUS).with_suffix("").as_posix()
+        for path in SAMPLE_CORPUS.rglob("*")
+        if path.is_file()
+    }
+    assert set(split.doc_ids.values()) <= documents  # rows are chunks, mapped to documents
+    [default] = [
+        variant
+        for variant in variants([FUSION_DEPTH])
+        if variant.family == "adaptive+exact"
+        and variant.params
+        == {
+            "sharpness": SHARPNESS,
+            "cosine_band": (COSINE_LOW, COSINE_HIGH),
+            "question": QUESTION_SHARE,
+        }
+    ]
+    index = index_dir_of(SAMPLE_CORPUS, tmp_path)
+    with Searcher(index) as searcher:
+        for mode, figure in (
+            ("contextual", split.score(split.dense)),
+            ("hybrid", measure(split, default)),
+        ):
+            run = {}
+            for query_id, text in split.texts.items():
+                hits = searcher.search(text, k=100, mode=mode).results
+                run[query_id] = {
+                    hit.path.removeprefix(f"{SAMPLE_CORPUS}/").rsplit(".", 1)[0]: 100.0 - hit.rank
+                    for hit in hits
+                }
+            assert mean_metrics(run, split.qrels)["ndcg@10"] == pytest.approx(
+                figure["ndcg@10"], abs=1e-9
+            ), mode
+
+
 def test_tune_fusion_leaves_each_collection_out(tmp_path):
     tiny = tiny_collection(tmp_path / "tiny")
     payload = run_json(

@@ -164,3 +164,27 @@ def test_hybrid_fusion_passes_exact_scores_through():
     assert hybrid_fusion(DENSE, LEXICAL, 0.5, {3: 1.5}, {1: 1.0}) == zscore_fusion(
         DENSE, LEXICAL, 0.5, {3: 1.5}, {1: 1.0}
     )
+
+
+def test_a_question_moves_the_dense_share_towards_one():
+    share = 1 / (1 + Z)  # sharpness 1: dense peak 1, lexical peak sqrt(1.5)
+    plain = {"sharpness": 1.0, "cosine_low": None, "cosine_high": None}
+    assert adaptive_weight(DENSE, LEXICAL, **plain) == pytest.approx(share)
+    asked = adaptive_weight(DENSE, LEXICAL, **plain, question=True, question_share=0.7)
+    assert asked == pytest.approx(share + (1 - share) * 0.7)
+    # after the cosine band: each moves part of what is left of the way to 1
+    band = {"sharpness": 1.0, "cosine_low": 0.6, "cosine_high": 0.9}
+    middle = [(1, 0.75), (2, 0.55)]
+    banded = share + (1 - share) * 0.5
+    both = adaptive_weight(middle, LEXICAL, **band, question=True, question_share=0.7)
+    assert both == pytest.approx(banded + (1 - banded) * 0.7)
+
+
+def test_hybrid_fusion_weighs_a_question_towards_the_dense_side():
+    keywords = hybrid_fusion(DENSE, LEXICAL, query="nested list copy")
+    question = hybrid_fusion(DENSE, LEXICAL, query="how do I copy a nested list?")
+    weight = adaptive_weight(DENSE, LEXICAL, question=True)
+    assert question == zscore_fusion(DENSE, LEXICAL, weight)
+    assert keywords == zscore_fusion(DENSE, LEXICAL, adaptive_weight(DENSE, LEXICAL))
+    # a fixed weight is the user's: the query's form does not move it
+    assert hybrid_fusion(DENSE, LEXICAL, 0.3, query="why?") == zscore_fusion(DENSE, LEXICAL, 0.3)

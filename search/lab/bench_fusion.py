@@ -22,6 +22,7 @@ def old_hybrid(
     dense_weight: float | None = None,
     _dense_scores: Scores | None = None,
     _lexical_scores: Scores | None = None,
+    _query: str = "",
 ) -> Fused:
     """The hybrid fusion of 0.1: min-max normalised scores, 0.4 dense + 0.6 lexical
     (missing scores never looked up)."""

@@ -29,6 +29,11 @@ class RetrievalDataset:
         return digest.hexdigest()
 
 
+def is_beir_folder(path: Path) -> bool:
+    """Whether a dataset folder holds its corpus as `corpus.jsonl` (else: documents)."""
+    return (Path(path) / "corpus.jsonl").exists()
+
+
 def load_retrieval_dataset(path: Path, split: str = "test") -> RetrievalDataset:
     """Load BEIR layout (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv) or a document folder.
 

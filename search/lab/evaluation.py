@@ -35,6 +35,7 @@ from indexer.encoders.layers import LayerwiseEncoder
 from indexer.encoders.loading import LoadedModel, load_model
 from indexer.errors import InvalidQuery
 from indexer.store.local.fts import TextCollection
+from search.completion import exact_scores
 from search.fusion import (
     FUSION_DEPTH,
     hybrid_fusion,
@@ -192,8 +193,14 @@ class Retrieval:
             lexical = {q: pairs[:cut] for q, pairs in lists["lexical"].items()}
             exact = self.exact_scores(dense, lexical, cut) if method == "hybrid" else {}
             lists[method] = {
-                query_id: fuse(method, dense[query_id], lexical[query_id], *exact.get(query_id, ()))
-                for query_id in self.query_ids
+                query_id: fuse(
+                    method,
+                    dense[query_id],
+                    lexical[query_id],
+                    *exact.get(query_id, ({}, {})),
+                    query=text,
+                )
+                for query_id, text in zip(self.query_ids, self.query_texts, strict=True)
             }
         for method in base:
             lists[method] = {query: pairs[:wanted] for query, pairs in lists[method].items()}
@@ -206,9 +213,9 @@ class Retrieval:
         the cosines of the rows only the lexical list holds, and the BM25 of the rows only
         the dense list holds (asked only of a lexical list `depth` long)."""
         vectors = _encode_queries(self.loaded, self.cache, self.query_texts, ["contextual"])
-        exact = ExactScores(self.cache)
+        lookup = ExactScores(self.cache)
         return {
-            query_id: exact.of(text, vector, dense[query_id], lexical[query_id], depth)
+            query_id: exact_scores(lookup, text, vector, dense[query_id], lexical[query_id], depth)
             for query_id, text, vector in zip(
                 self.query_ids, self.query_texts, vectors["contextual"], strict=True
             )
@@ -252,31 +259,21 @@ def fusion_depth(method: str) -> int:
 
 
 class ExactScores:
-    """Each side's exact score of the rows only the other side found, over a corpus cache
-    (what `search.engine` looks up in an index)."""
+    """The exact scores hybrid search looks up (`search.completion`), over a corpus cache:
+    rows stand for chunks."""
 
     def __init__(self, cache: _CorpusCache):
         self.index = cache.index("contextual")
         self.lexical = cache.lexical_space()
 
-    def of(
-        self,
-        query: str,
-        vector: np.ndarray,
-        dense: list[tuple[int, float]],
-        lexical: list[tuple[int, float]],
-        depth: int,
-    ) -> tuple[dict[int, float], dict[int, float]]:
-        """(cosines of the lexical-only rows, BM25 of the dense-only rows)."""
-        in_dense, in_lexical = dict(dense), dict(lexical)
-        only_lexical = [row for row in in_lexical if row not in in_dense]
-        only_dense = [row for row in in_dense if row not in in_lexical]
-        cosines: dict[int, float] = {}
-        if only_lexical:
-            found = self.index.reconstruct_batch(np.array(only_lexical, dtype=np.int64))
-            cosines = dict(zip(only_lexical, (found @ vector).tolist(), strict=True))
-        bm25 = self.lexical.scores(query, only_dense) if len(lexical) >= depth else {}
-        return cosines, bm25
+    def similarities(self, _space: str, query: np.ndarray, rows: list[int]) -> dict[int, float]:
+        """The cosine of the query vector with each row's contextual vector."""
+        found = self.index.reconstruct_batch(np.array(rows, dtype=np.int64))
+        return dict(zip(rows, (found @ query).tolist(), strict=True))
+
+    def lexical_scores(self, query: str, rows: list[int]) -> dict[int, float]:
+        """The BM25 of each row that holds a query term."""
+        return self.lexical.scores(query, rows)
 
 
 def fuse(
@@ -285,16 +282,17 @@ def fuse(
     lexical: list[tuple[int, float]],
     cosines: dict[int, float] | None = None,
     bm25: dict[int, float] | None = None,
+    query: str = "",
 ):
-    """Fuse a dense and a lexical list the way `method` does (`hybrid` completed by the
-    exact scores given, see `ExactScores`)."""
+    """Fuse a dense and a lexical list the way `method` does (`hybrid`: completed by the
+    exact scores given, see `ExactScores`, and weighing whether `query` is a question)."""
     if method == "hybrid-rrf":
         return reciprocal_rank_fusion({"contextual": dense, "lexical": lexical})
     if method == "hybrid-linear":
         return linear_fusion(dense, lexical, 0.4)
     if method == "hybrid-zscore":
         return zscore_fusion(dense, lexical, 0.5)
-    return hybrid_fusion(dense, lexical, None, cosines, bm25)
+    return hybrid_fusion(dense, lexical, None, cosines, bm25, query)
 
 
 def _base_methods(methods: Sequence[str]) -> list[str]:
@@ -500,13 +498,13 @@ def _hybrid_answerer(
     encode = _single_query_encoder(loaded, cache, "contextual")
     dense = _vector_search(cache, "contextual", depth)
     lexical = cache.lexical_space()
-    exact = ExactScores(cache)
+    lookup = ExactScores(cache)
 
     def answer(query: str) -> list[tuple[int, float]]:
         vector = encode(query)
         found_dense, found_lexical = dense(vector), lexical.search(query, depth)
-        scores = exact.of(query, vector[0], found_dense, found_lexical, depth)
-        return fuse("hybrid", found_dense, found_lexical, *scores)
+        scores = exact_scores(lookup, query, vector[0], found_dense, found_lexical, depth)
+        return fuse("hybrid", found_dense, found_lexical, *scores, query=query)
 
     return answer
 

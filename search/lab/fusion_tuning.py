@@ -14,7 +14,7 @@ alone on that split; a variant's objective is the mean margin plus the worst mar
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from search.fusion import (
     zscore_fusion,
 )
 from search.lab.metrics import mean_metrics
+from search.questions import is_question
 
 DEPTHS = (20, 50, 100, 200)
 MAX_DEPTH = max(DEPTHS)
@@ -48,6 +49,8 @@ COSINE_BANDS: tuple[tuple[float, float] | None, ...] = (
     (0.75, 0.95),
 )
 PRIORS = (0.4, 0.6)
+# How far a question moves the dense share towards 1 (0: the query's form not used).
+QUESTION_SHARES = (0.0, 0.3, 0.5, 0.7, 0.9)
 OLD_HYBRID = "minmax w=0.4 d=100"
 
 # A fusion of a dense and a lexical list; the completed families also take each side's
@@ -95,17 +98,19 @@ def variants(depths: Sequence[int] = DEPTHS) -> list[Variant]:
             )
         for sharpness in SHARPNESS:
             for band in COSINE_BANDS:
-                label = "" if band is None else f" cos={band[0]}-{band[1]}"
-                found.append(
-                    Variant(
-                        f"adaptive+exact s={sharpness}{label} d={depth}",
-                        "adaptive+exact",
-                        _adaptive(sharpness, band),
-                        depth,
-                        {"sharpness": sharpness, "cosine_band": band},
-                        completes=True,
+                for question in QUESTION_SHARES:
+                    label = "" if band is None else f" cos={band[0]}-{band[1]}"
+                    label += f" q={question}" if question else ""
+                    found.append(
+                        Variant(
+                            f"adaptive+exact s={sharpness}{label} d={depth}",
+                            "adaptive+exact",
+                            _adaptive(sharpness, band, question),
+                            depth,
+                            {"sharpness": sharpness, "cosine_band": band, "question": question},
+                            completes=True,
+                        )
                     )
-                )
         for weight in WEIGHTS:
             for family, function in (
                 ("minmax", linear_fusion),
@@ -171,18 +176,20 @@ def variants(depths: Sequence[int] = DEPTHS) -> list[Variant]:
 
 
 def _weighted(function: Callable[..., Fused], weight: float) -> Fuse:
-    return lambda dense, lexical, *exact: function(dense, lexical, weight, *exact)
+    return lambda dense, lexical, *exact: function(dense, lexical, weight, *exact[:2])
 
 
 def _rrf(k: float) -> Fuse:
     return lambda dense, lexical: weighted_rrf(dense, lexical, 0.5, k)
 
 
-def _adaptive(sharpness: float, band: tuple[float, float] | None) -> Fuse:
+def _adaptive(sharpness: float, band: tuple[float, float] | None, question: float = 0.0) -> Fuse:
     low, high = band if band is not None else (None, None)
 
-    def fuse(dense: Ranked, lexical: Ranked, cosines=None, bm25=None) -> Fused:
-        return adaptive_fusion(dense, lexical, None, sharpness, low, high, cosines, bm25)
+    def fuse(dense: Ranked, lexical: Ranked, cosines=None, bm25=None, query: str = "") -> Fused:
+        return adaptive_fusion(
+            dense, lexical, None, sharpness, low, high, cosines, bm25, is_question(query), question
+        )
 
     return fuse
 
@@ -249,11 +256,13 @@ class Split:
     eval_only: bool
     dense: dict[str, list[tuple[int, float]]]
     lexical: dict[str, list[tuple[int, float]]]
-    doc_ids: list[str]
+    # the document of each row (a corpus position, or a chunk id of an index)
+    doc_ids: Sequence[str] | Mapping[int, str]
     qrels: dict[str, dict[str, int]]
     # per query, each side's exact scores of the other list's candidates (MAX_DEPTH deep)
     cosines: dict[str, dict[int, float]] = field(default_factory=dict)
     bm25: dict[str, dict[int, float]] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)  # the query texts
 
     def exact(self, query: str) -> tuple[Scores, Scores]:
         """Every score known on each side for a query, for a completed fusion at any depth:
@@ -269,13 +278,20 @@ class Split:
         return f"{self.collection}:{self.split}"
 
     def score(self, ranked: dict[str, list[tuple[int, float]]]) -> dict[str, float]:
-        """nDCG@10 and Recall@100 of ranked rows for each query."""
-        run = {
-            query: {self.doc_ids[row]: value for row, value in pairs[:100]}
-            for query, pairs in ranked.items()
-        }
+        """nDCG@10 and Recall@100 of ranked rows for each query; a document is ranked
+        where its first row is (as search shows one hit per document)."""
+        run = {query: self._documents(pairs) for query, pairs in ranked.items()}
         metrics = mean_metrics(run, self.qrels)
         return {"ndcg@10": metrics["ndcg@10"], "recall@100": metrics["recall@100"]}
+
+    def _documents(self, pairs: list[tuple[int, float]]) -> dict[str, float]:
+        """The first 100 documents of ranked rows, scored by rank so the order holds."""
+        order: dict[str, float] = {}
+        for row, _score in pairs:
+            order.setdefault(self.doc_ids[row], float(100 - len(order)))
+            if len(order) == 100:
+                break
+        return order
 
 
 def load_split(
@@ -285,11 +301,17 @@ def load_split(
     work_dir: Path | None = None,
     loaded: Any = None,
 ) -> Split:
-    """Both sides' lists (MAX_DEPTH deep) for a split, from the lab's corpus cache."""
+    """Both sides' lists (MAX_DEPTH deep) for a split: a BEIR folder from the lab's corpus
+    cache (one row per document, as MTEB encodes them), a document folder through an
+    index of it (one row per chunk, as search reads it; `search.lab.index_splits`)."""
     from indexer.encoders.loading import load_model
-    from search.lab.datasets import load_retrieval_dataset
+    from search.lab.datasets import is_beir_folder, load_retrieval_dataset
     from search.lab.evaluation import Retrieval
 
+    if not is_beir_folder(dataset_dir):
+        from search.lab.index_splits import load_index_split
+
+        return load_index_split(dataset_dir, split, eval_only, work_dir)
     dataset = load_retrieval_dataset(dataset_dir, split)
     retrieval = Retrieval(dataset, loaded or load_model(), work_dir)
     lists = retrieval.ranked_lists(["contextual", "lexical"], depth=MAX_DEPTH)
@@ -304,6 +326,7 @@ def load_split(
         dataset.qrels,
         {query: cosines for query, (cosines, _) in exact.items()},
         {query: bm25 for query, (_, bm25) in exact.items()},
+        dict(dataset.queries),
     )
 
 
@@ -314,7 +337,7 @@ def measure(split: Split, variant: Variant) -> dict[str, float]:
         query: variant.fuse(
             split.dense[query][:depth],
             split.lexical[query][:depth],
-            *(split.exact(query) if variant.completes else ()),
+            *((*split.exact(query), split.texts.get(query, "")) if variant.completes else ()),
         )
         for query in split.dense
     }
