@@ -30,8 +30,9 @@ def test_hybrid_fuses_the_lists_completed_by_exact_scores(shallow):
         cosines = snapshot.similarities("contextual", vector[0], only_lexical)
         bm25 = snapshot.lexical_scores(QUERY, only_dense)
     assert only_lexical and cosines and bm25  # the query exercises both look-ups
-    expected = hybrid_fusion(dense, lexical, None, cosines, bm25)
-    assert expected != hybrid_fusion(dense, lexical)  # completion changes this ranking
+    expected = hybrid_fusion(dense, lexical, None, cosines, bm25, QUERY)
+    # completion changes this ranking
+    assert expected != hybrid_fusion(dense, lexical, None, None, None, QUERY)
 
     hits = shallow.search(QUERY, k=5, all_chunks=True).results
     assert [(h.chunk_id, h.score) for h in hits] == [
