@@ -140,7 +140,9 @@ def weighted_fusion(
     """dense_weight * normalised dense + (1 - dense_weight) * normalised lexical.
 
     The candidates are the ids of either list; each list is normalised by its own
-    scores. An id missing from a list takes its exact score on that side from
+    first `FUSION_DEPTH` scores, so that a deeper search (for more hits, when many come
+    from one document) extends the ranking rather than reordering its top. An id
+    missing from a list takes its exact score on that side from
     `dense_scores` / `lexical_scores` when they hold it, else the lowest score that side
     has for any candidate (a list without spread: one below its own, so the listed win).
     """
@@ -162,9 +164,10 @@ def _side(
     if not ranked:
         return {}
     listed = dict(ranked)
-    scale = normaliser(list(listed.values()))
-    if max(listed.values()) == min(listed.values()):
-        floor = scale(min(listed.values())) - 1.0
+    head = [score for _, score in ranked[:FUSION_DEPTH]]
+    scale = normaliser(head)
+    if max(head) == min(head):
+        floor = scale(min(head)) - 1.0
         return {item: scale(listed[item]) if item in listed else floor for item in items}
     known = {item: exact[item] for item in items - listed.keys() if exact and item in exact}
     floor = scale(min([*listed.values(), *known.values()]))
@@ -229,8 +232,8 @@ def adaptive_weight(
     - a `question` (see `search.questions`) moves the share `question_share` of the
       rest of the way towards 1.
     """
-    dense_peak = max(peak(dense), 0.0) ** sharpness
-    lexical_peak = max(peak(lexical), 0.0) ** sharpness
+    dense_peak = max(peak(dense[:FUSION_DEPTH]), 0.0) ** sharpness
+    lexical_peak = max(peak(lexical[:FUSION_DEPTH]), 0.0) ** sharpness
     total = dense_peak + lexical_peak
     share = 0.5 if total == 0 else dense_peak / total
     if cosine_low is not None and cosine_high is not None and dense:

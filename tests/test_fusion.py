@@ -1,10 +1,12 @@
 """Every fusion function against lists computed by hand."""
 
 import math
+import random
 
 import pytest
 
 from search.fusion import (
+    FUSION_DEPTH,
     adaptive_fusion,
     adaptive_weight,
     dbsf_fusion,
@@ -188,3 +190,16 @@ def test_hybrid_fusion_weighs_a_question_towards_the_dense_side():
     assert keywords == zscore_fusion(DENSE, LEXICAL, adaptive_weight(DENSE, LEXICAL))
     # a fixed weight is the user's: the query's form does not move it
     assert hybrid_fusion(DENSE, LEXICAL, 0.3, query="why?") == zscore_fusion(DENSE, LEXICAL, 0.3)
+
+
+def test_a_deeper_search_extends_the_ranking_without_reordering_its_top():
+    # every id has an exact score on both sides; searching 300 deep instead of
+    # FUSION_DEPTH (as search does when it needs more hits) keeps every score
+    rng = random.Random(7)
+    cosines = {item: rng.uniform(0.1, 0.9) for item in range(400)}
+    bm25 = {item: rng.uniform(0.5, 20.0) for item in range(400)}
+    dense = sorted(cosines.items(), key=lambda pair: -pair[1])
+    lexical = sorted(bm25.items(), key=lambda pair: -pair[1])
+    short = hybrid_fusion(dense[:FUSION_DEPTH], lexical[:FUSION_DEPTH], None, cosines, bm25)
+    deep = dict(hybrid_fusion(dense[:300], lexical[:300], None, cosines, bm25))
+    assert all(deep[item] == pytest.approx(score) for item, score in short)
