@@ -11,19 +11,21 @@ The families measured (`ctxsearch tune-fusion`, leave one collection out; see th
 - `dbsf_fusion`: distribution-based: min-max between mean - 3 sd and mean + 3 sd.
 - `reciprocal_rank_fusion`: ranks only.
 - `adaptive_fusion`: z-scores weighted per query by how far each list's best score
-  stands out from the rest of its list, and by how close the dense side's best is to
-  the query (the evidence each side has for this query).
+  stands out from the rest of its list, by how close the dense side's best is to the
+  query (the evidence each side has for this query), and by whether the query is a
+  question (`search.questions`: questions lean on the dense side).
 
 The weighted families can be *completed*: a candidate missing from one list then takes
 its exact score on that side (its cosine; its BM25 if it holds a query word), looked up
-by the caller, instead of the list's lowest score. A document with no query word gets
-the lowest lexical score of any candidate.
+by the caller (`search.completion`), instead of the list's lowest score. A document with
+no query word gets the lowest lexical score of any candidate.
 
 `HYBRID`, what `hybrid` search does, is completed `adaptive_fusion` with the constants
 below, 200 deep per side: the variant with the best mean-plus-worst nDCG@10 margin over
-the better single side across SciFact train, LISA, STS-B retrieval and the sample
-corpus's keywords and questions, and at or above the better side in every
-leave-one-collection-out fold.
+the better single side across SciFact train, LISA, STS-B retrieval, the sample corpus's
+keywords and questions, and questions over Python's library reference and guides; at or
+above the better side on each of them (the README has the leave-one-collection-out
+folds, one of which is not).
 """
 
 from __future__ import annotations

@@ -201,10 +201,14 @@ def tune_fusion(
     """Choose hybrid fusion across collections, leaving one collection out at a time.
 
     \b
-    DATASETS are DIR or DIR:SPLIT (default split: test). Every fusion variant
-    (min-max, z-score and distribution-based weights 0 to 1, RRF for several k, the
-    query-adaptive z-score fusion, each at several candidate depths) is measured on
-    every split. A variant's objective over a set of splits is its mean nDCG@10
+    DATASETS are DIR or DIR:SPLIT (default split: test): a BEIR folder (corpus.jsonl,
+    each document encoded whole, as MTEB does), or a folder of documents with
+    queries.jsonl and qrels (indexed by the real indexer in the work dir, so its
+    lists are chunks, as search reads them). Every fusion variant (min-max, z-score
+    and distribution-based weights 0 to 1, RRF for several k, the query-adaptive
+    z-score fusion, each at several candidate depths; the "+exact" families look up
+    each candidate's missing score, as hybrid search does, and weigh questions) is
+    measured on every split. A variant's objective over a set of splits is its mean nDCG@10
     margin over the better of contextual and lexical alone, plus its worst margin.
     For each collection (a folder: all its splits together), the variant with the
     best objective on the *other* collections is chosen and measured on the one left
@@ -217,6 +221,10 @@ def tune_fusion(
           ../shared/eval/stsb-retrieval sample_corpus sample_corpus:questions \\
           --eval-only ../shared/eval/scifact:test
       ctxsearch tune-fusion sample_corpus sample_corpus:questions --depths 100 --json
+
+    \b
+    docs/questions/python-docs.sh OUT builds two more sets, questions over Python's
+    documentation (from the python3-doc package): OUT/python-library, OUT/python-guides.
     """
     from indexer.encoders.loading import load_model
     from search.lab.fusion_tuning import load_split, sweep, variants

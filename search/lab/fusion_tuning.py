@@ -311,7 +311,8 @@ def load_split(
     if not is_beir_folder(dataset_dir):
         from search.lab.index_splits import load_index_split
 
-        return load_index_split(dataset_dir, split, eval_only, work_dir)
+        model = loaded.name if loaded is not None else None
+        return load_index_split(dataset_dir, split, eval_only, work_dir, model)
     dataset = load_retrieval_dataset(dataset_dir, split)
     retrieval = Retrieval(dataset, loaded or load_model(), work_dir)
     lists = retrieval.ranked_lists(["contextual", "lexical"], depth=MAX_DEPTH)

@@ -22,19 +22,26 @@ if TYPE_CHECKING:
     from search.lab.fusion_tuning import Split
 
 
-def index_dir_of(folder: Path, work_dir: Path | None = None) -> Path:
-    """Where the lab keeps the index of a document folder."""
+def index_dir_of(folder: Path, work_dir: Path | None = None, model: str | None = None) -> Path:
+    """Where the lab keeps the index of a document folder made with a model."""
+    from indexer.encoders.loading import canonical_model_name
     from search.lab.evaluation import default_work_dir
 
     folder = Path(folder).absolute()
-    key = hashlib.sha256(str(folder).encode()).hexdigest()[:12]
+    named = f"{folder}\0{canonical_model_name(model)}"
+    key = hashlib.sha256(named.encode()).hexdigest()[:12]
     return Path(work_dir or default_work_dir()) / f"index-{folder.name}-{key}"
 
 
 def load_index_split(
-    folder: Path, split: str, eval_only: bool = False, work_dir: Path | None = None
+    folder: Path,
+    split: str,
+    eval_only: bool = False,
+    work_dir: Path | None = None,
+    model: str | None = None,
 ) -> Split:
-    """Both sides' chunk lists, and the exact scores, for every judged query of a split."""
+    """Both sides' chunk lists, and the exact scores, for every judged query of a split
+    (the folder indexed with `model`, by default all-MiniLM-L6-v2)."""
     from indexer import Indexer
     from search.engine import Searcher
     from search.lab.datasets import load_retrieval_dataset
@@ -42,8 +49,8 @@ def load_index_split(
 
     folder = Path(folder).absolute()
     dataset = load_retrieval_dataset(folder, split)
-    target = index_dir_of(folder, work_dir)
-    Indexer(target).index_folder(folder)
+    target = index_dir_of(folder, work_dir, model)
+    Indexer(target, model=model).index_folder(folder)
     query_ids = list(dataset.queries)
     texts = [dataset.queries[query_id] for query_id in query_ids]
     dense, lexical, cosines, bm25 = {}, {}, {}, {}
