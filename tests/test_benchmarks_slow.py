@@ -1,8 +1,14 @@
 """The published reference figures, on the full data sets (`make eval`, not `make test`)."""
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import SAMPLE_CORPUS, SHARED_EVAL
+
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+QUESTION_SETS = Path(__file__).parent.parent / "docs" / "questions"
 
 pytestmark = pytest.mark.slow
 
@@ -119,3 +125,20 @@ def test_scifact_through_the_index_is_the_same_with_onnx_queries_and_in_bf16(tmp
     for mode, reference in torch_fp32.items():
         assert onnx_fp32[mode] == pytest.approx(reference, abs=0.001), mode
         assert onnx_bf16[mode] >= reference - 0.002, mode
+
+
+@pytest.mark.skipif(not (PYTHON_DOCS / "library").exists(), reason="no python3-doc")
+@pytest.mark.parametrize("name", ["python-library", "python-guides"])
+def test_hybrid_answers_questions_over_documentation_at_least_as_well_as_its_parts(name):
+    """Issue 13's bar on questions over real documentation, read as search reads it
+    (chunks of an index, one hit per document); the index is kept in the eval cache."""
+    from search.lab.evaluation import default_work_dir
+    from search.lab.fusion_tuning import default_variant, load_split, measure
+
+    sets = default_work_dir() / "python-docs"
+    if not (sets / name / "qrels.tsv").exists():
+        subprocess.run([QUESTION_SETS / "python-docs.sh", sets], check=True)
+    split = load_split(sets / name, "test")
+    hybrid = measure(split, default_variant())["ndcg@10"]
+    parts = [split.score(split.dense)["ndcg@10"], split.score(split.lexical)["ndcg@10"]]
+    assert hybrid >= max(parts)

@@ -222,8 +222,7 @@ def test_a_document_folder_is_tuned_on_as_search_reads_it(tmp_path):
     """A document folder's split comes from an index of it: its figures for contextual
     and for the default hybrid are those of `Searcher.search` on that index."""
     from search.engine import Searcher
-    from search.fusion import COSINE_HIGH, COSINE_LOW, FUSION_DEPTH, QUESTION_SHARE, SHARPNESS
-    from search.lab.fusion_tuning import load_split, measure, variants
+    from search.lab.fusion_tuning import default_variant, load_split, measure, variants
     from search.lab.index_splits import index_dir_of
     from search.lab.metrics import mean_metrics
 
@@ -235,17 +234,8 @@ def test_a_document_folder_is_tuned_on_as_search_reads_it(tmp_path):
         if path.is_file()
     }
     assert set(split.doc_ids.values()) <= documents  # rows are chunks, mapped to documents
-    [default] = [
-        variant
-        for variant in variants([FUSION_DEPTH])
-        if variant.family == "adaptive+exact"
-        and variant.params
-        == {
-            "sharpness": SHARPNESS,
-            "cosine_band": (COSINE_LOW, COSINE_HIGH),
-            "question": QUESTION_SHARE,
-        }
-    ]
+    default = default_variant()
+    assert default.name in {variant.name for variant in variants()}
     index = index_dir_of(SAMPLE_CORPUS, tmp_path)
     with Searcher(index) as searcher:
         for mode, figure in (

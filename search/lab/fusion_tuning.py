@@ -20,6 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from search.fusion import (
+    COSINE_HIGH,
+    COSINE_LOW,
+    FUSION_DEPTH,
+    QUESTION_SHARE,
     Fused,
     Ranked,
     Scores,
@@ -31,6 +35,7 @@ from search.fusion import (
     z_scores,
     zscore_fusion,
 )
+from search.fusion import SHARPNESS as SHARPNESS_DEFAULT
 from search.lab.metrics import mean_metrics
 from search.questions import is_question
 
@@ -173,6 +178,23 @@ def variants(depths: Sequence[int] = DEPTHS) -> list[Variant]:
                 )
             )
     return found
+
+
+def default_variant() -> Variant:
+    """The variant that is `hybrid` search's fusion (`search.fusion.HYBRID`)."""
+    return Variant(
+        f"adaptive+exact s={SHARPNESS_DEFAULT} cos={COSINE_LOW}-{COSINE_HIGH} "
+        f"q={QUESTION_SHARE} d={FUSION_DEPTH}",
+        "adaptive+exact",
+        _adaptive(SHARPNESS_DEFAULT, (COSINE_LOW, COSINE_HIGH), QUESTION_SHARE),
+        FUSION_DEPTH,
+        {
+            "sharpness": SHARPNESS_DEFAULT,
+            "cosine_band": (COSINE_LOW, COSINE_HIGH),
+            "question": QUESTION_SHARE,
+        },
+        completes=True,
+    )
 
 
 def _weighted(function: Callable[..., Fused], weight: float) -> Fuse:
