@@ -124,13 +124,6 @@ def distribution_scores(ranked: Ranked) -> list[tuple[int, float]]:
     return _normalised(distribution_scale, ranked)
 
 
-NORMALISERS: dict[str, Normaliser] = {
-    "minmax": min_max_scale,
-    "zscore": z_scale,
-    "dbsf": distribution_scale,
-}
-
-
 def weighted_fusion(
     dense: Ranked,
     lexical: Ranked,

@@ -191,7 +191,11 @@ class Retrieval:
             cut = fusion_depth(method)
             dense = {q: pairs[:cut] for q, pairs in lists["contextual"].items()}
             lexical = {q: pairs[:cut] for q, pairs in lists["lexical"].items()}
-            exact = self.exact_scores(dense, lexical, cut) if method == "hybrid" else {}
+            exact = (
+                self.exact_scores(dense, lexical, cut, vectors["contextual"])
+                if method == "hybrid"
+                else {}
+            )
             lists[method] = {
                 query_id: fuse(
                     method,
@@ -207,18 +211,24 @@ class Retrieval:
         return lists
 
     def exact_scores(
-        self, dense: RankedLists, lexical: RankedLists, depth: int
+        self,
+        dense: RankedLists,
+        lexical: RankedLists,
+        depth: int,
+        vectors: np.ndarray | None = None,
     ) -> dict[str, tuple[dict[int, float], dict[int, float]]]:
-        """For each query, what hybrid search looks up before fusing (`search.engine`):
+        """For each query, what hybrid search looks up before fusing (`search.completion`):
         the cosines of the rows only the lexical list holds, and the BM25 of the rows only
-        the dense list holds (asked only of a lexical list `depth` long)."""
-        vectors = _encode_queries(self.loaded, self.cache, self.query_texts, ["contextual"])
+        the dense list holds (asked only of a lexical list `depth` long). `vectors`: the
+        queries' contextual vectors, if already encoded."""
+        if vectors is None:
+            encoded = _encode_queries(self.loaded, self.cache, self.query_texts, ["contextual"])
+            vectors = encoded["contextual"]
         lookup = ExactScores(self.cache)
+        queries = zip(self.query_ids, self.query_texts, vectors, strict=True)
         return {
             query_id: exact_scores(lookup, text, vector, dense[query_id], lexical[query_id], depth)
-            for query_id, text, vector in zip(
-                self.query_ids, self.query_texts, vectors["contextual"], strict=True
-            )
+            for query_id, text, vector in queries
         }
 
     def run(self, ranked: RankedLists) -> dict[str, dict[str, float]]:

@@ -181,19 +181,16 @@ def variants(depths: Sequence[int] = DEPTHS) -> list[Variant]:
 
 
 def default_variant() -> Variant:
-    """The variant that is `hybrid` search's fusion (`search.fusion.HYBRID`)."""
-    return Variant(
-        f"adaptive+exact s={SHARPNESS_DEFAULT} cos={COSINE_LOW}-{COSINE_HIGH} "
-        f"q={QUESTION_SHARE} d={FUSION_DEPTH}",
-        "adaptive+exact",
-        _adaptive(SHARPNESS_DEFAULT, (COSINE_LOW, COSINE_HIGH), QUESTION_SHARE),
-        FUSION_DEPTH,
-        {
-            "sharpness": SHARPNESS_DEFAULT,
-            "cosine_band": (COSINE_LOW, COSINE_HIGH),
-            "question": QUESTION_SHARE,
-        },
-        completes=True,
+    """The swept variant that is `hybrid` search's fusion (`search.fusion.HYBRID`)."""
+    wanted = {
+        "sharpness": SHARPNESS_DEFAULT,
+        "cosine_band": (COSINE_LOW, COSINE_HIGH),
+        "question": QUESTION_SHARE,
+    }
+    return next(
+        variant
+        for variant in variants([FUSION_DEPTH])
+        if variant.family == "adaptive+exact" and variant.params == wanted
     )
 
 
