@@ -202,18 +202,8 @@ def create_app(
 
     @app.post("/search", dependencies=guarded, summary="Search with a JSON body")
     def search_post(request: SearchRequest) -> dict[str, Any]:
-        return searcher.search(
-            request.q,
-            k=request.k,
-            mode=request.mode,
-            all_chunks=request.all_chunks,
-            dense_weight=request.dense_weight,
-            under=request.under,
-            path=request.path,
-            file_type=request.type,
-            min_similarity=request.min_similarity,
-            where=request.where,
-        ).to_dict()
+        # the body's fields are the query string's parameters, already validated
+        return search_get(**request.model_dump())
 
     @app.get("/compare", dependencies=guarded, summary="Two modes side by side (compare --json)")
     def compare(
