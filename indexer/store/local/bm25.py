@@ -3,6 +3,8 @@ runs it through the standard library's sqlite3, the store through SQLAlchemy).""
 
 from __future__ import annotations
 
+import json
+
 from indexer.terms import query_terms
 
 FTS_TABLE = "chunks_fts"
@@ -20,6 +22,14 @@ BM25_OF_SQL = (
     f"FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :expression) "
     "SELECT id, score FROM matched WHERE id IN (SELECT value FROM json_each(:ids))"
 )
+
+
+def bm25_of_parameters(query: str, chunk_ids: list[int]) -> dict[str, str] | None:
+    """The named parameters of `BM25_OF_SQL`, or None when there is nothing to ask."""
+    expression = match_expression(query)
+    if expression is None or not chunk_ids:
+        return None
+    return {"expression": expression, "ids": json.dumps(chunk_ids)}
 
 
 def match_expression(query: str) -> str | None:

@@ -11,7 +11,6 @@ over unicode61 with diacritics folded, and English stop words dropped from queri
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from sqlalchemy import (
@@ -26,7 +25,13 @@ from sqlalchemy import (
     text,
 )
 
-from indexer.store.local.bm25 import BM25_OF_SQL, BM25_SQL, FTS_TABLE, match_expression
+from indexer.store.local.bm25 import (
+    BM25_OF_SQL,
+    BM25_SQL,
+    FTS_TABLE,
+    bm25_of_parameters,
+    match_expression,
+)
 from indexer.store.schema import ChunkRow, DocumentRow
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -85,10 +90,9 @@ def bm25_search(
 
 def bm25_scores(connection: Connection, query: str, chunk_ids: list[int]) -> dict[int, float]:
     """The BM25 score of each of these chunks that holds a query term (higher is better)."""
-    expression = match_expression(query)
-    if expression is None or not chunk_ids:
+    parameters = bm25_of_parameters(query, chunk_ids)
+    if parameters is None:
         return {}
-    parameters = {"expression": expression, "ids": json.dumps(chunk_ids)}
     rows = connection.execute(text(BM25_OF_SQL), parameters)
     return {int(rowid): float(score) for rowid, score in rows}
 

@@ -14,7 +14,6 @@ opens it instead and migrates it), and is meant for one thread.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -23,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound
 from indexer.store.base import Ranked, StoredChunk, StoredDocument
-from indexer.store.local.bm25 import BM25_OF_SQL, BM25_SQL, bm25_sql_among, match_expression
+from indexer.store.local.bm25 import (
+    BM25_OF_SQL,
+    BM25_SQL,
+    bm25_of_parameters,
+    bm25_sql_among,
+    match_expression,
+)
 from indexer.store.local.layout import DATABASE_FILE, check_is_index, file_identity, space_file
 from indexer.store.local.space_reads import SpaceReads
 from indexer.store.local.sqlite_errors import busy_timeout_ms, error_for
@@ -195,10 +200,9 @@ class ReaderSnapshot(SpaceReads):
 
     def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
         """The BM25 of each of these chunks that holds a query term (the store's query)."""
-        expression = match_expression(query)
-        if expression is None or not chunk_ids:
+        parameters = bm25_of_parameters(query, chunk_ids)
+        if parameters is None:
             return {}
-        parameters = {"expression": expression, "ids": json.dumps(chunk_ids)}
         rows = self.reader.rows(BM25_OF_SQL, parameters)
         return {int(rowid): float(score) for rowid, score in rows}
 
