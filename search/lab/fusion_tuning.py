@@ -282,14 +282,18 @@ class Split:
     cosines: dict[str, dict[int, float]] = field(default_factory=dict)
     bm25: dict[str, dict[int, float]] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # the query texts
+    _known: dict[str, tuple[Scores, Scores]] = field(default_factory=dict, repr=False)
 
     def exact(self, query: str) -> tuple[Scores, Scores]:
         """Every score known on each side for a query, for a completed fusion at any depth:
-        a row a shorter cut leaves out of one list is looked up the way the engine would."""
-        return (
-            dict(self.dense[query]) | self.cosines.get(query, {}),
-            dict(self.lexical[query]) | self.bm25.get(query, {}),
-        )
+        a row a shorter cut leaves out of one list is looked up the way the engine would.
+        Made once per query: every completed variant of a sweep asks for it."""
+        if query not in self._known:
+            self._known[query] = (
+                dict(self.dense[query]) | self.cosines.get(query, {}),
+                dict(self.lexical[query]) | self.bm25.get(query, {}),
+            )
+        return self._known[query]
 
     @property
     def label(self) -> str:
