@@ -6,7 +6,11 @@
 #   OUT/python-guides:  the FAQ, HOWTOs, tutorial, language reference, "using" and
 #                       "extending" guides (index pages left out), 30 questions
 set -eu
-OUT=${1:?usage: docs/questions/python-docs.sh OUT}
+if [ $# -ne 1 ]; then
+    echo "usage: docs/questions/python-docs.sh OUT (the folder to build the two sets in)" >&2
+    exit 2
+fi
+OUT=$1
 HTML=${PYTHON_DOCS:-/usr/share/doc/python3.11/html}
 HERE=$(cd "$(dirname "$0")" && pwd)
 if [ ! -d "$HTML/library" ]; then

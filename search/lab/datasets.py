@@ -48,7 +48,10 @@ def load_retrieval_dataset(path: Path, split: str = "test") -> RetrievalDataset:
         qrels_file = path / "qrels.tsv"
     for required in (path / "queries.jsonl", qrels_file):
         if not required.exists():
-            raise SourceNotFound(f"{path}: {required.name} is missing (BEIR layout expected)")
+            raise SourceNotFound(
+                f"{path}: {required.name} is missing (a dataset folder holds queries.jsonl and "
+                "qrels.tsv or qrels/SPLIT.tsv, beside corpus.jsonl or its documents)"
+            )
     qrels = _read_qrels(qrels_file)
     queries = {
         record["_id"]: record["text"]
