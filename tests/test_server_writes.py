@@ -98,6 +98,20 @@ def test_a_writable_server_upserts_deletes_and_searches_its_own_writes(writable)
     assert httpx.post(f"{url}/records", json=large, timeout=WRITE_TIMEOUT).json()["added"] == 1
 
 
+def test_get_and_post_where_compare_numbers_alike(writable):
+    url = writable.url
+    for value in ("2", "2.0", "2e0"):
+        found = httpx.get(f"{url}/search", params={"q": "refund", "where": f"n={value}"})
+        assert ids(found) == ["faq-2"], value
+        posted = httpx.post(f"{url}/search", json={"q": "refund", "where": [f"n={value}"]})
+        assert ids(posted) == ["faq-2"], value
+    for value in (2, 2.0):
+        posted = httpx.post(f"{url}/search", json={"q": "refund", "where": {"n": value}})
+        assert ids(posted) == ["faq-2"], value
+    as_text = httpx.post(f"{url}/search", json={"q": "refund", "where": {"n": "2.0"}})
+    assert ids(as_text) == []  # a JSON string is a string: no record holds the text "2.0"
+
+
 @pytest.mark.parametrize(
     "headers",
     [

@@ -87,8 +87,8 @@ _TYPE = (
 )
 _MIN_SIMILARITY = "Drop hits whose contextual cosine (`similarity`) is below this, -1 to 1."
 _WHERE = (
-    "Only records whose metadata has this key=value (compared as text); repeatable, "
-    "every pair must hold. Files have no metadata."
+    "Only records whose metadata has this key=value (a number matches equal numbers: "
+    "year=2020.0 finds 2020); repeatable, every pair must hold. Files have no metadata."
 )
 
 
