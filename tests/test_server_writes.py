@@ -3,6 +3,8 @@ token-guarded, never from a browser. Real `ctxsearch serve` processes on 127.0.0
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import httpx
 import pytest
 from click.testing import CliRunner
@@ -110,6 +112,40 @@ def test_get_and_post_where_compare_numbers_alike(writable):
         assert ids(posted) == ["faq-2"], value
     as_text = httpx.post(f"{url}/search", json={"q": "refund", "where": {"n": "2.0"}})
     assert ids(as_text) == []  # a JSON string is a string: no record holds the text "2.0"
+
+
+AWKWARD_IDS = [
+    "line\nbreak",
+    "ends\n",  # beside "ends": a path that ends in %0A is not the id without it
+    "ends",
+    "tab\there",
+    "cr\rlf\r\n",
+    "a/b",
+    "a/../b",
+    "..",
+    " spaced ",
+    "q?#&=%41",
+    "\ufffd",
+    "ünï 猫",
+]
+
+
+def test_every_id_a_post_accepts_a_delete_by_path_finds(writable):
+    url = writable.url
+    body = [{"id": record_id, "text": "awkward refund ids"} for record_id in AWKWARD_IDS]
+    assert httpx.post(f"{url}/records", json=body, timeout=WRITE_TIMEOUT).json()["added"] == 12
+    bad_escape = httpx.delete(f"{url}/records/%FF")  # not UTF-8: names no id, not "\ufffd"
+    assert bad_escape.status_code == 400, bad_escape.text
+    assert "not UTF-8" in bad_escape.json()["detail"]
+    for record_id in AWKWARD_IDS:
+        # a dot segment is dropped by clients unless its dots are escaped too
+        path = quote(record_id, safe="").replace(".", "%2E")
+        deleted = httpx.delete(f"{url}/records/{path}")
+        assert deleted.status_code == 200, (record_id, deleted.text)
+        assert deleted.json()["deleted"] == 1, record_id
+        again = httpx.delete(f"{url}/records/{path}")
+        assert again.status_code == 404, (record_id, again.text)
+        assert again.json() == {"detail": f"no record with id {record_id!r} in the index"}
 
 
 @pytest.mark.parametrize(

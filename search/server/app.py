@@ -41,6 +41,7 @@ from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.server.guard import MAX_HEAD_BYTES, AllowedHosts, RequestGuard
 from search.server.writes import (
+    RECORD_PATH,
     RECORDS_PATH,
     BrowserWrite,
     ReadOnlyServer,
@@ -249,11 +250,7 @@ def create_app(
     ) -> dict[str, Any]:
         return _writer(writer).delete(body).to_dict()
 
-    @app.delete(
-        RECORDS_PATH + "/{record_id:path}",
-        dependencies=writing,
-        summary="Delete one record (--writable)",
-    )
+    @app.delete(RECORD_PATH, dependencies=writing, summary="Delete one record (--writable)")
     def delete_one(record_id: str) -> dict[str, Any]:
         summary = _writer(writer).delete([record_id])
         if summary.not_found:

@@ -17,13 +17,33 @@ from contextlib import contextmanager
 from typing import Any
 
 from fastapi import Request
+from starlette.convertors import Convertor, register_url_convertor
 
 from indexer.errors import CtxsearchError, IndexLocked, InvalidRecord
 from indexer.record_runs import RecordSummary
 from indexer.store.base import Target
 
 RECORDS_PATH = "/records"
+# The route of one record: every character of the rest of the path is its id.
+RECORD_PATH = RECORDS_PATH + "/{record_id:record_id}"
 _BROWSER_HEADERS = ("origin", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest")
+
+
+class _RecordId(Convertor[str]):
+    """The rest of the path, whatever it holds. Starlette's `path` converter is `.*`, which
+    stops at a newline, and its route's `$` also matches before a final newline: an id
+    sent as `ends%0A` reached the handler as `ends`, another record's id."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("record_id", _RecordId())
 
 
 class ReadOnlyServer(CtxsearchError):
