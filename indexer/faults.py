@@ -3,7 +3,9 @@
 CTXSEARCH_KILL_AT=NAME (or NAME:N, the Nth time the point is reached) makes the process
 SIGKILL itself there: no clean-up of any kind runs. CTXSEARCH_PAUSE_AT=NAME:SECONDS
 sleeps at every pass (saying so on stderr), so that tests can act while a run waits there.
-Nothing happens when the variables are not set.
+CTXSEARCH_HOLD_AT=NAME:FIFO stops at the first pass (saying so on stderr) until a test
+opens the named pipe FIFO for writing and closes it: a wait that ends on an event, not
+after a guessed time. Nothing happens when the variables are not set.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ WORKER_POINTS = ("worker-batch",)
 # Points in a searching process: a pass of query encodings (`search.batching`).
 SEARCH_POINTS = ("query-encode",)
 _reached: Counter[str] = Counter()
+_held: set[str] = set()
 
 
 def kill_point(name: str) -> None:
@@ -38,6 +41,14 @@ def kill_point(name: str) -> None:
         if point == name:
             print(f"ctxsearch: paused at {name}", file=sys.stderr, flush=True)
             time.sleep(float(seconds or 1))
+    hold = os.environ.get("CTXSEARCH_HOLD_AT")
+    if hold:
+        point, _, fifo = hold.partition(":")
+        if point == name and name not in _held:
+            _held.add(name)
+            print(f"ctxsearch: held at {name}", file=sys.stderr, flush=True)
+            with open(fifo, "rb") as gate:  # blocks until a writer opens it
+                gate.read()  # and until it closes
     wanted = os.environ.get("CTXSEARCH_KILL_AT")
     if not wanted:
         return

@@ -9,14 +9,19 @@ and, for `where` filters, one text value per key:
 - a boolean is `true` or `false`;
 - a number is its shortest decimal form (`2020`, `2020.0` -> `2020`; `0.5`).
 
-A `where` value is turned into text the same way, so `year=2020` matches the number
-2020 and the string "2020". Every pair of a `where` must match.
+A `where` value is typed one way wherever it comes from: a JSON number, or text (the
+command line's `--where`, HTTP's `where=`) that spells a JSON number, is that number and
+matches any equal number (`2020`, `2020.0` and `2.02e3` match a stored 2020 or 2020.0);
+text also matches the string it spells (`year=2020.0` matches the string "2020.0" too);
+a JSON string is only that string. As values are kept as text, `year=2020` matches the
+number 2020 and the string "2020". Every pair of a `where` must match.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -33,6 +38,7 @@ MAX_METADATA_VALUE_CHARS = 500
 MAX_WHERE_PAIRS = 64
 _FIELDS = {"id", "text", "metadata"}
 _INT_RANGE = 2**63
+_JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -198,23 +204,24 @@ def check_metadata(value: Any, where: str = "the record") -> dict[str, str | int
     return checked
 
 
-def where_pairs(where: Any) -> tuple[tuple[str, str], ...]:
-    """A `where` filter as sorted (key, value text) pairs: from a mapping
+def where_pairs(where: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A `where` filter as sorted (key, texts) pairs, each holding when the stored value
+    text is one of its texts (the value as given first): from a mapping
     (`{"lang": "en", "year": 2020}`) or from `key=value` strings (the command line's
     `--where`, HTTP's `where=` parameters). `InvalidQuery` for anything else."""
     from indexer.errors import InvalidQuery
 
     if where is None:
         return ()
-    pairs: list[tuple[str, Any]] = []
+    pairs: list[tuple[str, Any, bool]] = []  # (key, value, given as text)
     if isinstance(where, Mapping):
-        pairs = list(where.items())
+        pairs = [(key, value, False) for key, value in where.items()]
     elif isinstance(where, (list, tuple)):
         for item in where:
             if not isinstance(item, str) or "=" not in item:
                 raise InvalidQuery(f"a where filter is key=value, not {item!r}")
             key, _, value = item.partition("=")
-            pairs.append((key, value))
+            pairs.append((key, value, True))
     elif isinstance(where, str):
         return where_pairs([where])
     else:
@@ -222,14 +229,28 @@ def where_pairs(where: Any) -> tuple[tuple[str, str], ...]:
     if len(pairs) > MAX_WHERE_PAIRS:
         raise InvalidQuery(f"at most {MAX_WHERE_PAIRS} where filters")
     checked = []
-    for key, value in pairs:
+    for key, value, spelt in pairs:
         try:
             _check_key(key, "where")
             metadata = check_metadata({key: value}, "where")
         except InvalidRecord as error:
             raise InvalidQuery(str(error)) from None
-        checked.append((key, value_text(metadata[key])))
+        texts = [value_text(metadata[key])]
+        number = _number_text(value) if spelt else None
+        if number is not None and number != texts[0]:
+            texts.append(number)
+        checked.append((key, tuple(texts)))
     return tuple(sorted(set(checked)))
+
+
+def _number_text(text: str) -> str | None:
+    """The value text of the number that `text` spells in JSON, or None if it spells none."""
+    if not _JSON_NUMBER.fullmatch(text):
+        return None
+    number = json.loads(text)
+    if isinstance(number, int) and not -_INT_RANGE <= number < _INT_RANGE:
+        number = float(number)  # a record can hold a number this large only as a float
+    return value_text(number) if math.isfinite(number) else None
 
 
 def _check_key(key: Any, where: str) -> None:

@@ -277,8 +277,8 @@ class Searcher:
         (see `indexer.store.filters`): `k` hits come back whenever that many match.
         `min_similarity` (-1 to 1) drops hits whose contextual cosine (`Hit.similarity`)
         is below it. `where` (`{"key": value}`, or `["key=value"]`) keeps the records
-        whose metadata holds every pair (values compared as text: see
-        `indexer.record_input`); files have no metadata, so it leaves them out.
+        whose metadata holds every pair (numbers compare as numbers, strings as
+        strings: see `indexer.record_input`); files have no metadata, so it leaves them out.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.limits`.
         """

@@ -215,3 +215,13 @@ def test_index_jsonl_upserts_a_file_and_a_bad_line_changes_nothing(tmp_path, tin
     assert "record:note-00" in table.stdout and "lang=x" in table.stdout
     bad_where = run("query", "otters", "--index", target, "--where", "lang")
     assert bad_where.exit_code == 2 and "a where filter is key=value" in bad_where.stderr
+
+
+def test_query_where_compares_a_number_given_as_text_as_a_number(tmp_path, tiny_model_dir):
+    target = tmp_path / "ix"
+    Indexer(target, model=str(tiny_model_dir)).upsert_records(records(6))
+    odd = ["note-01", "note-03", "note-05"]  # year 2021
+    for value in ("2021", "2021.0", "2.021e3"):
+        found = run("query", "otters", "--index", target, "--where", f"year={value}", "--json")
+        assert found.exit_code == 0, found.output
+        assert sorted(hit["id"] for hit in json.loads(found.stdout)["results"]) == odd, value

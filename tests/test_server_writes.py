@@ -3,13 +3,21 @@ token-guarded, never from a browser. Real `ctxsearch serve` processes on 127.0.0
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from pathlib import Path
+from urllib.parse import quote
+
 import httpx
 import pytest
 from click.testing import CliRunner
 
 from indexer import Indexer
 from search.cli import cli
-from tests.serving import running_server
+from search.server.write_queue import MAX_WAITING_WRITES
+from tests.serving import RunningServer, running_server
 
 TOKEN = "s3cret-writes"
 # A write loads the model the first time: more than httpx's 5 s on a busy CI machine.
@@ -98,6 +106,88 @@ def test_a_writable_server_upserts_deletes_and_searches_its_own_writes(writable)
     assert httpx.post(f"{url}/records", json=large, timeout=WRITE_TIMEOUT).json()["added"] == 1
 
 
+def test_get_and_post_where_compare_numbers_alike(writable):
+    url = writable.url
+    for value in ("2", "2.0", "2e0"):
+        found = httpx.get(f"{url}/search", params={"q": "refund", "where": f"n={value}"})
+        assert ids(found) == ["faq-2"], value
+        posted = httpx.post(f"{url}/search", json={"q": "refund", "where": [f"n={value}"]})
+        assert ids(posted) == ["faq-2"], value
+    for value in (2, 2.0):
+        posted = httpx.post(f"{url}/search", json={"q": "refund", "where": {"n": value}})
+        assert ids(posted) == ["faq-2"], value
+    as_text = httpx.post(f"{url}/search", json={"q": "refund", "where": {"n": "2.0"}})
+    assert ids(as_text) == []  # a JSON string is a string: no record holds the text "2.0"
+
+
+@pytest.mark.parametrize(
+    ("method", "body", "message"),
+    [
+        ("POST", b'[{"id": "x", "text": ', "the body is not JSON (Expecting value)"),
+        ("POST", b"\xff\xfe[]", "the body is not JSON"),
+        ("POST", b"", "the body is empty: a write's body is JSON"),
+        ("POST", b"[]", "no records to upsert"),
+        ("DELETE", b"", "the body is empty: a write's body is JSON"),
+        ("DELETE", b'{"ids": []}', "no record ids to delete"),
+        ("DELETE", b'{"ids": [7]}', "id 1: the id must be a non-empty string, not 7"),
+    ],
+)
+def test_a_bad_write_body_is_a_one_line_422(writable, method, body, message):
+    response = httpx.request(
+        method,
+        f"{writable.url}/records",
+        content=body,
+        headers={"content-type": "application/json"},
+        timeout=WRITE_TIMEOUT,
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"].startswith(message)
+
+
+def test_the_write_endpoints_document_their_json_bodies(writable):
+    paths = httpx.get(f"{writable.url}/openapi.json").json()["paths"]
+    assert (
+        set(paths["/records"]) == {"post", "delete"} and "delete" in paths["/records/{record_id}"]
+    )
+    body = paths["/records"]["post"]["requestBody"]
+    assert body["required"] and "One atomic change" in body["description"]
+    assert body["content"]["application/json"]["example"][0]["id"] == "faq-12"
+
+
+AWKWARD_IDS = [
+    "line\nbreak",
+    "ends\n",  # beside "ends": a path that ends in %0A is not the id without it
+    "ends",
+    "tab\there",
+    "cr\rlf\r\n",
+    "a/b",
+    "a/../b",
+    "..",
+    " spaced ",
+    "q?#&=%41",
+    "\ufffd",
+    "ünï 猫",
+]
+
+
+def test_every_id_a_post_accepts_a_delete_by_path_finds(writable):
+    url = writable.url
+    body = [{"id": record_id, "text": "awkward refund ids"} for record_id in AWKWARD_IDS]
+    assert httpx.post(f"{url}/records", json=body, timeout=WRITE_TIMEOUT).json()["added"] == 12
+    bad_escape = httpx.delete(f"{url}/records/%FF")  # not UTF-8: names no id, not "\ufffd"
+    assert bad_escape.status_code == 400, bad_escape.text
+    assert "not UTF-8" in bad_escape.json()["detail"]
+    for record_id in AWKWARD_IDS:
+        # a dot segment is dropped by clients unless its dots are escaped too
+        path = quote(record_id, safe="").replace(".", "%2E")
+        deleted = httpx.delete(f"{url}/records/{path}")
+        assert deleted.status_code == 200, (record_id, deleted.text)
+        assert deleted.json()["deleted"] == 1, record_id
+        again = httpx.delete(f"{url}/records/{path}")
+        assert again.status_code == 404, (record_id, again.text)
+        assert again.json() == {"detail": f"no record with id {record_id!r} in the index"}
+
+
 @pytest.mark.parametrize(
     "headers",
     [
@@ -167,3 +257,63 @@ def test_a_write_while_another_process_writes_answers_503_and_changes_nothing(
     assert "--wait" not in detail  # the command line's advice means nothing to a client
     found = httpx.get(f"{writable.url}/search", params={"q": "refund", "k": 50})
     assert "faq-30" not in ids(found)
+
+
+def wait_until_held(server: RunningServer, point: str, write: Future) -> None:
+    """Wait until the server's writer says it is held at `point` (CTXSEARCH_HOLD_AT)."""
+    while f"held at {point}" not in server.log.read_text():
+        assert server.process.poll() is None, server.log.read_text()
+        assert not write.done(), write.result().text  # it ended without being held
+        threading.Event().wait(0.05)
+
+
+def release(gate: Path) -> None:
+    """Let a writer held at `gate` go on (nothing happens if none waits there)."""
+    with contextlib.suppress(OSError):  # ENXIO: nobody has the gate open
+        os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def test_reads_answer_while_writes_queue_and_a_full_queue_is_a_503(
+    tmp_path, tiny_model_dir, monkeypatch
+):
+    index = tmp_path / "index"
+    Indexer(index, model=str(tiny_model_dir)).upsert_records(records(0, 4, "en"))
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    monkeypatch.setenv("CTXSEARCH_HOLD_AT", f"after-batch:{gate}")
+    queued = 40
+    limits = httpx.Limits(max_connections=queued + 8)
+    with (
+        running_server(index, tmp_path / "server.log", "--writable") as server,
+        httpx.Client(base_url=server.url, timeout=WRITE_TIMEOUT, limits=limits) as client,
+        ThreadPoolExecutor(queued + 1) as pool,
+    ):
+        try:
+            large = pool.submit(client.post, "/records", json=records(1000, 1200, "large"))
+            wait_until_held(server, "after-batch", large)
+            writes = {
+                f"faq-{n}": pool.submit(client.post, "/records", json=records(n, n + 1, "queued"))
+                for n in range(100, 100 + queued)
+            }
+            search = {"q": "refund", "mode": "hybrid"}
+            assert client.get("/health").status_code == 200
+            assert ids(client.get("/search", params=search)) == [f"faq-{n}" for n in range(4)]
+            # all the writes over the queue's room are refused at once, the writer held
+            answers = as_completed(writes.values())
+            refused = [next(answers).result() for _ in range(queued - MAX_WAITING_WRITES)]
+            for response in refused:
+                assert response.status_code == 503, response.text
+                assert "writes wait already" in response.json()["detail"]
+                assert int(response.headers["retry-after"]) >= 1
+            assert client.get("/health").status_code == 200  # reads answer, the queue full
+            assert ids(client.get("/search", params=search)) == [f"faq-{n}" for n in range(4)]
+            assert not large.done()
+            assert sum(write.done() for write in writes.values()) == len(refused)
+        finally:
+            release(gate)
+        assert large.result().json()["added"] == 200
+        accepted = [name for name, write in writes.items() if write.result().status_code != 503]
+        assert len(accepted) == MAX_WAITING_WRITES
+        assert all(writes[name].result().json()["added"] == 1 for name in accepted)
+        found = client.get("/search", params={**search, "k": 50, "where": "lang=queued"})
+        assert ids(found) == sorted(accepted)

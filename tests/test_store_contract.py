@@ -420,3 +420,37 @@ def test_records_keep_their_metadata_and_where_filters_them_inside_every_search(
         assert snapshot.chunk_count(make_filter(where={"n": 3})) == 0
     assert store.verify().consistent
     store.close()
+
+
+def test_a_where_value_is_typed_one_way_from_text_and_from_json(any_index):
+    """Numbers compare as numbers (2023 = 2023.0 = 2.023e3) whether the value came typed
+    (JSON) or as text (`--where`, `where=`); a JSON string stays a string; text that
+    spells a number also matches the string it spells."""
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    years = {"int": 2023, "float": 2023.0, "text": "2023.0", "other": 2024}
+    codes = {"code-text": "007", "code-number": 7}
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [
+                new_record(name, [name], {"year": year}, n)
+                for n, (name, year) in enumerate(years.items())
+            ]
+            + [new_record(name, [name], {"code": code}) for name, code in codes.items()]
+        )
+
+    def matching(where) -> set[str]:
+        with store.snapshot() as snapshot:
+            chunks = snapshot.chunks(snapshot.allowed_chunks(make_filter(where=where)).tolist())
+        return {chunk.path.removeprefix("record:") for chunk in chunks.values()}
+
+    numbers = {"int", "float"}
+    assert matching(["year=2023.0"]) == numbers | {"text"}  # the number, or the same text
+    assert matching(["year=2023"]) == matching(["year=2.023e3"]) == numbers
+    assert matching({"year": 2023.0}) == matching({"year": 2023}) == numbers
+    assert matching({"year": "2023.0"}) == {"text"}  # a JSON string is a string
+    assert matching(["code=007"]) == matching({"code": "007"}) == {"code-text"}  # no number
+    assert matching(["code=7.0"]) == {"code-number"}
+    assert make_filter(where=["year=2023.0"]).to_dict()["where"] == {"year": "2023.0"}
+    store.close()

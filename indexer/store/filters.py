@@ -11,9 +11,9 @@ cutting a top-k afterwards. Paths compare case-sensitively; extensions do not.
   the whole path when it starts with `/`.
 - `types`: file types (`md`, `rst`, `html`, `pdf`, `txt`, `office`, `epub`, `code`) or
   extensions (`.py`).
-- `metadata` (`where`): (key, value) pairs a record's metadata must all hold, values
-  compared as text (see `indexer.record_input`); files have no metadata, so a `where`
-  leaves them out.
+- `metadata` (`where`): keys whose value a record's metadata must hold, each with the
+  value texts that match (a number given as text matches as that number and as that
+  text: see `indexer.record_input`); files have no metadata, so a `where` leaves them out.
 Within one kind any value may match; every kind given must match.
 """
 
@@ -42,18 +42,18 @@ class SearchFilter:
     under: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
-    metadata: tuple[tuple[str, str], ...] = ()  # `where`: sorted (key, value text) pairs
+    metadata: tuple[tuple[str, tuple[str, ...]], ...] = ()  # `where`: (key, value texts)
 
     def __bool__(self) -> bool:
         return bool(self.under or self.paths or self.types or self.metadata)
 
     def to_dict(self) -> dict[str, list[str] | dict[str, str]]:
-        """The filter as JSON-ready lists (and `where` as an object)."""
+        """The filter as JSON-ready lists (and `where` as an object of the values given)."""
         return {
             "under": list(self.under),
             "path": list(self.paths),
             "type": list(self.types),
-            "where": dict(self.metadata),
+            "where": {key: texts[0] for key, texts in self.metadata},
         }
 
     def clause(self, dialect: str) -> ColumnElement[bool]:
@@ -71,9 +71,9 @@ class SearchFilter:
             suffixes = sorted({s for kind in self.types for s in suffixes_of(kind)})
             lowered = func.lower(DocumentRow.path)
             parts.append(or_(*(lowered.like(f"%{suffix}") for suffix in suffixes)))
-        for key, value in self.metadata:
+        for key, texts in self.metadata:
             holding = select(RecordMetadataRow.document_id).where(
-                RecordMetadataRow.key == key, RecordMetadataRow.value == value
+                RecordMetadataRow.key == key, RecordMetadataRow.value.in_(texts)
             )
             parts.append(DocumentRow.id.in_(holding))
         return and_(*parts) if parts else true()
@@ -99,11 +99,13 @@ class SearchFilter:
             suffixes = sorted({s for kind in self.types for s in suffixes_of(kind)})
             parts.append("(" + " OR ".join("lower(d.path) LIKE ?" for _ in suffixes) + ")")
             parameters += [f"%{suffix}" for suffix in suffixes]
-        for key, value in self.metadata:
+        for key, texts in self.metadata:
+            values = ", ".join("?" for _ in texts)
             parts.append(
-                "d.id IN (SELECT document_id FROM record_metadata WHERE key = ? AND value = ?)"
+                "d.id IN (SELECT document_id FROM record_metadata "
+                f"WHERE key = ? AND value IN ({values}))"
             )
-            parameters += [key, value]
+            parameters += [key, *texts]
         condition = " AND ".join(parts) or "1"
         sql = (
             "SELECT c.id FROM chunks c JOIN documents d ON c.document_id = d.id "

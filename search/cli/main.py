@@ -370,8 +370,9 @@ def filter_options(command):  # -> the command with --under, --path and --type
             "where",
             multiple=True,
             metavar="KEY=VALUE",
-            help="Only records (from apps) whose metadata has KEY equal to VALUE (compared "
-            'as text: year=2020 finds 2020 and "2020"); repeatable, every pair must hold.',
+            help="Only records (from apps) whose metadata has KEY equal to VALUE (a number "
+            'matches equal numbers: year=2020.0 finds 2020, 2020.0 and "2020.0"); '
+            "repeatable, every pair must hold.",
         ),
     ]
     for option in reversed(options):

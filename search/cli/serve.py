@@ -11,6 +11,7 @@ from search.cli.common import echo_json, index_option, json_option, translate_er
 from search.limits import MAX_K
 from search.modes import DEFAULT_MODE, MODES
 from search.paths import display_path
+from search.server.write_queue import MAX_WAITING_WRITES
 from search.text import terminal_text
 
 TOKEN_ENV = "CTXSEARCH_TOKEN"
@@ -43,7 +44,9 @@ TOKEN_ENV = "CTXSEARCH_TOKEN"
     "--writable",
     is_flag=True,
     help="Accept writes: POST /records (upsert records) and DELETE /records (by id). "
-    "Off by default. Never from a web browser; off loopback, only with --token.",
+    "Off by default. Never from a web browser; off loopback, only with --token. Writes run "
+    f"one at a time beside the searches; one arriving while {MAX_WAITING_WRITES} wait gets "
+    "503 with Retry-After.",
 )
 @translate_errors
 def serve(

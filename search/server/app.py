@@ -3,9 +3,11 @@
 Handlers only parse requests, check the token and call the library; every answer is
 the JSON the command line prints (`/search` is `ctxsearch query --json`, `/compare` is
 `compare --json`, `/info` is `info --json`). Library errors become JSON with a 4xx code
-(503 when the index is busy). The endpoints are plain functions, so uvicorn runs them in
-its thread pool; the shared `Searcher` runs one call at a time and reloads by itself
-when `ctxsearch index` publishes a new generation.
+(503 when the index is busy). The read endpoints are plain functions, so uvicorn runs
+them in its thread pool; the shared `Searcher` runs one call at a time and reloads by
+itself when `ctxsearch index` publishes a new generation. The writes (`--writable`) wait
+their turn on a writer thread of their own without holding a worker of that pool, so
+reads never wait for them (`search.server.write_queue`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import socket
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import Body, Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi import Path as PathParameter
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
@@ -40,7 +42,9 @@ from search.engine import Searcher
 from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
 from search.modes import DEFAULT_MODE, MODES, Mode
 from search.server.guard import MAX_HEAD_BYTES, AllowedHosts, RequestGuard
+from search.server.write_queue import WritesQueueFull
 from search.server.writes import (
+    RECORD_PATH,
     RECORDS_PATH,
     BrowserWrite,
     ReadOnlyServer,
@@ -61,6 +65,7 @@ _STATUS = {
     StoreUnavailable: 503,
     ReadOnlyServer: 403,
     BrowserWrite: 403,
+    WritesQueueFull: 503,
 }
 QueryText = Annotated[
     str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The query text.")
@@ -87,8 +92,8 @@ _TYPE = (
 )
 _MIN_SIMILARITY = "Drop hits whose contextual cosine (`similarity`) is below this, -1 to 1."
 _WHERE = (
-    "Only records whose metadata has this key=value (compared as text); repeatable, "
-    "every pair must hold. Files have no metadata."
+    "Only records whose metadata has this key=value (a number matches equal numbers: "
+    "year=2020.0 finds 2020); repeatable, every pair must hold. Files have no metadata."
 )
 
 
@@ -158,7 +163,12 @@ def create_app(
 
     @app.exception_handler(CtxsearchError)
     def library_error(_request: Request, error: CtxsearchError) -> JSONResponse:
-        return SafeJSONResponse({"detail": str(error)}, status_code=_status_of(error))
+        headers = {}
+        if isinstance(error, WritesQueueFull):
+            headers["Retry-After"] = str(error.retry_after)
+        return SafeJSONResponse(
+            {"detail": str(error)}, status_code=_status_of(error), headers=headers
+        )
 
     @app.exception_handler(RequestValidationError)
     def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
@@ -229,7 +239,7 @@ def create_app(
         return searcher.store.describe()
 
     @app.get("/health", summary="Liveness; says whether a token is needed")
-    def health() -> dict[str, Any]:
+    async def health() -> dict[str, Any]:  # async: answered even when every worker is busy
         return {
             "status": "ok",
             "version": __version__,
@@ -237,25 +247,29 @@ def create_app(
             "writable": writer is not None,
         }
 
-    @app.post(RECORDS_PATH, dependencies=writing, summary="Upsert records (serve --writable)")
-    def upsert(
-        body: Annotated[Any, Body(description=_RECORDS_BODY, examples=[_RECORDS_EXAMPLE])],
-    ) -> dict[str, Any]:
-        return _writer(writer).upsert(body).to_dict()
-
-    @app.delete(RECORDS_PATH, dependencies=writing, summary="Delete records by id (--writable)")
-    def delete_many(
-        body: Annotated[Any, Body(description='A list of ids, or {"ids": [...]}.')],
-    ) -> dict[str, Any]:
-        return _writer(writer).delete(body).to_dict()
+    # The writes read their bodies themselves: parsed and checked off the event loop once
+    # the queue has room for them, not in the event loop before it is known.
+    @app.post(
+        RECORDS_PATH,
+        dependencies=writing,
+        summary="Upsert records (serve --writable)",
+        openapi_extra=_json_body(_RECORDS_BODY, _RECORDS_EXAMPLE),
+    )
+    async def upsert(request: Request) -> dict[str, Any]:
+        return (await _writer(writer).upsert(await request.body())).to_dict()
 
     @app.delete(
-        RECORDS_PATH + "/{record_id:path}",
+        RECORDS_PATH,
         dependencies=writing,
-        summary="Delete one record (--writable)",
+        summary="Delete records by id (--writable)",
+        openapi_extra=_json_body('A list of ids, or {"ids": [...]}.', ["faq-12"]),
     )
-    def delete_one(record_id: str) -> dict[str, Any]:
-        summary = _writer(writer).delete([record_id])
+    async def delete_many(request: Request) -> dict[str, Any]:
+        return (await _writer(writer).delete(await request.body())).to_dict()
+
+    @app.delete(RECORD_PATH, dependencies=writing, summary="Delete one record (--writable)")
+    async def delete_one(record_id: str) -> dict[str, Any]:
+        summary = await _writer(writer).delete_one(record_id)
         if summary.not_found:
             raise DocumentNotFound(f"no record with id {record_id!r} in the index")
         return summary.to_dict()
@@ -335,6 +349,12 @@ def _writer(writer: RecordWriter | None) -> RecordWriter:
             "upsert or delete records"
         )
     return writer
+
+
+def _json_body(description: str, example: Any) -> dict[str, Any]:
+    """The OpenAPI text of a JSON body that a handler reads itself."""
+    content = {"application/json": {"schema": {}, "example": example}}
+    return {"requestBody": {"required": True, "description": description, "content": content}}
 
 
 def _status_of(error: CtxsearchError) -> int:

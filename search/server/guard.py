@@ -11,6 +11,8 @@ address cannot be rebound, so when the server listens on every address (`0.0.0.0
 Cross-origin requests: a browser sends `Origin` with every cross-origin fetch and form
 post; the server's own page sends none (same-origin GET) or its own. Any `Origin` whose
 host and port are not the request's own `Host` gets 403.
+
+A path whose %-escapes do not decode to UTF-8 names nothing here, and gets 400.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from indexer.errors import CtxsearchError
 
@@ -150,9 +153,9 @@ def _origin_authority(origin: str) -> str | None:
 
 
 class RequestGuard:
-    """ASGI middleware: refuse other Host names (400), cross-origin requests (403) and
-    bodies over `max_body` bytes (413) before any route runs; add `SECURITY_HEADERS` to
-    every answer."""
+    """ASGI middleware: refuse other Host names and paths that are not UTF-8 (400),
+    cross-origin requests (403) and bodies over `max_body` bytes (413) before any route
+    runs; add `SECURITY_HEADERS` to every answer."""
 
     def __init__(
         self,
@@ -185,6 +188,8 @@ class RequestGuard:
             refusal = (400, f"this server does not answer for host {host!r}")
         elif "origin" in headers and _origin_authority(headers["origin"][0]) != host.lower():
             refusal = (403, f"cross-origin request from {headers['origin'][0]!r} refused")
+        elif not _path_is_utf8(scope):
+            refusal = (400, "the request path is not UTF-8 once its %-escapes are decoded")
         if refusal is None and scope["type"] == "http":
             receive, refusal = await self._read_body(headers, receive, self._cap(scope))
         if refusal is None:
@@ -228,6 +233,17 @@ class RequestGuard:
             return messages.pop(0) if messages else await receive()
 
         return replay, None
+
+
+def _path_is_utf8(scope: Scope) -> bool:
+    """Whether the path's %-escapes decode to UTF-8. The server decodes a bad one to
+    U+FFFD, so `DELETE /records/%FF` would name the record whose id is "\ufffd"."""
+    raw = scope.get("raw_path") or b""
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _with_security_headers(send: Send) -> Send:

@@ -6,24 +6,49 @@ A write must come from a program, not from a web page: a browser sends `Origin` 
 one is refused (403), even from the server's own page; a body must be
 `application/json`, which no HTML form can send. Writes share the index's writer lock
 with `ctxsearch index` (503 while another process writes); the server's own writes go
-one at a time, each one atomic change that the server's searches see once published.
+one at a time on a thread of their own (`search.server.write_queue`: searches never wait
+for them, and a write past the queue's room gets 503), each one atomic change that the
+server's searches see once published. A body is checked before it waits its turn, so a
+bad one gets its 422 at once.
 """
 
 from __future__ import annotations
 
-import threading
+import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from fastapi import Request
+from starlette.convertors import Convertor, register_url_convertor
 
 from indexer.errors import CtxsearchError, IndexLocked, InvalidRecord
+from indexer.record_input import Record, check_record_ids, check_records
 from indexer.record_runs import RecordSummary
 from indexer.store.base import Target
+from search.server.write_queue import WriteQueue
 
 RECORDS_PATH = "/records"
+# The route of one record: every character of the rest of the path is its id.
+RECORD_PATH = RECORDS_PATH + "/{record_id:record_id}"
 _BROWSER_HEADERS = ("origin", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest")
+
+
+class _RecordId(Convertor[str]):
+    """The rest of the path, whatever it holds. Starlette's `path` converter is `.*`, which
+    stops at a newline, and its route's `$` also matches before a final newline: an id
+    sent as `ends%0A` reached the handler as `ends`, another record's id."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("record_id", _RecordId())
 
 
 class ReadOnlyServer(CtxsearchError):
@@ -35,25 +60,61 @@ class BrowserWrite(CtxsearchError):
 
 
 class RecordWriter:
-    """Upserts and deletes records in the index the server searches, one call at a time."""
+    """Upserts and deletes records in the index the server searches, one at a time."""
 
     def __init__(self, target: Target):
         from indexer.pipeline import Indexer
 
         self.indexer = Indexer(target)
-        self._lock = threading.Lock()
+        self.queue = WriteQueue()
 
-    def upsert(self, body: Any) -> RecordSummary:
-        """Upsert the records of a body: a list, or `{"records": [...]}`."""
-        records = _listed(body, "records")
-        with self._lock, _busy_means_retry():
+    async def upsert(self, body: bytes) -> RecordSummary:
+        """Upsert the records of a JSON body: a list, or `{"records": [...]}`."""
+        return await self.queue.run(lambda: _records(body), self._upsert)
+
+    async def delete(self, body: bytes) -> RecordSummary:
+        """Delete the records whose ids a JSON body lists: a list, or `{"ids": [...]}`."""
+        return await self.queue.run(lambda: _ids(_listed(_json(body), "ids")), self._delete)
+
+    async def delete_one(self, record_id: str) -> RecordSummary:
+        """Delete the record with this id."""
+        return await self.queue.run(lambda: _ids([record_id]), self._delete)
+
+    def _upsert(self, records: list[Record]) -> RecordSummary:
+        with _busy_means_retry():
             return self.indexer.upsert_records(records)
 
-    def delete(self, body: Any) -> RecordSummary:
-        """Delete the records whose ids a body lists: a list, or `{"ids": [...]}`."""
-        ids = _listed(body, "ids")
-        with self._lock, _busy_means_retry():
+    def _delete(self, ids: list[str]) -> RecordSummary:
+        with _busy_means_retry():
             return self.indexer.delete_records(ids)
+
+
+def _records(body: bytes) -> list[Record]:
+    records = check_records(_listed(_json(body), "records"))
+    if not records:
+        raise InvalidRecord("no records to upsert")
+    return records
+
+
+def _ids(values: list[Any]) -> list[str]:
+    ids = check_record_ids(values)
+    if not ids:
+        raise InvalidRecord("no record ids to delete")
+    return ids
+
+
+def _json(body: bytes) -> Any:
+    """The body's JSON value (`InvalidRecord` if it is empty or not JSON)."""
+    if not body.strip():
+        raise InvalidRecord("the body is empty: a write's body is JSON")
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise InvalidRecord("the body is not JSON (it is not UTF-8)") from None
+    except json.JSONDecodeError as error:
+        raise InvalidRecord(f"the body is not JSON ({error.msg})") from None
+    except RecursionError:
+        raise InvalidRecord("the body is not JSON that can be read (nested too deeply)") from None
 
 
 @contextmanager
