@@ -131,6 +131,25 @@ def test_a_damaged_export_is_set_aside_and_the_query_answered_with_torch(
     ]
 
 
+def test_a_truncated_export_of_the_default_model_is_made_again(model, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = _write_documents(tmp_path / "docs")
+    index = tmp_path / "index"
+    assert Indexer(index).index_folder(folder).query_export == "ready"
+    entry = query_model_dir(model.fingerprint)
+    _truncate(entry / "model.onnx.data")
+    with Searcher(index, one_shot=True) as searcher:
+        response = searcher.search("savings account", mode="hybrid")
+    assert response.query_encoder == {"contextual": "torch"}
+    assert "damaged" in response.query_encoder_note
+    assert response.results[0].path.endswith("money.txt")
+    assert entry_state(entry, thorough=True).ready  # made again by the torch that stood in
+    with Searcher(index, one_shot=True) as searcher:
+        again = searcher.search("savings account", mode="hybrid")
+    assert again.query_encoder == {"contextual": "onnx"}
+    assert [hit.chunk_id for hit in again.results] == [hit.chunk_id for hit in response.results]
+
+
 @pytest.mark.parametrize("name", ["tokenizer.json", "model.onnx"])
 def test_an_export_that_will_not_load_is_set_aside_even_at_its_right_size(tiny, entry, name):
     _garble(entry / name)
