@@ -60,8 +60,10 @@ def entry_state(folder: Path, thorough: bool = False) -> EntryState:
     if not folder.is_dir():  # nothing there (or a file, which is not ours to move)
         return EntryState("missing")
     marker = folder / COMPLETE_FILE
-    if not marker.exists() and _readable_info(folder):
-        return EntryState("stale")
+    if not marker.exists():
+        if _readable_info(folder):
+            return EntryState("stale")
+        return EntryState("damaged", f"its completion marker {COMPLETE_FILE} is missing")
     try:
         recorded = json.loads(marker.read_text())["files"]
         for name, expected in recorded.items():
