@@ -29,6 +29,8 @@ KILL_POINTS = (
 WORKER_POINTS = ("worker-batch",)
 # Points in a searching process: a pass of query encodings (`search.batching`).
 SEARCH_POINTS = ("query-encode",)
+# Points in the ONNX export of the query model (`indexer.encoders.export`), after a run.
+EXPORT_POINTS = ("mid-export",)
 _reached: Counter[str] = Counter()
 _held: set[str] = set()
 

@@ -215,6 +215,7 @@ class Indexer:
         self.index_type = index_type
         self.static = static
         self._encoders: dict | None = None
+        self._run_manifest: Manifest | None = None  # the manifest of the index last written
         self._report: ProgressCallback = _no_report
         self._counts = _RunCounts()  # this run's progress, for the reports
 
@@ -343,6 +344,7 @@ class Indexer:
                     store.initialise(new_manifest or self._new_manifest())
                 else:
                     self._check_matches(store.manifest)
+                self._run_manifest = store.manifest
                 yield store
         finally:
             store.close()
@@ -422,20 +424,37 @@ class Indexer:
         return self._encoders
 
     def _export_query_model(self) -> str:
-        """Export the loaded model for torch-free queries, once per model (a few seconds)."""
-        if self._encoders is None:
-            return ""
-        from indexer.encoders.export import ExportFailed, export_query_model, previous_failure
+        """Export the loaded model for torch-free queries, once per model (a few seconds).
 
-        loaded = self._encoders["loaded"]
-        failure = previous_failure(loaded.fingerprint)
+        A run that did not load the model exports nothing, unless the export it finds in
+        the cache is damaged: the model is loaded then, to make it again. Never raises:
+        the run has committed, and a failed export costs only the fast path.
+        """
+        from indexer.encoders.model_cache import entry_state, sweep_staging
+        from indexer.encoders.onnx import query_model_dir
+
+        if self._encoders is not None:
+            return _export_for_queries(self._encoders["loaded"])
+        manifest = self._run_manifest
+        if manifest is None:
+            return ""
+        folder = query_model_dir(manifest.model_fingerprint)
+        sweep_staging(folder.parent)
+        if entry_state(folder).kind != "damaged":
+            return ""
+        from indexer.encoders.export import previous_failure
+
+        failure = previous_failure(manifest.model_fingerprint)
         if failure is not None:
             return f"not possible here: {failure}"
         try:
-            export_query_model(loaded)
-        except ExportFailed as error:
-            return str(error)
-        return "ready"
+            loaded = self._load_model(manifest.model)
+        except Exception as error:  # after the commit, a repair that cannot be is a note
+            why = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            return f"the damaged ONNX export was not made again ({why})"
+        if loaded.fingerprint != manifest.model_fingerprint:
+            return f"the damaged ONNX export was not made again ({manifest.model} changed)"
+        return _export_for_queries(loaded)
 
     # -- planning ------------------------------------------------------------------------
 
@@ -633,6 +652,20 @@ class _RunCounts:
 
 def _no_report(_event: Progress) -> None:
     pass
+
+
+def _export_for_queries(loaded) -> str:  # loaded: LoadedModel
+    """`ready` once the model's ONNX export is in the model cache, else why it is not."""
+    from indexer.encoders.export import ExportFailed, export_query_model, previous_failure
+
+    failure = previous_failure(loaded.fingerprint)
+    if failure is not None:
+        return f"not possible here: {failure}"
+    try:
+        export_query_model(loaded)
+    except ExportFailed as error:
+        return str(error)
+    return "ready"
 
 
 def _folder_failure(path: Path, reason: str) -> FileFailure:

@@ -4,8 +4,9 @@
 hidden state an output, batch and length dynamic), saves it with its weights beside it
 in `model.onnx.data` (ONNX Runtime then reads them about twice as fast as from inside the
 protobuf), the fast tokenizer and the token-embedding table, and checks the exported
-encoder against the torch one on `PARITY_TEXTS`: the folder is published (renamed into
-place) only if every vector's cosine to the torch vector is at least `MIN_COSINE`.
+encoder against the torch one on `PARITY_TEXTS`: the folder is published (sealed, and
+renamed into place: `model_cache.py`) only if every vector's cosine to the torch vector
+is at least `MIN_COSINE`.
 Nothing is downloaded: everything comes from the model already loaded.
 """
 
@@ -18,7 +19,6 @@ import io
 import json
 import os
 import shutil
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -28,6 +28,17 @@ import numpy as np
 import torch
 
 from indexer.encoders.loading import LoadedModel
+from indexer.encoders.model_cache import (
+    COMPLETE_FILE,
+    CacheNotWritable,
+    EntryState,
+    entry_state,
+    fsync_folder,
+    seal,
+    set_aside,
+    staging_folder,
+    sweep_staging,
+)
 from indexer.encoders.onnx import (
     EXPORT_FORMAT,
     INFO_FILE,
@@ -39,6 +50,7 @@ from indexer.encoders.onnx import (
     query_model_dir,
     read_info,
 )
+from indexer.faults import kill_point
 
 MIN_COSINE = 0.9999
 OPSET = 17
@@ -80,37 +92,72 @@ def previous_failure(fingerprint: str, cache_dir: Path | None = None) -> str | N
 
 
 def export_query_model(loaded: LoadedModel, cache_dir: Path | None = None) -> Path:
-    """The folder of `loaded`'s ONNX query encoders, exported now if not made before.
+    """The folder of `loaded`'s ONNX query encoders, exported now if not made before (or
+    if the one made before is damaged: it is set aside first).
 
-    Raises `ExportFailed` when it cannot be made here (onnxruntime missing, the export
-    failing or disagreeing with torch), and remembers why (`previous_failure`): queries
-    then keep using torch, as before.
+    Raises `ExportFailed`, and only that, when it cannot be made here (onnxruntime
+    missing, the cache not writable, the export failing or disagreeing with torch), and
+    remembers why (`previous_failure`) unless the cache itself was the trouble: queries
+    then keep using torch, as before. Staging folders of dead exports are swept first.
     """
     folder = query_model_dir(loaded.fingerprint, cache_dir)
-    if read_info(folder) is not None:
+    sweep_staging(folder.parent)
+    state = _checked_state(folder)
+    if state.ready:
         return folder
     if importlib.util.find_spec("onnxruntime") is None:
         raise ExportFailed("onnxruntime is not installed")
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
-        staging.chmod(0o777 & ~_umask())  # mkdtemp's 0700 would hide it from other users
-        _write(loaded, staging)
-        if folder.exists():
-            shutil.rmtree(folder, ignore_errors=True)  # an older format, or a broken one
-        try:
-            os.replace(staging, folder)
-        except OSError:
-            if read_info(folder) is None:  # another process published it meanwhile?
-                raise
-        failure_file(folder).unlink(missing_ok=True)
-        return folder
+        if state.kind == "damaged":
+            set_aside(folder, state.reason)
+        return _publish(loaded, folder)
+    except CacheNotWritable as error:  # nothing can be remembered there either
+        raise ExportFailed(f"the ONNX export of the model failed ({error})") from error
     except Exception as error:  # a failed export costs the fast path, never the run
         text = str(error).strip()
         reason = f"{type(error).__name__}: {text.splitlines()[0] if text else ''}".strip()
         with contextlib.suppress(OSError):
             failure_file(folder).write_text(json.dumps({"reason": reason, "versions": _versions()}))
         raise ExportFailed(f"the ONNX export of the model failed ({reason})") from error
+
+
+# Entries this process has hashed whole, by their marker's identity: not hashed again
+# on every run of a long-lived process (`ctxsearch watch`, a server).
+_verified: set[tuple[str, int, int]] = set()
+
+
+def _checked_state(folder: Path) -> EntryState:
+    """The entry's state, its files hashed unless this process did so already."""
+    try:
+        marker = (folder / COMPLETE_FILE).stat()
+        identity = (str(folder), marker.st_ino, marker.st_mtime_ns)
+    except OSError:
+        identity = None
+    state = entry_state(folder, thorough=identity not in _verified)
+    if state.ready and read_info(folder) is None:
+        return EntryState("stale")  # sealed, but of another format
+    if state.ready and identity is not None:
+        _verified.add(identity)
+    return state
+
+
+def _publish(loaded: LoadedModel, folder: Path) -> Path:
+    """Write the export into a staging folder, make it durable, rename it into place."""
+    staging = staging_folder(folder)
+    try:
+        _write(loaded, staging)
+        seal(staging)
+        if folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)  # a stale one (another format)
+        try:
+            os.replace(staging, folder)
+        except OSError:
+            if not entry_state(folder).ready:  # another process published it meanwhile?
+                raise
+        with contextlib.suppress(OSError):  # published: a folder that will not sync is no failure
+            fsync_folder(folder.parent)
+        failure_file(folder).unlink(missing_ok=True)
+        return folder
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -121,18 +168,13 @@ def _versions() -> dict[str, str]:
     return {"ctxsearch": __version__, "torch": torch.__version__, "format": str(EXPORT_FORMAT)}
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _write(loaded: LoadedModel, folder: Path) -> None:
     started = time.perf_counter()
     inputs = _input_names(loaded.model)
     outputs = [f"hidden_{layer}" for layer in range(loaded.layer_count + 1)]
     _export(loaded, inputs, outputs, folder / "exported.onnx")
     _save_with_external_weights(folder / "exported.onnx", folder / MODEL_FILE)
+    kill_point("mid-export")
     (folder / "exported.onnx").unlink()
     (folder / TOKENIZER_FILE).write_text(loaded.tokenizer.backend_tokenizer.to_str())
     table = loaded.model.get_input_embeddings().weight.detach().float().numpy()

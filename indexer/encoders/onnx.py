@@ -8,7 +8,8 @@ loading the model, for an encoding that takes 10 ms. `export.py` writes, once pe
 - `tokenizer.json`: the model's fast tokenizer, for the `tokenizers` library;
 - `token_table.npy`: the input token-embedding table (the `token` static space);
 - `info.json`: what identifies them (model, fingerprint, window, outputs), and the
-  parity measured against the torch encoder when they were written.
+  parity measured against the torch encoder when they were written;
+- `complete.json`, written last: each file's size and hash (`model_cache.py`).
 
 The encoders here read those with ONNX Runtime, `tokenizers` and numpy only. Pooling is
 the numpy twin of `pooling.py`. The torch encoders stay the reference and the fallback.
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -70,6 +73,23 @@ def pool(hidden_states: list[np.ndarray], mask: np.ndarray, pooling: str) -> np.
     return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
+class UnloadableExport(Exception):
+    """A file of an exported query model would not load (damaged, most likely); the
+    message names it and says why, in one line."""
+
+
+@contextmanager
+def _loading(name: str) -> Iterator[None]:
+    """Turn whatever loading the file `name` raises (ONNX Runtime's, tokenizers' and
+    numpy's errors have no common base) into `UnloadableExport`."""
+    try:
+        yield
+    except Exception as error:
+        text = str(error).strip()
+        first = text.splitlines()[0] if text else type(error).__name__
+        raise UnloadableExport(f"{name}: {first}") from error
+
+
 @lru_cache(maxsize=8)
 def _tokenizer(path: str, max_tokens: int | None) -> Any:
     """The saved fast tokenizer, unpadded, cut to `max_tokens` (special tokens included,
@@ -111,11 +131,13 @@ class OnnxContextualEncoder(Encoder):
         if threads:
             options.intra_op_num_threads = threads
         options.log_severity_level = 3
-        self.session = onnxruntime.InferenceSession(
-            str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"]
-        )
+        with _loading(MODEL_FILE):
+            self.session = onnxruntime.InferenceSession(
+                str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"]
+            )
         self.inputs = [item.name for item in self.session.get_inputs()]
-        self.tokenizer = _tokenizer(str(folder / TOKENIZER_FILE), self.max_tokens)
+        with _loading(TOKENIZER_FILE):
+            self.tokenizer = _tokenizer(str(folder / TOKENIZER_FILE), self.max_tokens)
         self.pad_id = int(info["pad_id"])
 
     def tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
@@ -156,9 +178,13 @@ class TableStaticEncoder(Encoder):
             raise FileNotFoundError(f"{folder}: no exported query model")
         self.info = info
         self.name = "static"
-        self.table = np.load(folder / TABLE_FILE, mmap_mode="r")
+        with _loading(TABLE_FILE):
+            self.table = np.load(folder / TABLE_FILE, mmap_mode="r")
+            if self.table.ndim != 2 or self.table.dtype != np.float32:
+                raise ValueError(f"a {self.table.dtype} table of shape {self.table.shape}")
         self.dim = int(self.table.shape[1])
-        self.tokenizer = _tokenizer(str(folder / TOKENIZER_FILE), None)
+        with _loading(TOKENIZER_FILE):
+            self.tokenizer = _tokenizer(str(folder / TOKENIZER_FILE), None)
         self.settings = dict(info["static_settings"])
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

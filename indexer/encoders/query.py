@@ -63,9 +63,14 @@ def fast_query_encoder(
 
 
 def _exported(space: str, manifest: Manifest, cache_dir: Path | None) -> tuple[Encoder, str]:
+    """The encoder of `space` from the model's export, checked first (a stat per file):
+    a damaged export, or one that will not load, is set aside (to be made again, by the
+    torch encoders that stand in) and the encoder reported unavailable."""
+    from indexer.encoders.model_cache import entry_state
     from indexer.encoders.onnx import (
         OnnxContextualEncoder,
         TableStaticEncoder,
+        UnloadableExport,
         query_model_dir,
         read_info,
     )
@@ -75,14 +80,35 @@ def _exported(space: str, manifest: Manifest, cache_dir: Path | None) -> tuple[E
     if importlib.util.find_spec("tokenizers") is None:
         raise FastEncoderUnavailable("tokenizers is not installed")
     folder = query_model_dir(manifest.model_fingerprint, cache_dir)
-    info = read_info(folder)
+    state = entry_state(folder)
+    if state.kind == "damaged":
+        raise FastEncoderUnavailable(_set_aside_note(folder, "is damaged", state.reason))
+    if state.kind == "stale":
+        raise FastEncoderUnavailable(
+            f"the ONNX export of model {manifest.model_fingerprint} in {folder.parent} is "
+            "from an older ctxsearch (the next export replaces it)"
+        )
+    info = read_info(folder) if state.ready else None
     if info is None or info.get("fingerprint") != manifest.model_fingerprint:
         raise FastEncoderUnavailable(
             f"no ONNX export of model {manifest.model_fingerprint} in {folder.parent} yet"
         )
-    if space == "contextual":
-        return OnnxContextualEncoder(folder, manifest.pooling), "onnx"
-    return TableStaticEncoder(folder), "table"
+    try:
+        if space == "contextual":
+            return OnnxContextualEncoder(folder, manifest.pooling), "onnx"
+        return TableStaticEncoder(folder), "table"
+    except UnloadableExport as error:
+        note = _set_aside_note(folder, "would not load", str(error))
+        raise FastEncoderUnavailable(note) from error
+
+
+def _set_aside_note(folder: Path, what: str, why: str) -> str:
+    """Set the export `folder` aside; the one-line note that says so."""
+    from indexer.encoders.model_cache import set_aside
+
+    aside = set_aside(folder, f"{what}: {why}")
+    where = f"set aside as {aside.name}" if aside else "it could not be moved aside"
+    return f"the ONNX export in {folder.parent} {what} ({why}; {where})"
 
 
 def _classic_static(manifest: Manifest, cache_dir: Path | None) -> tuple[Encoder, str]:
