@@ -1,9 +1,11 @@
-"""Named points where a test may kill or pause the indexer, to prove crash safety.
+"""Named points where a test may kill, interrupt or pause the indexer, to prove crash safety.
 
 CTXSEARCH_KILL_AT=NAME (or NAME:N, the Nth time the point is reached) makes the process
-SIGKILL itself there: no clean-up of any kind runs. CTXSEARCH_PAUSE_AT=NAME:SECONDS
-sleeps at every pass (saying so on stderr), so that tests can act while a run waits there.
-Nothing happens when the variables are not set.
+SIGKILL itself there: no clean-up of any kind runs. CTXSEARCH_SIGINT_AT=NAME (or NAME:N)
+sends the process a SIGINT there instead, as a Ctrl-C landing at that instant would: the
+KeyboardInterrupt rises from the next statement, and every clean-up on the way runs.
+CTXSEARCH_PAUSE_AT=NAME:SECONDS sleeps at every pass (saying so on stderr), so that tests
+can act while a run waits there. Nothing happens when the variables are not set.
 """
 
 from __future__ import annotations
@@ -21,29 +23,42 @@ KILL_POINTS = (
     "before-space-save",
     "mid-space-save",
     "before-publish",
+    "after-commit",
     "after-publish",
+    "mid-sweep",
+)
+# The points a publish of the embedded store passes, in order (from its first space save).
+PUBLISH_POINTS = (
+    "before-space-save",
+    "mid-space-save",
+    "before-publish",
+    "after-commit",
+    "after-publish",
+    "mid-sweep",
 )
 # Points inside a Ray encoding worker (a process of the cluster, not the indexer).
 WORKER_POINTS = ("worker-batch",)
 # Points in a searching process: a pass of query encodings (`search.batching`).
 SEARCH_POINTS = ("query-encode",)
-_reached: Counter[str] = Counter()
+_SIGNALS = {"CTXSEARCH_KILL_AT": signal.SIGKILL, "CTXSEARCH_SIGINT_AT": signal.SIGINT}
+_reached: Counter[tuple[str, str]] = Counter()
 
 
 def kill_point(name: str) -> None:
-    """Kill or pause this process here if the environment asks for it."""
+    """Kill, interrupt or pause this process here if the environment asks for it."""
     pause = os.environ.get("CTXSEARCH_PAUSE_AT")
     if pause:
         point, _, seconds = pause.partition(":")
         if point == name:
             print(f"ctxsearch: paused at {name}", file=sys.stderr, flush=True)
             time.sleep(float(seconds or 1))
-    wanted = os.environ.get("CTXSEARCH_KILL_AT")
-    if not wanted:
-        return
-    point, _, count = wanted.partition(":")
-    if point != name:
-        return
-    _reached[name] += 1
-    if _reached[name] >= int(count or 1):
-        os.kill(os.getpid(), signal.SIGKILL)
+    for variable, signum in _SIGNALS.items():
+        wanted = os.environ.get(variable)
+        if not wanted:
+            continue
+        point, _, count = wanted.partition(":")
+        if point != name:
+            continue
+        _reached[variable, name] += 1
+        if _reached[variable, name] == int(count or 1):
+            os.kill(os.getpid(), signum)

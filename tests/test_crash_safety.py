@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from indexer.faults import KILL_POINTS
+from indexer.faults import KILL_POINTS, PUBLISH_POINTS
 from indexer.store.base import verify_target as verify_index
 from tests.crash_harness import (
     copy_index,
@@ -35,7 +35,9 @@ KILLS = [
     "mid-space-save",
     pytest.param("mid-space-save:2", marks=slow),
     "before-publish",
+    pytest.param("after-commit", marks=slow),
     "after-publish",
+    pytest.param("mid-sweep", marks=slow),
 ]
 
 
@@ -82,7 +84,27 @@ def test_killed_at_a_named_point_then_recovered(scenario, tiny_model_dir, kill_a
     )
     assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
     # Killed after its commit, the run has published; before it, nothing is visible.
-    recover_and_compare(index_dir, scenario, tiny_model_dir, allow_new=kill_at == "after-publish")
+    committed = kill_at in ("after-commit", "after-publish", "mid-sweep")
+    recover_and_compare(index_dir, scenario, tiny_model_dir, allow_new=committed)
+
+
+@pytest.mark.parametrize("point", PUBLISH_POINTS)
+def test_interrupted_at_a_point_of_publishing_then_recovered(scenario, tiny_model_dir, point):
+    """A Ctrl-C (SIGINT, so every clean-up on the way runs) anywhere in publishing leaves
+    the old state before the commit and the new one after it, never a broken index."""
+    index_dir = copy_index(scenario["before"], scenario["root"] / f"sigint-{point}")
+    result = run_indexer_process(
+        index_dir, scenario["folder"], tiny_model_dir, env={"CTXSEARCH_SIGINT_AT": point}
+    )
+    assert result.returncode != 0 and "KeyboardInterrupt" in result.stderr, result.stderr[-2000:]
+    report = verify_index(index_dir)
+    assert report.consistent, report.problems
+    committed = PUBLISH_POINTS.index(point) >= PUBLISH_POINTS.index("after-commit")
+    assert state(index_dir) == scenario["new" if committed else "old"]
+    assert not list(index_dir.glob(".*.tmp-*"))  # no half-saved space is left behind
+    index_in_process(index_dir, scenario["folder"], tiny_model_dir)
+    assert verify_index(index_dir).consistent
+    assert state(index_dir) == scenario["new"]
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound
+from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound, SpaceFileMissing
 from indexer.store.base import Ranked, StoredChunk, StoredDocument
 from indexer.store.local.bm25 import (
     BM25_OF_SQL,
@@ -111,7 +111,7 @@ class LocalReader:
     def snapshot(self, spaces: Iterable[str] | None = None) -> Iterator[ReaderSnapshot]:
         """One read transaction, and the asked-for spaces (default: all) of its generation."""
         self._follow_replacement()
-        for _attempt in range(_OPEN_ATTEMPTS):
+        for attempt in range(1, _OPEN_ATTEMPTS + 1):
             try:
                 self.connection.execute("BEGIN")
                 manifest = _read_manifest(self.connection)
@@ -123,13 +123,14 @@ class LocalReader:
                 names = manifest.spaces if spaces is None else list(spaces)
                 try:
                     loaded = {name: self._space(manifest, name) for name in names}
-                except FileNotFoundError:
+                except SpaceFileMissing:
+                    if attempt == _OPEN_ATTEMPTS:
+                        raise  # not a writer's sweep: the file is gone
                     continue  # a writer published and swept this generation: read again
                 yield ReaderSnapshot(self, loaded, manifest)
                 return
             finally:
                 self.connection.execute("ROLLBACK")
-        raise IndexCorrupt(f"{self.directory}: a vector space file of the index is missing")
 
     def _space(self, manifest: Manifest, name: str) -> VectorSpace:
         from indexer.store.local.vectors import VectorSpace
