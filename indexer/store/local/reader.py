@@ -31,7 +31,8 @@ from indexer.store.local.bm25 import (
 )
 from indexer.store.local.layout import DATABASE_FILE, check_is_index, file_identity, space_file
 from indexer.store.local.space_reads import SpaceReads
-from indexer.store.local.sqlite_errors import busy_timeout_ms, error_for
+from indexer.store.local.sqlite_errors import error_for
+from indexer.store.local.sqlite_uri import read_only_connection
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class LocalReader:
     def _open(self) -> None:
         try:
             self._identity = file_identity(self.database)
-            self.connection = _connect(self.database)
+            self.connection = read_only_connection(self.database)
             try:
                 applied = {row[0] for row in self.connection.execute("SELECT name FROM migrations")}
                 if not set(MIGRATION_NAMES) <= applied:
@@ -258,21 +259,6 @@ class ReaderSnapshot(SpaceReads):
             table: self.reader.rows(f"SELECT count(*) FROM {table}")[0][0]
             for table in ("documents", "chunks")
         }
-
-
-def _connect(database: Path) -> sqlite3.Connection:
-    """A read-only connection with explicit transactions; immutable where SQLite cannot
-    add the WAL index file a reader needs (a read-only folder or mount)."""
-    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, isolation_level=None)
-    connection.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
-    try:
-        connection.execute("SELECT 1 FROM manifest LIMIT 1").fetchall()
-        return connection
-    except sqlite3.OperationalError as error:
-        connection.close()
-        if "readonly" not in str(error) and "unable to open" not in str(error):
-            raise
-    return sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True, isolation_level=None)
 
 
 def _read_manifest(connection: sqlite3.Connection) -> Manifest | None:
