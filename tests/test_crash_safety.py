@@ -7,13 +7,20 @@ run must reach the same state as an uninterrupted run: same documents, same chun
 count, identical results in every search mode.
 """
 
+import json
+import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
+from click.testing import CliRunner
 
 from indexer.faults import KILL_POINTS, PUBLISH_POINTS
 from indexer.store.base import verify_target as verify_index
+from search.cli import cli
+from tests.conftest import ROOT
 from tests.crash_harness import (
     copy_index,
     index_in_process,
@@ -23,6 +30,7 @@ from tests.crash_harness import (
     state,
     write_corpus,
 )
+from tests.test_watch import PATIENCE_SECONDS, eventually, found
 
 # Every kill runs under `make eval` (-m slow); the default suite runs six of them.
 slow = pytest.mark.slow
@@ -105,6 +113,41 @@ def test_interrupted_at_a_point_of_publishing_then_recovered(scenario, tiny_mode
     index_in_process(index_dir, scenario["folder"], tiny_model_dir)
     assert verify_index(index_dir).consistent
     assert state(index_dir) == scenario["new"]
+
+
+def test_watch_aborted_right_after_its_commit_keeps_what_it_published(tmp_path, tiny_model_dir):
+    """`watch`'s second signal raises inside the run: landing just after the commit, it
+    used to sweep the generation just published (issue 24, item 3)."""
+    docs = write_corpus(tmp_path / "docs", files=3)
+    index = tmp_path / "ix"
+    index_in_process(index, docs, tiny_model_dir)
+    stderr = tmp_path / "watch.err"
+    command = [sys.executable, "-m", "search", "watch", str(docs), "--index", str(index)]
+    command += ["--model", str(tiny_model_dir), "--debounce", "100"]
+    environment = {**os.environ, "CTXSEARCH_PAUSE_AT": f"after-commit:{PATIENCE_SECONDS}"}
+    with open(stderr, "w") as err:
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env=environment
+        )
+    try:
+        eventually(lambda: "watching" in stderr.read_text(), "the start")
+        (docs / "avocets.md").write_text("Avocets sweep their upturned bills through mud.")
+        eventually(lambda: "paused at after-commit" in stderr.read_text(), "the commit")
+        process.send_signal(signal.SIGTERM)
+        eventually(lambda: "stopping after" in stderr.read_text(), "the first signal")
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=PATIENCE_SECONDS)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    log = stderr.read_text()
+    assert status == 130 and "Traceback" not in log, log
+    report = verify_index(index)
+    assert report.consistent, report.problems
+    assert found(index, "avocets") == ["avocets.md"]  # committed, so published
+    shown = json.loads(CliRunner().invoke(cli, ["info", "--index", str(index), "--json"]).stdout)
+    assert shown["documents"] == 4
 
 
 @pytest.fixture(scope="module")
