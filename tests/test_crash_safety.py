@@ -1,10 +1,11 @@
-"""SIGKILL the indexer at many points: the index always opens, verifies, and recovers.
+"""SIGKILL or SIGINT the indexer at many points: the index always opens, verifies, recovers.
 
 Each crash starts from the same index (a first corpus, indexed) while the folder has
 changed (five files edited, five deleted, five added). After the kill the index must
-open and verify consistent, hold exactly the old state (runs are atomic), and a new
-run must reach the same state as an uninterrupted run: same documents, same chunk
-count, identical results in every search mode.
+open and verify consistent, hold exactly the old state (runs are atomic) or, past the
+commit, the new one, and a new run must reach the same state as an uninterrupted run:
+same documents, same chunk count, identical results in every search mode. A SIGINT runs
+every clean-up on the way (a SIGKILL none), so both are tried at every point of publishing.
 """
 
 import json
