@@ -23,6 +23,11 @@ class IndexCorrupt(CtxsearchError):
     """The index exists but one of its files cannot be read."""
 
 
+class SpaceFileMissing(IndexCorrupt):
+    """A vector space file the published generation needs is not on disk (a reader may
+    meet this in the instant a writer publishes and sweeps; `repair` rebuilds it)."""
+
+
 class IndexLocked(CtxsearchError):
     """Another process is writing the index (or holds its database locked)."""
 

@@ -1,11 +1,14 @@
-"""Named points where a test may kill or pause the indexer, to prove crash safety.
+"""Named points where a test may kill, interrupt or pause the indexer, to prove crash safety.
 
 CTXSEARCH_KILL_AT=NAME (or NAME:N, the Nth time the point is reached) makes the process
-SIGKILL itself there: no clean-up of any kind runs. CTXSEARCH_PAUSE_AT=NAME:SECONDS
-sleeps at every pass (saying so on stderr), so that tests can act while a run waits there.
-CTXSEARCH_HOLD_AT=NAME:FIFO stops at the first pass (saying so on stderr) until a test
-opens the named pipe FIFO for writing and closes it: a wait that ends on an event, not
-after a guessed time. Nothing happens when the variables are not set.
+SIGKILL itself there: no clean-up of any kind runs. CTXSEARCH_SIGINT_AT=NAME (or NAME:N)
+sends the process a SIGINT there instead, as a Ctrl-C landing at that instant would: the
+KeyboardInterrupt rises from the next statement, and every clean-up on the way runs.
+CTXSEARCH_PAUSE_AT=NAME:SECONDS sleeps at every pass (saying so on stderr), so that tests
+can act while a run waits there. CTXSEARCH_HOLD_AT=NAME:FIFO stops at the first pass
+(saying so on stderr) until a test opens the named pipe FIFO for writing and closes it: a
+wait that ends on an event, not after a guessed time. Nothing happens when the variables
+are not set.
 """
 
 from __future__ import annotations
@@ -23,7 +26,18 @@ KILL_POINTS = (
     "before-space-save",
     "mid-space-save",
     "before-publish",
+    "after-commit",
     "after-publish",
+    "mid-sweep",
+)
+# The points a publish of the embedded store passes, in order (from its first space save).
+PUBLISH_POINTS = (
+    "before-space-save",
+    "mid-space-save",
+    "before-publish",
+    "after-commit",
+    "after-publish",
+    "mid-sweep",
 )
 # Points inside a Ray encoding worker (a process of the cluster, not the indexer).
 WORKER_POINTS = ("worker-batch",)
@@ -31,12 +45,13 @@ WORKER_POINTS = ("worker-batch",)
 SEARCH_POINTS = ("query-encode",)
 # Points in the ONNX export of the query model (`indexer.encoders.export`), after a run.
 EXPORT_POINTS = ("mid-export",)
-_reached: Counter[str] = Counter()
+_SIGNALS = {"CTXSEARCH_KILL_AT": signal.SIGKILL, "CTXSEARCH_SIGINT_AT": signal.SIGINT}
+_reached: Counter[tuple[str, str]] = Counter()
 _held: set[str] = set()
 
 
 def kill_point(name: str) -> None:
-    """Kill or pause this process here if the environment asks for it."""
+    """Kill, interrupt or pause this process here if the environment asks for it."""
     pause = os.environ.get("CTXSEARCH_PAUSE_AT")
     if pause:
         point, _, seconds = pause.partition(":")
@@ -51,12 +66,13 @@ def kill_point(name: str) -> None:
             print(f"ctxsearch: held at {name}", file=sys.stderr, flush=True)
             with open(fifo, "rb") as gate:  # blocks until a writer opens it
                 gate.read()  # and until it closes
-    wanted = os.environ.get("CTXSEARCH_KILL_AT")
-    if not wanted:
-        return
-    point, _, count = wanted.partition(":")
-    if point != name:
-        return
-    _reached[name] += 1
-    if _reached[name] >= int(count or 1):
-        os.kill(os.getpid(), signal.SIGKILL)
+    for variable, signum in _SIGNALS.items():
+        wanted = os.environ.get(variable)
+        if not wanted:
+            continue
+        point, _, count = wanted.partition(":")
+        if point != name:
+            continue
+        _reached[variable, name] += 1
+        if _reached[variable, name] == int(count or 1):
+            os.kill(os.getpid(), signum)

@@ -179,6 +179,19 @@ def test_a_corrupt_faiss_file(index_dir):
     assert result.exit_code == 1 and "unreadable FAISS file" in result.stdout
 
 
+def test_a_missing_space_file_names_the_problem_and_the_fix(index_dir, notes):
+    """Issue 24, item 19: a published vector space file is gone (as a Ctrl-C after the
+    commit used to leave it); every command says so in a sentence naming the fix."""
+    next(index_dir.glob("contextual-*.faiss")).unlink()
+    for args in (["index", notes], ["query", "owls"], ["compare", "owls"], ["remove", notes]):
+        assert_error(run(*args, "--index", index_dir), 1, "is missing: run `ctxsearch repair`")
+    checked = run("verify", "--index", index_dir)
+    assert checked.exit_code == 1 and "is missing: run `ctxsearch repair`" in checked.stdout
+    assert run("repair", "--index", index_dir).exit_code == 0
+    assert run("verify", "--index", index_dir).exit_code == 0
+    assert run("query", "owls", "--index", index_dir).exit_code == 0
+
+
 def test_a_corrupt_sqlite_file(index_dir):
     (index_dir / "ctxsearch.sqlite").write_bytes(b"garbage" * 1000)
     for name in ("ctxsearch.sqlite-wal", "ctxsearch.sqlite-shm"):

@@ -1,19 +1,27 @@
-"""SIGKILL the indexer at many points: the index always opens, verifies, and recovers.
+"""SIGKILL or SIGINT the indexer at many points: the index always opens, verifies, recovers.
 
 Each crash starts from the same index (a first corpus, indexed) while the folder has
 changed (five files edited, five deleted, five added). After the kill the index must
-open and verify consistent, hold exactly the old state (runs are atomic), and a new
-run must reach the same state as an uninterrupted run: same documents, same chunk
-count, identical results in every search mode.
+open and verify consistent, hold exactly the old state (runs are atomic) or, past the
+commit, the new one, and a new run must reach the same state as an uninterrupted run:
+same documents, same chunk count, identical results in every search mode. A SIGINT runs
+every clean-up on the way (a SIGKILL none), so both are tried at every point of publishing.
 """
 
+import json
+import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
+from click.testing import CliRunner
 
-from indexer.faults import KILL_POINTS
+from indexer.faults import KILL_POINTS, PUBLISH_POINTS
 from indexer.store.base import verify_target as verify_index
+from search.cli import cli
+from tests.conftest import ROOT
 from tests.crash_harness import (
     copy_index,
     index_in_process,
@@ -23,6 +31,7 @@ from tests.crash_harness import (
     state,
     write_corpus,
 )
+from tests.test_watch import PATIENCE_SECONDS, eventually, found
 
 # Every kill runs under `make eval` (-m slow); the default suite runs six of them.
 slow = pytest.mark.slow
@@ -35,7 +44,9 @@ KILLS = [
     "mid-space-save",
     pytest.param("mid-space-save:2", marks=slow),
     "before-publish",
+    pytest.param("after-commit", marks=slow),
     "after-publish",
+    pytest.param("mid-sweep", marks=slow),
 ]
 
 
@@ -82,7 +93,62 @@ def test_killed_at_a_named_point_then_recovered(scenario, tiny_model_dir, kill_a
     )
     assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
     # Killed after its commit, the run has published; before it, nothing is visible.
-    recover_and_compare(index_dir, scenario, tiny_model_dir, allow_new=kill_at == "after-publish")
+    committed = kill_at in ("after-commit", "after-publish", "mid-sweep")
+    recover_and_compare(index_dir, scenario, tiny_model_dir, allow_new=committed)
+
+
+@pytest.mark.parametrize("point", PUBLISH_POINTS)
+def test_interrupted_at_a_point_of_publishing_then_recovered(scenario, tiny_model_dir, point):
+    """A Ctrl-C (SIGINT, so every clean-up on the way runs) anywhere in publishing leaves
+    the old state before the commit and the new one after it, never a broken index."""
+    index_dir = copy_index(scenario["before"], scenario["root"] / f"sigint-{point}")
+    result = run_indexer_process(
+        index_dir, scenario["folder"], tiny_model_dir, env={"CTXSEARCH_SIGINT_AT": point}
+    )
+    assert result.returncode != 0 and "KeyboardInterrupt" in result.stderr, result.stderr[-2000:]
+    report = verify_index(index_dir)
+    assert report.consistent, report.problems
+    committed = PUBLISH_POINTS.index(point) >= PUBLISH_POINTS.index("after-commit")
+    assert state(index_dir) == scenario["new" if committed else "old"]
+    assert not list(index_dir.glob(".*.tmp-*"))  # no half-saved space is left behind
+    index_in_process(index_dir, scenario["folder"], tiny_model_dir)
+    assert verify_index(index_dir).consistent
+    assert state(index_dir) == scenario["new"]
+
+
+def test_watch_aborted_right_after_its_commit_keeps_what_it_published(tmp_path, tiny_model_dir):
+    """`watch`'s second signal raises inside the run: landing just after the commit, it
+    used to sweep the generation just published (issue 24, item 3)."""
+    docs = write_corpus(tmp_path / "docs", files=3)
+    index = tmp_path / "ix"
+    index_in_process(index, docs, tiny_model_dir)
+    stderr = tmp_path / "watch.err"
+    command = [sys.executable, "-m", "search", "watch", str(docs), "--index", str(index)]
+    command += ["--model", str(tiny_model_dir), "--debounce", "100"]
+    environment = {**os.environ, "CTXSEARCH_PAUSE_AT": f"after-commit:{PATIENCE_SECONDS}"}
+    with open(stderr, "w") as err:
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env=environment
+        )
+    try:
+        eventually(lambda: "watching" in stderr.read_text(), "the start")
+        (docs / "avocets.md").write_text("Avocets sweep their upturned bills through mud.")
+        eventually(lambda: "paused at after-commit" in stderr.read_text(), "the commit")
+        process.send_signal(signal.SIGTERM)
+        eventually(lambda: "stopping after" in stderr.read_text(), "the first signal")
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=PATIENCE_SECONDS)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    log = stderr.read_text()
+    assert status == 130 and "Traceback" not in log, log
+    report = verify_index(index)
+    assert report.consistent, report.problems
+    assert found(index, "avocets") == ["avocets.md"]  # committed, so published
+    shown = json.loads(CliRunner().invoke(cli, ["info", "--index", str(index), "--json"]).stdout)
+    assert shown["documents"] == 4
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,8 @@ What every store does is in test_store_contract.py.
 import sqlite3
 
 import pytest
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import create_engine, event, inspect, text
+from sqlalchemy.orm import Session
 
 from indexer.errors import IndexCorrupt, IndexNotFound, ModelMismatch
 from indexer.store.base import open_store
@@ -83,6 +84,40 @@ def test_each_write_publishes_the_next_generation_and_sweeps_the_old(tmp_path):
         assert snapshot.manifest.generation == 2 and snapshot.space_size("static") == 2
     store.close()
     reader.close()
+
+
+def test_a_signal_inside_the_commit_keeps_what_the_commit_published(tmp_path):
+    """Issue 24, item 3: a KeyboardInterrupt rising inside `session.commit()`, after
+    SQLite committed, made the clean-up sweep the generation just published."""
+    store = new_store(tmp_path / "ix")
+    add(store, "/docs/a.txt", ["one"])
+
+    def interrupt(_session: Session) -> None:  # as a Ctrl-C landing after SQLite's COMMIT
+        raise KeyboardInterrupt
+
+    event.listen(Session, "after_commit", interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            add(store, "/docs/b.txt", ["two"])
+    finally:
+        event.remove(Session, "after_commit", interrupt)
+    assert store.manifest.generation == 2  # learnt from the database, not from memory
+    assert store.verify().consistent, store.verify().problems
+    faiss_files = sorted(p.name for p in (tmp_path / "ix").glob("*.faiss"))
+    assert faiss_files == ["contextual-000002.faiss", "static-000002.faiss"]
+    with store.snapshot() as snapshot:
+        assert snapshot.space_size("static") == 2
+    store.close()
+
+
+def test_the_sweep_keeps_the_files_the_database_names_whatever_memory_says(tmp_path):
+    store = new_store(tmp_path / "ix")
+    add(store, "/docs/a.txt", ["one"])
+    with store.writer():
+        store.manifest.generation = 7  # a copy in memory that fell behind or ran ahead
+        store.sweep()
+    assert store.verify().consistent
+    store.close()
 
 
 def test_migrations_are_recorded_and_match_the_models(tmp_path):

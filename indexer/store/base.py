@@ -17,6 +17,7 @@ Two backends: a folder path is the embedded store (SQLite + FTS5 + FAISS files, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ Ranked = list[tuple[int, float]]
 # Encodes chunk texts into one array of unit vectors per vector space (for `rebuild`).
 SpaceEncoder = Callable[[list[str]], "dict[str, np.ndarray]"]
 RebuildProgress = Callable[[int, int], None]
+# A database URL's scheme; anything else is a folder path, taken literally.
+_DATABASE_URL = re.compile(r"postgresql(\+[^:/]*)?:")
 
 
 @dataclass(frozen=True)
@@ -258,8 +261,9 @@ class Store(Protocol):
 
 
 def is_database_url(target: Target) -> bool:
-    """Whether `target` names a database (a URL) rather than a folder."""
-    return isinstance(target, str) and target.split(":", 1)[0].startswith("postgresql")
+    """Whether `target` names a database (a URL: `postgresql:` or `postgresql+DRIVER:`)
+    rather than a folder (`postgresql-notes` is a folder)."""
+    return isinstance(target, str) and _DATABASE_URL.match(target) is not None
 
 
 def open_store(target: Target, create: bool = False, read_only: bool = False) -> Store:

@@ -12,13 +12,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from indexer.store.local.sqlite_errors import busy_timeout_ms, error_for
+from indexer.store.local.sqlite_uri import sqlite_uri
 
 # Execution option that makes a transaction a write transaction (BEGIN IMMEDIATE).
 WRITE = "ctxsearch_write"
+
+
+def sqlite_url(path: Path, immutable: bool = False) -> URL:
+    """The SQLAlchemy URL of the SQLite file at `path`, whatever characters the path holds
+    (its quoted `file:` URI, see `sqlite_uri`; a path pasted into a URL is misread)."""
+    return URL.create(
+        "sqlite", database=sqlite_uri(path, immutable=immutable), query={"uri": "true"}
+    )
 
 
 def sqlite_engine(path: Path, read_only: bool = False) -> Engine:
@@ -28,9 +37,7 @@ def sqlite_engine(path: Path, read_only: bool = False) -> Engine:
     where SQLite could not create the shared-memory file that WAL readers need (and
     where nobody can change the file under the reader).
     """
-    engine = create_engine(
-        f"sqlite:///file:{path}?mode=ro&immutable=1&uri=true" if read_only else f"sqlite:///{path}"
-    )
+    engine = create_engine(sqlite_url(path, immutable=read_only))
 
     @event.listens_for(engine, "connect")
     def _configure(connection, _record) -> None:  # type: ignore[no-untyped-def]

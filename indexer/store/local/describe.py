@@ -13,6 +13,7 @@ from typing import Any
 from indexer.errors import IndexCorrupt, IndexNotFound
 from indexer.store.describe import description, folders
 from indexer.store.local.layout import DATABASE_FILE, is_index, space_file
+from indexer.store.local.sqlite_uri import read_only_connection
 from indexer.store.manifest import Manifest
 
 
@@ -25,7 +26,7 @@ def describe_folder(index_dir: Path) -> dict[str, Any]:
         raise IndexNotFound(f"{directory}: not a ctxsearch index")
     database = directory / DATABASE_FILE
     try:
-        connection = _connect_read_only(database)
+        connection = read_only_connection(database)
         try:
             rows = dict(connection.execute("SELECT key, value FROM manifest").fetchall())
             counts = {
@@ -49,19 +50,6 @@ def describe_folder(index_dir: Path) -> dict[str, Any]:
     return description(
         str(directory), "sqlite+faiss", manifest, counts, roots, sizes, folder_counts
     )
-
-
-def _connect_read_only(database: Path) -> sqlite3.Connection:
-    """A read-only connection; immutable where SQLite cannot add its WAL index file."""
-    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
-    try:
-        connection.execute("SELECT 1 FROM manifest LIMIT 1")
-        return connection
-    except sqlite3.OperationalError as error:
-        connection.close()
-        if "readonly" not in str(error) and "unable to open" not in str(error):
-            raise
-    return sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True)
 
 
 def _records(connection: sqlite3.Connection) -> int:

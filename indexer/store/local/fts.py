@@ -32,6 +32,7 @@ from indexer.store.local.bm25 import (
     bm25_of_parameters,
     match_expression,
 )
+from indexer.store.local.database import sqlite_url
 from indexer.store.schema import ChunkRow, DocumentRow
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -128,7 +129,7 @@ class TextCollection:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.engine = create_engine(f"sqlite:///{self.path}")
+        self.engine = create_engine(sqlite_url(self.path))
 
     @classmethod
     def write(cls, path: Path, texts: list[str]) -> TextCollection:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound
+from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound, SpaceFileMissing
 from indexer.store.base import Ranked, StoredChunk, StoredDocument
 from indexer.store.local.bm25 import (
     BM25_OF_SQL,
@@ -31,7 +31,8 @@ from indexer.store.local.bm25 import (
 )
 from indexer.store.local.layout import DATABASE_FILE, check_is_index, file_identity, space_file
 from indexer.store.local.space_reads import SpaceReads
-from indexer.store.local.sqlite_errors import busy_timeout_ms, error_for
+from indexer.store.local.sqlite_errors import error_for
+from indexer.store.local.sqlite_uri import read_only_connection
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class LocalReader:
     def _open(self) -> None:
         try:
             self._identity = file_identity(self.database)
-            self.connection = _connect(self.database)
+            self.connection = read_only_connection(self.database)
             try:
                 applied = {row[0] for row in self.connection.execute("SELECT name FROM migrations")}
                 if not set(MIGRATION_NAMES) <= applied:
@@ -111,7 +112,7 @@ class LocalReader:
     def snapshot(self, spaces: Iterable[str] | None = None) -> Iterator[ReaderSnapshot]:
         """One read transaction, and the asked-for spaces (default: all) of its generation."""
         self._follow_replacement()
-        for _attempt in range(_OPEN_ATTEMPTS):
+        for attempt in range(1, _OPEN_ATTEMPTS + 1):
             try:
                 self.connection.execute("BEGIN")
                 manifest = _read_manifest(self.connection)
@@ -123,13 +124,14 @@ class LocalReader:
                 names = manifest.spaces if spaces is None else list(spaces)
                 try:
                     loaded = {name: self._space(manifest, name) for name in names}
-                except FileNotFoundError:
+                except SpaceFileMissing:
+                    if attempt == _OPEN_ATTEMPTS:
+                        raise  # not a writer's sweep: the file is gone
                     continue  # a writer published and swept this generation: read again
                 yield ReaderSnapshot(self, loaded, manifest)
                 return
             finally:
                 self.connection.execute("ROLLBACK")
-        raise IndexCorrupt(f"{self.directory}: a vector space file of the index is missing")
 
     def _space(self, manifest: Manifest, name: str) -> VectorSpace:
         from indexer.store.local.vectors import VectorSpace
@@ -257,21 +259,6 @@ class ReaderSnapshot(SpaceReads):
             table: self.reader.rows(f"SELECT count(*) FROM {table}")[0][0]
             for table in ("documents", "chunks")
         }
-
-
-def _connect(database: Path) -> sqlite3.Connection:
-    """A read-only connection with explicit transactions; immutable where SQLite cannot
-    add the WAL index file a reader needs (a read-only folder or mount)."""
-    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, isolation_level=None)
-    connection.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
-    try:
-        connection.execute("SELECT 1 FROM manifest LIMIT 1").fetchall()
-        return connection
-    except sqlite3.OperationalError as error:
-        connection.close()
-        if "readonly" not in str(error) and "unable to open" not in str(error):
-            raise
-    return sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True, isolation_level=None)
 
 
 def _read_manifest(connection: sqlite3.Connection) -> Manifest | None:

@@ -16,15 +16,22 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy.exc import DatabaseError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound, StoreWriteFailed
+from indexer.errors import (
+    CtxsearchError,
+    IndexClosed,
+    IndexCorrupt,
+    IndexNotFound,
+    SpaceFileMissing,
+    StoreWriteFailed,
+)
 from indexer.faults import kill_point
 from indexer.store import records
 from indexer.store.base import (
@@ -233,7 +240,12 @@ class LocalStore:
     @contextmanager
     def _publishing(self, manifest: Manifest, spaces: dict[str, VectorSpace]) -> Iterator[Session]:
         """One write transaction; on leaving, save the spaces as the next generation and
-        commit it with the manifest. A change that changed nothing publishes nothing."""
+        commit it with the manifest. A change that changed nothing publishes nothing.
+
+        Whatever stops it (an error, a signal at any statement, the commit's included),
+        the clean-up asks the database which generation is published, keeps its files and
+        sweeps the others: the old state if the commit did not happen, the new one if it did.
+        """
         next_generation = manifest.generation + 1
         with sqlite_errors(self.target):
             session = Session(self.engine.execution_options(**{WRITE: True}))
@@ -253,9 +265,9 @@ class LocalStore:
                 records.write_manifest(session, manifest)
                 kill_point("before-publish")
                 session.commit()
+                kill_point("after-commit")
             except BaseException:
-                session.rollback()
-                self.sweep()
+                self._settle_stopped_publish(session)
                 raise
             finally:
                 session.close()
@@ -263,12 +275,33 @@ class LocalStore:
         kill_point("after-publish")
         self.sweep()
 
+    def _settle_stopped_publish(self, session: Session) -> None:
+        """After a publish stopped before its end, perhaps after its commit: roll back what
+        did not commit, then keep the files of what the database publishes, sweep the rest.
+
+        A failure here is left to the next writer's sweep, so that the error that stopped
+        the publish is the one reported (a second signal simply ends this early: the
+        sweep never deletes the published generation's files).
+        """
+        with suppress(SQLAlchemyError):  # refused in the state a stopped commit leaves
+            session.rollback()
+        with suppress(CtxsearchError, SQLAlchemyError, OSError):
+            self.manifest = self._read_manifest()
+            self.sweep()
+
     def sweep(self) -> None:
-        """Delete space files of other generations than the published one (writer only)."""
-        published = self.manifest.generation if self.manifest else 0
+        """Delete the space files of every generation but the one the database publishes,
+        and leftover temporary files (writer only: holding the writer lock, nobody else
+        publishes or saves meanwhile). The generation is read from the database, never
+        from memory, which may be behind it: a stopped publish may have committed."""
+        self._check_writer()
+        with sqlite_errors(self.target):
+            manifest = self._read_manifest()
+        published = manifest.generation if manifest else 0
         for path, _space, generation in space_files(self.directory):
             if generation != published:
                 path.unlink(missing_ok=True)
+                kill_point("mid-sweep")
         for leftover in self.directory.glob(".*.faiss.tmp-*"):
             leftover.unlink(missing_ok=True)
 
@@ -281,18 +314,19 @@ class LocalStore:
         ones this snapshot will search, changes nothing here)."""
         self._follow_replacement()
         with sqlite_errors(self.target):
-            for _attempt in range(_OPEN_ATTEMPTS):
+            for attempt in range(1, _OPEN_ATTEMPTS + 1):
                 with Session(self.engine) as session:
                     manifest = records.read_manifest(session)  # starts the read transaction
                     if manifest is None:
                         raise IndexCorrupt(f"{self.directory}: the index has no manifest")
                     try:
                         spaces = self._spaces_for_reading(manifest)
-                    except FileNotFoundError:
+                    except SpaceFileMissing:
+                        if attempt == _OPEN_ATTEMPTS:
+                            raise  # not a writer's sweep: the file is gone
                         continue  # a writer published and swept this generation: read again
                     yield LocalSnapshot(session, spaces, manifest)
                     return
-        raise IndexCorrupt(f"{self.directory}: a vector space file of the index is missing")
 
     def _spaces_for_reading(self, manifest: Manifest) -> dict[str, VectorSpace]:
         """The spaces of the manifest's generation, loaded once and shared by readers."""

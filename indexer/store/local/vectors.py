@@ -19,7 +19,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from indexer.errors import IndexCorrupt, StoreWriteFailed
+from indexer.errors import IndexCorrupt, SpaceFileMissing, StoreWriteFailed
 from indexer.faults import kill_point
 from indexer.store.index_types import (
     HNSW_EF_CONSTRUCTION,
@@ -57,7 +57,10 @@ class VectorSpace:
             index = faiss.read_index(str(path))
         except RuntimeError as error:
             if not path.exists():
-                raise FileNotFoundError(path) from error
+                raise SpaceFileMissing(
+                    f"{path.parent}: the vector space file {path.name} is missing: run "
+                    "`ctxsearch repair` to rebuild it from the stored passages"
+                ) from error
             raise IndexCorrupt(f"{path}: unreadable FAISS file") from error
         if index.d != self.dim:
             raise IndexCorrupt(f"{path}: dimension {index.d}, the manifest says {self.dim}")
