@@ -9,10 +9,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISREG
 
-from indexer.errors import SourceNotFound, UnreadableFile
+from indexer.errors import InvalidIgnoreFile, SourceNotFound, UnreadableFile
 from indexer.layout import Layout, text_kind, text_layout
 from indexer.readers import LAYOUT_READERS, READERS
-from indexer.rules import RootRules
+from indexer.rules import RootRules, pattern_error
 
 SKIPPED_FOLDERS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
@@ -74,7 +74,8 @@ def walk_folder(
     syntax), and what `rules` leave out (by default: web assets; see `indexer.rules`).
     Folder symlinks are not followed, so a symlink loop cannot trap the walk.
     A folder that cannot be listed is reported to `on_unreadable` (its files are unknown,
-    not gone); the root itself must be readable (`SourceNotFound`).
+    not gone); the root itself must be readable (`SourceNotFound`), and its ignore file
+    usable (`InvalidIgnoreFile`, before anything is yielded).
     """
     root = Path(root)
     if not root.exists():
@@ -149,8 +150,21 @@ def _reader_failure(path: Path, error: Exception) -> str:
 
 
 def _ignore_lines(root: Path) -> list[str]:
+    """The lines of the root's ignore file, each checked (`InvalidIgnoreFile` if not)."""
     rules = root / IGNORE_FILE
-    return rules.read_text(encoding="utf-8").splitlines() if rules.is_file() else []
+    if not rules.is_file():
+        return []
+    try:
+        lines = rules.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise InvalidIgnoreFile(f"{path_text(rules)}: not UTF-8 text ({error.reason})") from error
+    except OSError as error:
+        why = error.strerror or str(error)
+        raise InvalidIgnoreFile(f"{path_text(rules)}: cannot be read ({why})") from error
+    for number, line in enumerate(lines, start=1):
+        if why := pattern_error(line):
+            raise InvalidIgnoreFile(f"{path_text(rules)} line {number}: {why}")
+    return lines
 
 
 def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Document:
