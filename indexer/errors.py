@@ -72,6 +72,15 @@ class InvalidSettings(CtxsearchError):
     """An indexing setting that cannot work (an unknown pooling, a negative overlap ...)."""
 
 
+class InvalidPattern(InvalidSettings):
+    """An --exclude or --include pattern that is not valid gitignore syntax (it is named)."""
+
+
+class InvalidIgnoreFile(CtxsearchError):
+    """A folder's `.ctxsearchignore` cannot be used (a line that is not a valid pattern, or
+    text that is not UTF-8): the folder is not indexed until the file is fixed."""
+
+
 class MissingDependency(CtxsearchError):
     """A method needs an optional package that is not installed (named with its extra)."""
 

@@ -16,6 +16,7 @@ from indexer.errors import UnreadableFile
 from indexer.layout import Layout
 from indexer.office_readers import read_docx, read_epub, read_odt, read_pptx
 from indexer.pdf_text import clean_pdf_text, split_run_together
+from indexer.reading_limits import READING_LIMITS, ReadingBudget, ReadingLimits
 
 if TYPE_CHECKING:
     from pypdf import PageObject
@@ -149,24 +150,26 @@ def _monotone(anchors: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return sorted(found.items())
 
 
-def read_pdf(data: bytes) -> str:
+def read_pdf(data: bytes, *, limits: ReadingLimits = READING_LIMITS) -> str:
     """The text layer of a PDF, one paragraph break between pages, cleaned (`pdf_text`)."""
-    return read_pdf_layout(data)[0]
+    return read_pdf_layout(data, limits=limits)[0]
 
 
-def read_pdf_layout(data: bytes) -> tuple[str, Layout]:
-    """`read_pdf`'s text, with where each page's text starts in it."""
+def read_pdf_layout(data: bytes, *, limits: ReadingLimits = READING_LIMITS) -> tuple[str, Layout]:
+    """`read_pdf`'s text, with where each page's text starts in it; its pages and text
+    counted against `limits` (`indexer.reading_limits`)."""
     import logging
 
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)
+    budget = ReadingBudget("PDF", limits)
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise UnreadableFile("the PDF is encrypted")
-        pages = [_page_text(page) for page in reader.pages]
+        pages = [budget.text(_page_text(page)) for page in budget.counted(reader.pages)]
     except UnreadableFile:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as error:

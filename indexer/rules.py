@@ -11,15 +11,23 @@ beside their pages and that swamped results: style sheets, source maps, minified
 JavaScript in asset folders (`_static/`, `static/`, `assets/`, `js/`) and Sphinx's
 `_sources/` copies of every page (the same text again as `.rst.txt`). JavaScript
 elsewhere (a project's `src/`) is still read as code.
+
+A pattern pathspec cannot compile (`[z-a]`, a lone `\\` or `!`) is refused where it enters:
+`RootRules` raises `InvalidPattern` naming it, and `indexer.sources` checks each line of
+`.ctxsearchignore` with `pattern_error` before a walk starts.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import pathspec
+from pathspec.patterns.gitignore import GitIgnorePatternError
+
+from indexer.errors import InvalidPattern
 
 DEFAULT_EXCLUDES = (
     "*.css",
@@ -45,7 +53,14 @@ class RootRules:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     default_excludes: bool = True
-    ignore_file: tuple[str, ...] = field(default=(), compare=False)  # .ctxsearchignore lines
+    # The lines of .ctxsearchignore, checked where the file is read (`indexer.sources`).
+    ignore_file: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        for kind, patterns in (("exclude", self.exclude), ("include", self.include)):
+            for pattern in patterns:
+                if why := pattern_error(pattern):
+                    raise InvalidPattern(f"{kind} pattern {why}")
 
     def to_json(self) -> str:
         """What the root's row remembers (not the ignore file: it is read at each run)."""
@@ -99,6 +114,20 @@ class RootRules:
         if self.include and not included:
             return True
         return not included and self._defaults.match_file(relative)
+
+
+def pattern_error(pattern: str) -> str | None:
+    """Why `pattern` is not a gitignore pattern pathspec can use, naming it (None: it is)."""
+    try:
+        pathspec.GitIgnoreSpec.from_lines([pattern])
+    except GitIgnorePatternError as error:
+        detail = str(error.__cause__ or error)
+    except re.error as error:  # a reversed range: pathspec hands on the regex's own error
+        detail = error.msg
+    else:
+        return None
+    detail = detail.removesuffix(f": {pattern!r}").rstrip(".")
+    return f"{pattern!r} is not a valid gitignore pattern ({detail[:1].lower()}{detail[1:]})"
 
 
 def merged(

@@ -9,10 +9,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISREG
 
-from indexer.errors import SourceNotFound, UnreadableFile
+from indexer.errors import InvalidIgnoreFile, SourceNotFound, UnreadableFile
 from indexer.layout import Layout, text_kind, text_layout
 from indexer.readers import LAYOUT_READERS, READERS
-from indexer.rules import RootRules
+from indexer.reading_limits import MAX_TEXT_CHARACTERS, text_over_limit
+from indexer.rules import RootRules, pattern_error
 
 SKIPPED_FOLDERS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
@@ -74,7 +75,8 @@ def walk_folder(
     syntax), and what `rules` leave out (by default: web assets; see `indexer.rules`).
     Folder symlinks are not followed, so a symlink loop cannot trap the walk.
     A folder that cannot be listed is reported to `on_unreadable` (its files are unknown,
-    not gone); the root itself must be readable (`SourceNotFound`).
+    not gone); the root itself must be readable (`SourceNotFound`), and its ignore file
+    usable (`InvalidIgnoreFile`, before anything is yielded).
     """
     root = Path(root)
     if not root.exists():
@@ -141,16 +143,33 @@ def _read_bounded(path: Path, max_bytes: int) -> bytes:
         os.close(descriptor)
 
 
+def _kind(path: Path) -> str:
+    return path.suffix.lower().lstrip(".").upper() or "file"
+
+
 def _reader_failure(path: Path, error: Exception) -> str:
-    kind = path.suffix.lower().lstrip(".").upper() or "file"
+    kind = _kind(path)
     detail = str(error).strip().splitlines()[0] if str(error).strip() else ""
     what = "an unsupported feature" if isinstance(error, NotImplementedError) else "an error"
     return f"the {kind} reader hit {what} ({type(error).__name__}{': ' + detail if detail else ''})"
 
 
 def _ignore_lines(root: Path) -> list[str]:
+    """The lines of the root's ignore file, each checked (`InvalidIgnoreFile` if not)."""
     rules = root / IGNORE_FILE
-    return rules.read_text(encoding="utf-8").splitlines() if rules.is_file() else []
+    if not rules.is_file():
+        return []
+    try:
+        lines = rules.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise InvalidIgnoreFile(f"{path_text(rules)}: not UTF-8 text ({error.reason})") from error
+    except OSError as error:
+        why = error.strerror or str(error)
+        raise InvalidIgnoreFile(f"{path_text(rules)}: cannot be read ({why})") from error
+    for number, line in enumerate(lines, start=1):
+        if why := pattern_error(line):
+            raise InvalidIgnoreFile(f"{path_text(rules)} line {number}: {why}")
+    return lines
 
 
 def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Document:
@@ -159,7 +178,9 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
     Whatever goes wrong with one file (a reader's own error included) is that file's
     failure, never the run's. The file is opened without blocking and checked to still
     be a regular file (it may have become a FIFO since the walk), and at most
-    `max_bytes` are read, whatever its size became.
+    `max_bytes` are read, whatever its size became. Its text may not pass
+    `MAX_TEXT_CHARACTERS` (the readers of containers also stop their work at the limits
+    of `indexer.reading_limits`).
     """
     data = _read_bounded(source.path, max_bytes)
     suffix = source.path.suffix.lower()
@@ -167,7 +188,10 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
         if suffix in LAYOUT_READERS:
             text, layout = LAYOUT_READERS[suffix](data)
         else:
-            text = READERS[suffix](data)
+            text, layout = READERS[suffix](data), None
+        if len(text) > MAX_TEXT_CHARACTERS:  # (a text file read with a larger `max_bytes`)
+            raise text_over_limit(_kind(source.path))
+        if layout is None:
             layout = text_layout(text, text_kind(source.path.name))
     except UnreadableFile:
         raise

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from indexer.errors import IndexLocked, SourceNotFound
+from indexer.errors import IndexLocked, InvalidIgnoreFile, InvalidPattern, SourceNotFound
 from indexer.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable
 from indexer.store.base import Target
 from search.cli.common import index_option, translate_errors
@@ -222,6 +222,10 @@ def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool) -> None:
             continue
         except SourceNotFound as error:  # the folder itself went away: keep watching
             click.echo(f"ctxsearch: {terminal_text(error)}", err=True)
+            return
+        except (InvalidIgnoreFile, InvalidPattern) as error:  # fixing it brings a new run
+            note = f"{error}; {display_path(str(root))} is not indexed until it is fixed"
+            click.echo(f"ctxsearch: {terminal_text(note)} (still watching)", err=True)
             return
         _report(root, summary, as_json)
         return
