@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import signal
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -129,6 +130,58 @@ def test_a_run_killed_in_the_middle_recovers_to_the_uninterrupted_result(
     index_in_process(postgres_index, folder, tiny_model_dir)
     assert verify_target(postgres_index).consistent
     assert state(postgres_index) == new
+
+
+@pytest.mark.parametrize("vector_schema", ["public", "extensions"])
+def test_an_index_in_public_and_one_in_the_default_schema_keep_apart(
+    postgres_server, tmp_path, tiny_model_dir, vector_schema
+):
+    """Issue 24 (1): with teamA in `public`, teamB (the default schema) used to fall through
+    `search_path` into `public`'s tables. Wherever pgvector lives, each index keeps to its
+    own schema in every command."""
+    import uuid
+
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = create_database(postgres_server, f"teams_{uuid.uuid4().hex[:8]}", with_vector=False)
+    parsed = make_url(url)
+    dsn = f"host={parsed.host} port={parsed.port} user={parsed.username} dbname={parsed.database}"
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA IF NOT EXISTS {vector_schema}")
+        connection.execute(f"CREATE EXTENSION vector SCHEMA {vector_schema}")
+    teams = {}
+    for team, words in (("teamA", "otters swim in the river"), ("teamB", "herons fish at dawn")):
+        folder = tmp_path / team
+        folder.mkdir()
+        (folder / f"{team}.txt").write_text(f"{words}.\n")
+        teams[team] = folder
+    public, default = f"{url}?index=public", url
+    assert (
+        invoke("index", teams["teamA"], "--index", public, "--model", tiny_model_dir).exit_code == 0
+    )
+    result = invoke(
+        "index", teams["teamB"], "--index", default, "--model", tiny_model_dir, "--json"
+    )
+    assert result.exit_code == 0, result.output
+    for target, team in ((public, "teamA"), (default, "teamB")):
+        listed = invoke("ls", "--index", target, "--json")
+        assert listed.exit_code == 0, listed.output
+        assert [Path(f["root"].split(":", 1)[1]).name for f in json.loads(listed.stdout)] == [team]
+        for mode in ("hybrid", "contextual", "static", "lexical"):
+            words = "otters herons river dawn"
+            found = invoke("query", words, "--index", target, "--mode", mode, "--json")
+            assert found.exit_code == 0, found.output
+            assert {Path(hit["path"]).name for hit in json.loads(found.stdout)["results"]} == {
+                f"{team}.txt"
+            }, (target, mode)
+        assert invoke("verify", "--index", target).exit_code == 0
+    (teams["teamB"] / "teamB.txt").write_text("herons wade at dusk.\n")
+    (teams["teamB"] / "egrets.txt").write_text("egrets nest in the reeds.\n")
+    result = invoke("index", teams["teamB"], "--index", default)
+    assert result.exit_code == 0, result.output
+    assert json.loads(invoke("info", "--index", public, "--json").stdout)["documents"] == 1
+    assert json.loads(invoke("info", "--index", default, "--json").stdout)["documents"] == 2
 
 
 def test_an_index_built_with_another_model_is_refused(postgres_index, notes, tiny_model_dir):
