@@ -207,6 +207,7 @@ def test_unusable_databases_get_one_line_and_change_nothing(postgres_server, not
         without_vector: "no `vector` extension",
         "postgresql+psycopg://localhost": "name the database",
         "postgresql+psycopg://u@h/db?index=Bad-Name": "index name",
+        "postgresql+psycopg://u@h/db?index=pg_catalog": "PostgreSQL's own",
         "postgresql+asyncpg://u@h/db": "psycopg",
     }
     for target, message in cases.items():
