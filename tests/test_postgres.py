@@ -6,7 +6,11 @@ A real PostgreSQL with pgvector runs for the session (see search/lab/postgres_se
 from __future__ import annotations
 
 import json
+import os
 import signal
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,7 @@ from indexer.store.base import open_store, verify_target
 from search import Searcher
 from search.cli import cli
 from search.lab.postgres_server import create_database
+from tests.conftest import ROOT
 from tests.crash_harness import (
     index_in_process,
     mutate_corpus,
@@ -230,3 +235,102 @@ def test_unusable_databases_get_one_line_and_change_nothing(postgres_server, not
         ).scalar_one()
     engine.dispose()
     assert schemas == 0
+
+
+def end_writer_sessions(url: str, pid: int) -> int:
+    """End, as `pg_terminate_backend` does, every database session through which process
+    `pid` holds a writer lock (an admin, `idle_session_timeout` or a NAT would); wait until
+    they are gone. How many there were."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url.split("?")[0])
+    try:
+        with engine.connect() as connection:
+            ended = connection.execute(
+                text(
+                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) "
+                    "FROM pg_stat_activity WHERE application_name = :name"
+                ),
+                {"name": f"ctxsearch writer pid {pid} on {socket.gethostname()}"},
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    return int(ended)
+
+
+def test_a_writer_that_loses_its_lock_commits_nothing(postgres_index):
+    """Issue 24 (17): once the lock's session is gone a second writer is admitted, so the
+    first run must not commit (it used to, from a connection of its own)."""
+    from tests.test_store_contract import add, new_document, new_store, paths
+
+    store = new_store(postgres_index)
+    add(store, "/docs/a.txt", ["kept"])
+    other = open_store(postgres_index)
+    try:
+        lost = r"lost its writer lock.*nothing of it was committed"
+        with pytest.raises(IndexLocked, match=lost), store.writer(), store.change() as change:
+            change.add_documents([new_document("/docs/b.txt", ["lost"])])
+            assert end_writer_sessions(postgres_index, os.getpid()) == 1
+            with other.writer(), other.change() as theirs:  # admitted: the lock is free
+                theirs.add_documents([new_document("/docs/c.txt", ["theirs"], 1)])
+        assert paths(other) == ["/docs/a.txt", "/docs/c.txt"]
+        assert other.verify().consistent
+        assert open_store(postgres_index).manifest.generation == 2
+        add(store, "/docs/d.txt", ["again"], 2)  # the store that lost its lock writes again
+        assert paths(other) == ["/docs/a.txt", "/docs/c.txt", "/docs/d.txt"]
+    finally:
+        other.close()
+        store.close()
+
+
+def test_a_run_that_committed_is_not_failed_by_losing_its_lock_afterwards(postgres_index):
+    from tests.test_store_contract import add, new_document, new_store, paths
+
+    store = new_store(postgres_index)
+    add(store, "/docs/a.txt", ["kept"])
+    with store.writer():
+        with store.change() as change:
+            change.add_documents([new_document("/docs/b.txt", ["committed"])])
+        assert end_writer_sessions(postgres_index, os.getpid()) == 1
+    assert paths(store) == ["/docs/a.txt", "/docs/b.txt"]
+    store.close()
+
+
+@pytest.mark.parametrize("point, code", [("after-batch", 3), ("after-publish", 0)])
+def test_index_exits_by_whether_it_committed_when_its_lock_session_ends(
+    postgres_index, tmp_path, tiny_model_dir, point, code
+):
+    """`ctxsearch index` whose lock session is ended mid-run exits 3 having changed
+    nothing; ended after its commit, it exits 0 (it used to exit 1 either way)."""
+    folder = write_corpus(tmp_path / "docs")
+    index_in_process(postgres_index, folder, tiny_model_dir)
+    old = state(postgres_index)
+    mutate_corpus(folder)
+    command = [sys.executable, "-m", "search", "index", str(folder), "--index", postgres_index]
+    writer = subprocess.Popen(
+        [*command, "--quiet", "--json"],
+        cwd=ROOT,
+        env={**os.environ, "CTXSEARCH_PAUSE_AT": f"{point}:10"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_pause(writer, point)
+        assert end_writer_sessions(postgres_index, writer.pid) == 1
+        holder = open_store(postgres_index)
+        if point == "after-batch":
+            with holder.writer():  # a second writer is admitted while the first waits
+                pass
+        holder.close()
+        out, err = writer.communicate(timeout=120)
+    finally:
+        writer.kill()
+    assert writer.returncode == code, err
+    assert "Traceback" not in err
+    if code:
+        assert "lost its writer lock" in err and "nothing of it was committed" in err
+        assert state(postgres_index) == old
+    else:
+        assert json.loads(out)["added"] > 0 and state(postgres_index) != old
+    assert verify_target(postgres_index).consistent
