@@ -334,3 +334,39 @@ def test_index_exits_by_whether_it_committed_when_its_lock_session_ends(
     else:
         assert json.loads(out)["added"] > 0 and state(postgres_index) != old
     assert verify_target(postgres_index).consistent
+
+
+def test_a_commit_whose_answer_is_lost_counts_as_committed(postgres_index, monkeypatch):
+    """The connection drops while the run commits, after the server committed: the run
+    asks the database, finds its generation published, and reports success."""
+    from sqlalchemy.engine import make_url
+
+    import indexer.store.postgres.store as postgres_store
+    from tests.cutting_proxy import CuttingProxy
+    from tests.test_store_contract import add, new_document, new_store, paths
+
+    url = make_url(postgres_index.split("?")[0])
+    proxy = CuttingProxy(url.host, url.port)
+    proxied = postgres_index.replace(f":{url.port}/", f":{proxy.port}/")
+    reached = postgres_store.kill_point
+
+    def arm_before_publish(name: str) -> None:
+        if name == "before-publish":
+            proxy.arm()
+        reached(name)
+
+    try:
+        store = new_store(proxied)
+        add(store, "/docs/a.txt", ["kept"])
+        monkeypatch.setattr(postgres_store, "kill_point", arm_before_publish)
+        with store.writer(), store.change() as change:
+            change.add_documents([new_document("/docs/b.txt", ["committed"])])
+        assert proxy.cut.is_set(), "the commit's answer was not lost"
+        assert store.manifest.generation == 2
+        store.close()
+        direct = open_store(postgres_index)
+        assert paths(direct) == ["/docs/a.txt", "/docs/b.txt"]
+        assert direct.manifest.generation == 2 and direct.verify().consistent
+        direct.close()
+    finally:
+        proxy.close()
