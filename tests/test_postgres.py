@@ -370,3 +370,16 @@ def test_a_commit_whose_answer_is_lost_counts_as_committed(postgres_index, monke
         direct.close()
     finally:
         proxy.close()
+
+
+@pytest.mark.parametrize("query, idle", [("", b"30"), ("&keepalives_idle=7", b"7")])
+def test_connections_send_keepalives_unless_the_url_says_otherwise(postgres_index, query, idle):
+    """An idle writer-lock session must survive a NAT: TCP keepalives are on by default."""
+    store = open_store(postgres_index + query, create=True)
+    try:
+        with store.engine.connect() as connection:
+            pgconn = connection.connection.dbapi_connection.pgconn  # type: ignore[union-attr]
+            options = {option.keyword: option.val for option in pgconn.info}
+    finally:
+        store.close()
+    assert options[b"keepalives"] == b"1" and options[b"keepalives_idle"] == idle

@@ -21,6 +21,11 @@ from indexer.store.postgres.location import PostgresLocation
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONNECT_TIMEOUT_SECONDS = 10
+# TCP keepalives (libpq's, unless the URL sets its own): a NAT or a firewall drops an idle
+# connection, and the writer lock's session idles while a run reads and encodes files; a
+# probe every 30 s keeps it open, and a peer that is gone is noticed within a minute.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10,
+              "keepalives_count": 3}  # fmt: skip
 
 
 def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") -> Engine:
@@ -39,10 +44,16 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
             f"the PostgreSQL backend needs packages that are not installed ({error.name}): "
             "pip install 'ctxsearch[postgres]'"
         ) from error
+    given = location.url.query  # type: ignore[attr-defined]
+    keepalives = {name: value for name, value in KEEPALIVES.items() if name not in given}
     engine = create_engine(
         location.url,  # type: ignore[arg-type]
         pool_pre_ping=True,
-        connect_args={"application_name": application, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+        connect_args={
+            "application_name": application,
+            "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+            **keepalives,
+        },
     )
     schema = location.schema
 
