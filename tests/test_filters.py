@@ -9,7 +9,8 @@ import pytest
 
 from indexer import Indexer
 from indexer.errors import InvalidQuery
-from indexer.store.filters import glob_regex, make_filter
+from indexer.store.filters import make_filter
+from indexer.store.globs import glob_regex
 from search.engine import Searcher
 from search.modes import MODES
 
@@ -116,6 +117,10 @@ def test_the_light_reader_allows_exactly_the_chunks_the_store_allows(
 
 
 def test_bad_filters_are_refused_in_one_line():
+    with pytest.raises(InvalidQuery, match="reversed range z-a matches nothing"):
+        make_filter(paths=["*.md", "[z-a]*"])
+    with pytest.raises(InvalidQuery, match="never closed"):
+        make_filter(paths=["notes[1"])
     with pytest.raises(InvalidQuery, match="absolute"):
         make_filter(under=["docs"])
     with pytest.raises(InvalidQuery, match="unknown file type"):
@@ -127,7 +132,73 @@ def test_bad_filters_are_refused_in_one_line():
 def test_globs_translate_to_anchored_regular_expressions():
     import re
 
-    pattern = glob_regex("*/docs/[!x]?.md")
+    pattern = glob_regex("*/docs/[^x]?.md")
     assert re.fullmatch(pattern, "/a/docs/ab.md")
     assert not re.fullmatch(pattern, "/a/docs/xb.md")
     assert not re.fullmatch(pattern, "/a/DOCS/ab.md")
+
+
+GLOBS = ["[!x]", "[^x]", "[]x]", "[^]x]", "[]-x]", "[a-]", "[-a]", "[a-c-e]", "[a-c]?",
+         "[[]", "[[:alpha:]]", "[[.a.]]", "[[=a=]]", "[\\]", "[\\-a]", "[#-/]", "[é-ü]",
+         "*.md", "?", "a*b", "[*?]", "[$^.]", "(a|b)", "a{2}", "\\*", "[_%]"]  # fmt: skip
+NAMES = ["x", "a", "b", "d", "e", "-", "]", "!", "[", "]]", "[]", ":", ".", "=", "\\", "#",
+         "/", "+", "é", "ö", "ü", "ÿ", "*", "?", "$", "^", "(a|b)", "aa", "a.md", "ab", "ac",
+         "a\nb", "_", "%", ""]  # fmt: skip
+
+
+def test_postgresql_matches_what_sqlite_glob_matches(postgres_server):
+    """Each glob, as PostgreSQL's regex, takes exactly the names SQLite's GLOB takes."""
+    import sqlite3
+
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(postgres_server)
+    sqlite = sqlite3.connect(":memory:")
+    dsn = f"host={url.host} port={url.port} user={url.username} dbname={url.database}"
+    with psycopg.connect(dsn) as postgres:
+        for glob in GLOBS:
+            regex = glob_regex(glob)
+            for name in NAMES:
+                [[expected]] = sqlite.execute("SELECT ? GLOB ?", (name, glob)).fetchall()
+                [[found]] = postgres.execute("SELECT %s ~ %s", (name, regex)).fetchall()
+                assert found == bool(expected), (glob, regex, name)
+    sqlite.close()
+
+
+@pytest.mark.parametrize("glob", ["[z-a]", "docs/[b-a]*.md", "[[:nope:]]", "[[.x.]]"])
+def test_a_malformed_glob_is_a_bad_query_on_every_backend(any_index, notes, tiny_model_dir, glob):
+    """A reversed range (or what PostgreSQL's regex would refuse) is the user's mistake:
+    exit 2 on the command line, never a broken index (exit 1)."""
+    from click.testing import CliRunner
+
+    from search.cli import cli
+
+    Indexer(any_index, model=str(tiny_model_dir)).index_folder(notes)
+    result = CliRunner().invoke(cli, ["query", "bank", "--index", str(any_index), "--path", glob])
+    if glob.startswith("[["):  # a plain set of characters, as SQLite's GLOB reads it
+        assert result.exit_code == 0, result.output
+        assert (
+            '"results"'
+            in CliRunner()
+            .invoke(cli, ["query", "bank", "--index", str(any_index), "--path", glob, "--json"])
+            .stdout
+        )
+    else:
+        assert result.exit_code == 2, result.output
+        assert "reversed range" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_malformed_glob_is_a_422_over_http(any_index, notes, tiny_model_dir, tmp_path):
+    import httpx
+
+    from tests.serving import running_server
+
+    Indexer(any_index, model=str(tiny_model_dir)).index_folder(notes)
+    with running_server(any_index, tmp_path / "server.log") as server:
+        answer = httpx.get(f"{server.url}/search", params={"q": "bank", "path": "[z-a]"})
+        posted = httpx.post(f"{server.url}/search", json={"q": "bank", "path": ["[z-a]"]})
+        fine = httpx.get(f"{server.url}/search", params={"q": "bank", "path": "[[:x:]]"})
+    assert answer.status_code == 422 and "reversed range" in answer.json()["detail"]
+    assert posted.status_code == 422, posted.text
+    assert fine.status_code == 200, fine.text

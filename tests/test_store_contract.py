@@ -454,3 +454,61 @@ def test_a_where_value_is_typed_one_way_from_text_and_from_json(any_index):
     assert matching(["code=7.0"]) == {"code-number"}
     assert make_filter(where=["year=2023.0"]).to_dict()["where"] == {"year": "2023.0"}
     store.close()
+
+
+@pytest.fixture
+def neighbour_indexes(any_index, tmp_path) -> tuple[str | Path, str | Path]:
+    """Two index targets side by side: two folders, or, on PostgreSQL, the `public` schema
+    and the default schema of one new database whose pgvector lives in `public`."""
+    if isinstance(any_index, Path):
+        return tmp_path / "public", tmp_path / "default"
+    import uuid
+
+    from search.lab.postgres_server import create_database
+
+    url = create_database(any_index.split("?")[0], f"neighbours_{uuid.uuid4().hex[:8]}")
+    return f"{url}?index=public", url
+
+
+@pytest.mark.parametrize("public_first", [True, False], ids=["public-first", "default-first"])
+def test_two_indexes_in_one_database_never_see_each_other(neighbour_indexes, public_first):
+    """Each index reads and writes only its own tables, whichever was made first."""
+    from indexer.store.filters import make_filter
+
+    public, default = neighbour_indexes
+    first, second = (public, default) if public_first else (default, public)
+    one = new_store(first)
+    add(one, "/team/a/otters.txt", ["alpha otters", "river otters"])
+    assert not store_exists(second)
+    with pytest.raises(IndexNotFound, match="no index here"):
+        open_store(second)
+    two = new_store(second)
+    add(two, "/team/b/herons.txt", ["beta herons"], first_axis=2)
+    with one.writer(), one.change() as change:  # the first index changes after the second
+        change.add_documents([new_document("/team/a/voles.txt", ["water voles"], 3)])
+    expected = {
+        first: (["/team/a/otters.txt", "/team/a/voles.txt"], "otters", "herons"),
+        second: (["/team/b/herons.txt"], "herons", "otters"),
+    }
+    one.close()
+    two.close()
+    for target, (own_paths, own_word, other_word) in expected.items():
+        store = open_store(target)
+        try:
+            assert paths(store) == own_paths, target
+            assert store.verify().consistent, target
+            assert store.describe()["documents"] == len(own_paths)
+            with store.snapshot() as snapshot:
+                chunks = 3 if len(own_paths) == 2 else 1
+                assert snapshot.counts() == {"documents": len(own_paths), "chunks": chunks}
+                assert snapshot.space_size("contextual") == chunks
+                assert snapshot.lexical_search(own_word, 5) and not snapshot.lexical_search(
+                    other_word, 5
+                )
+                everything = make_filter(paths="*.txt")
+                for where in (None, everything):
+                    [hits] = snapshot.vector_search("contextual", unit(0)[None, :], 10, where)
+                    found = snapshot.chunks([chunk_id for chunk_id, _ in hits])
+                    assert sorted({c.path for c in found.values()}) == own_paths, (target, where)
+        finally:
+            store.close()

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from indexer.errors import InvalidQuery
 from indexer.file_types import FILE_TYPES
 from indexer.record_input import where_pairs
+from indexer.store.globs import check_glob, glob_regex
 
 if TYPE_CHECKING:  # SQLAlchemy is imported only to search with a filter: a query process
     # without one reads through the light reader, which never imports it
@@ -120,15 +121,18 @@ def make_filter(
     types: list[str] | tuple[str, ...] | str | None = None,
     where: object = None,
 ) -> SearchFilter:
-    """A checked `SearchFilter` (`InvalidQuery` for a relative folder, an empty glob, an
-    unknown type, a `where` that is not key=value pairs, or more values than
-    `MAX_FILTER_VALUES`). `where` is a mapping or a list of `key=value` strings."""
+    """A checked `SearchFilter` (`InvalidQuery` for a relative folder, an empty glob or
+    one that can match nothing (`[z-a]`, see `indexer.store.globs`), an unknown type, a
+    `where` that is not key=value pairs, or more values than `MAX_FILTER_VALUES`).
+    `where` is a mapping or a list of `key=value` strings."""
     under, paths, types = _values(under, "under"), _values(paths, "path"), _values(types, "type")
     for folder in under:
         if not folder.startswith("/"):
             raise InvalidQuery(f"--under needs an absolute path, not {folder!r}")
     for kind in types:
         suffixes_of(kind)
+    for pattern in paths:
+        check_glob(pattern)
     return SearchFilter(
         tuple(folder.rstrip("/") or "/" for folder in under),
         tuple(paths),
@@ -188,30 +192,3 @@ def _glob(pattern: str, dialect: str) -> ColumnElement[bool]:
     if dialect == "sqlite":
         return DocumentRow.path.op("GLOB")(whole)  # case-sensitive, * crosses /
     return DocumentRow.path.op("~")(glob_regex(whole))
-
-
-def glob_regex(pattern: str) -> str:
-    """A glob as an anchored POSIX regular expression (PostgreSQL's `~`), like SQLite's GLOB."""
-    out, index = ["^"], 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "*":
-            out.append(".*")
-        elif char == "?":
-            out.append(".")
-        elif char == "[":
-            negated = pattern[index + 1 : index + 2] in ("!", "^")
-            close = pattern.find("]", index + (3 if negated else 2))
-            if close == -1:
-                out.append(r"\[")
-            else:
-                body = pattern[index + 1 : close]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                index = close
-        else:
-            out.append(re.escape(char) if not char.isalnum() else char)
-        index += 1
-    out.append("$")
-    return "".join(out)

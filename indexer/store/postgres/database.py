@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from indexer.errors import (
@@ -21,10 +21,21 @@ from indexer.store.postgres.location import PostgresLocation
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONNECT_TIMEOUT_SECONDS = 10
+# TCP keepalives (libpq's, unless the URL sets its own): a NAT or a firewall drops an idle
+# connection, and the writer lock's session idles while a run reads and encodes files; a
+# probe every 30 s keeps it open, and a peer that is gone is noticed within a minute.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10,
+              "keepalives_count": 3}  # fmt: skip
 
 
 def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") -> Engine:
-    """An engine whose connections see the index's schema first, then pgvector's."""
+    """An engine whose connections see the index's schema and no other.
+
+    `search_path` is the index's schema alone (with the system catalogs PostgreSQL always
+    searches), so an unqualified name can never resolve to a table of another index:
+    with pgvector in `public` and an index there, another index's missing table would
+    otherwise be found in `public`. pgvector's type, operators and operator classes are
+    named with the schema the extension lives in (`vector_schema`) instead."""
     try:
         import pgvector  # noqa: F401
         import psycopg  # noqa: F401
@@ -33,26 +44,48 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
             f"the PostgreSQL backend needs packages that are not installed ({error.name}): "
             "pip install 'ctxsearch[postgres]'"
         ) from error
+    given = location.url.query  # type: ignore[attr-defined]
+    keepalives = {name: value for name, value in KEEPALIVES.items() if name not in given}
     engine = create_engine(
         location.url,  # type: ignore[arg-type]
         pool_pre_ping=True,
-        connect_args={"application_name": application, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+        connect_args={
+            "application_name": application,
+            "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+            **keepalives,
+        },
     )
     schema = location.schema
 
     @event.listens_for(engine, "connect")
-    def _search_path(connection, _record) -> None:  # type: ignore[no-untyped-def]
+    def _search_path(connection, record) -> None:  # type: ignore[no-untyped-def]
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT n.nspname FROM pg_extension e "
                 "JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
             )
             found = cursor.fetchone()
-            path = [schema] + ([found[0]] if found and found[0] != schema else [])
-            cursor.execute("SET search_path TO " + ", ".join(f'"{name}"' for name in path))
+            cursor.execute(f"SET search_path TO {quoted(schema)}")
         connection.commit()
+        record.info[_VECTOR_SCHEMA] = found[0] if found else None
 
     return engine
+
+
+_VECTOR_SCHEMA = "ctxsearch_vector_schema"
+
+
+def vector_schema(connection: Connection) -> str:
+    """The quoted name of the schema holding pgvector, as this connection found it."""
+    found = connection.info.get(_VECTOR_SCHEMA)
+    if found is None:
+        raise StoreUnavailable("the database has no `vector` extension (pgvector)")
+    return quoted(found)
+
+
+def quoted(name: str) -> str:
+    """An identifier quoted for SQL (schema names come from the catalog or a checked URL)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def translate_errors(where: str) -> Callable[[F], F]:

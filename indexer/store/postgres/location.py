@@ -52,6 +52,8 @@ class PostgresLocation:
             raise InvalidTarget(
                 f"index name {schema!r}: use lower-case letters, digits and _ (at most 63)"
             )
+        if schema.startswith("pg_") or schema == "information_schema":
+            raise InvalidTarget(f"index name {schema!r}: that schema is PostgreSQL's own")
         url = url.set(drivername="postgresql+psycopg").difference_update_query(_SELECTORS)
         display = url.render_as_string(hide_password=True) + f"?index={schema}"
         return cls(url=url, schema=schema, display=display)

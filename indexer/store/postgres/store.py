@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound, StoreUnavailable
@@ -43,7 +44,7 @@ from indexer.store.filters import SearchFilter
 from indexer.store.manifest import Manifest
 from indexer.store.migrations import migrate, pending
 from indexer.store.postgres import fulltext, vectors
-from indexer.store.postgres.database import database_errors, postgres_engine
+from indexer.store.postgres.database import database_errors, first_line, postgres_engine
 from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
 from indexer.store.sql_views import RowChange, RowSnapshot
@@ -117,7 +118,8 @@ class PostgresStore:
         ):
             self._lock = lock
             try:
-                with self.engine.begin() as connection:
+                connection = lock.connection
+                with connection.begin():
                     connection.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"'))
                     if pending(connection):
                         migrate(connection)
@@ -130,6 +132,15 @@ class PostgresStore:
         if self._lock is None:
             raise RuntimeError("take the writer lock (`with store.writer():`) first")
 
+    @contextmanager
+    def _locked_session(self) -> Iterator[Session]:
+        """A session on the writer lock's own database session: the lock and the writer's
+        transaction end together, so nothing commits once the lock is lost."""
+        self._check_writer()
+        assert self._lock is not None
+        with Session(bind=self._lock.connection) as session:
+            yield session
+
     def initialise(self, manifest: Manifest) -> None:
         """Create the spaces' tables and publish the manifest of a new index."""
         self._check_writer()
@@ -138,7 +149,7 @@ class PostgresStore:
         manifest.generation = 0
         manifest.index_id = uuid.uuid4().hex
         manifest.lexical = dict(fulltext.SETTINGS)
-        with database_errors(self.target), Session(self.engine) as session, session.begin():
+        with database_errors(self.target), self._locked_session() as session, session.begin():
             for space in manifest.spaces:
                 vectors.create_space(session.connection(), space, manifest.dim_of(space))
             records.write_manifest(session, manifest)
@@ -197,7 +208,13 @@ class PostgresStore:
 
     @contextmanager
     def _publishing(self, manifest: Manifest) -> Iterator[Session]:
-        with database_errors(self.target), Session(self.engine) as session:
+        """The run's one transaction, on the lock's session, published with the next
+        generation. A run that loses the lock raises `IndexLocked` having committed
+        nothing; a commit whose answer was lost counts if the database shows it."""
+        lock = self._lock
+        assert lock is not None
+        committing = False
+        with database_errors(self.target), self._locked_session() as session:
             session.begin()
             session.info["changed"] = False
             try:
@@ -211,13 +228,37 @@ class PostgresStore:
                 manifest.generation += 1
                 manifest.updated_at = time.time()
                 records.write_manifest(session, manifest)
+                lock.confirm(session.connection())
                 kill_point("before-publish")
+                committing = True
                 session.commit()
-            except BaseException:
+            except BaseException as error:
                 session.rollback()
-                raise
+                if not lock.lost:
+                    raise
+                if not (committing and self._published(manifest, error)):
+                    raise lock.lost_error(error) from error
         self.manifest = manifest
         kill_point("after-publish")
+
+    def _published(self, manifest: Manifest, error: BaseException) -> bool:
+        """Whether the database holds `manifest` as published (read on another session),
+        after `error` took the answer to its commit."""
+        try:
+            with Session(self.engine) as session:
+                found = records.read_manifest(session)
+        except DBAPIError as unknown:
+            raise StoreUnavailable(
+                f"{self.target}: the connection was lost while this run committed "
+                f"({first_line(error)}) and the database cannot be asked whether the commit "
+                f"landed ({first_line(unknown)}): `ctxsearch info` shows the generation, "
+                f"{manifest.generation} if it did"
+            ) from error
+        return found is not None and (found.index_id, found.generation, found.updated_at) == (
+            manifest.index_id,
+            manifest.generation,
+            manifest.updated_at,
+        )
 
     # -- reading -------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Column,
     ColumnElement,
     Connection,
+    Float,
     MetaData,
     Table,
     insert,
@@ -31,6 +32,7 @@ from indexer.store.index_types import (
     HNSW_NEIGHBOURS,
     structure_for,
 )
+from indexer.store.postgres.database import vector_schema
 from indexer.store.schema import ChunkRow, DocumentRow
 
 # pgvector's HNSW returns at most ef_search rows, and ef_search is capped at 1000.
@@ -67,9 +69,18 @@ def create_space(connection: Connection, space: str, dim: int) -> None:
         text(
             f"CREATE TABLE {table_name(space)} ("
             "chunk_id BIGINT NOT NULL PRIMARY KEY REFERENCES chunks (id) ON DELETE CASCADE, "
-            f"embedding vector({dim}) NOT NULL)"
+            f"embedding {vector_schema(connection)}.vector({dim}) NOT NULL)"
         )
     )
+
+
+def negative_inner_product(
+    connection: Connection, table: Table, query: np.ndarray
+) -> ColumnElement[float]:
+    """pgvector's `<#>` (the negative inner product) of each stored vector with `query`,
+    the operator named with pgvector's schema (the index's schema alone is searched)."""
+    operator = f"OPERATOR({vector_schema(connection)}.<#>)"
+    return table.c.embedding.op(operator, return_type=Float)(np.asarray(query, np.float32))
 
 
 def add_vectors(connection: Connection, space: str, ids: np.ndarray, vectors: np.ndarray) -> None:
@@ -104,7 +115,7 @@ def search(
              "set_config('enable_indexscan', :scan, true)"),
         {"ef": str(min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, k))), "scan": "off" if exact else "on"},
     )  # fmt: skip
-    distance = table.c.embedding.max_inner_product(np.asarray(query, dtype=np.float32))
+    distance = negative_inner_product(connection, table, query)
     statement = select(table.c.chunk_id, distance)
     if where is not None:
         statement = (
@@ -123,7 +134,7 @@ def similarities(
     if not ids:
         return {}
     table = space_table(space, dim)
-    distance = table.c.embedding.max_inner_product(np.asarray(query, dtype=np.float32))
+    distance = negative_inner_product(connection, table, query)
     rows = connection.execute(
         select(table.c.chunk_id, distance).where(table.c.chunk_id.in_([int(i) for i in ids]))
     )
@@ -160,7 +171,7 @@ def restructure(connection: Connection, space: str, index_type: str) -> bool:
         connection.execute(
             text(
                 f"CREATE INDEX {index_name(space)} ON {table_name(space)} "
-                f"USING hnsw (embedding vector_ip_ops) "
+                f"USING hnsw (embedding {vector_schema(connection)}.vector_ip_ops) "
                 f"WITH (m = {HNSW_NEIGHBOURS}, ef_construction = {HNSW_EF_CONSTRUCTION})"
             )
         )
