@@ -512,3 +512,30 @@ def test_two_indexes_in_one_database_never_see_each_other(neighbour_indexes, pub
                     assert sorted({c.path for c in found.values()}) == own_paths, (target, where)
         finally:
             store.close()
+
+
+def test_a_signal_inside_the_commit_is_the_error_and_keeps_what_was_committed(any_index):
+    """A Ctrl-C rising inside `commit()` after the database committed: the caller gets
+    the KeyboardInterrupt (not a rollback's complaint), and the index holds the run."""
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
+
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["one"])
+
+    def interrupt(_session: Session) -> None:
+        raise KeyboardInterrupt
+
+    event.listen(Session, "after_commit", interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            add(store, "/docs/b.txt", ["two"])
+    finally:
+        event.remove(Session, "after_commit", interrupt)
+    store.close()
+    reopened = open_store(any_index)
+    try:
+        assert paths(reopened) == ["/docs/a.txt", "/docs/b.txt"]
+        assert reopened.verify().consistent, reopened.verify().problems
+    finally:
+        reopened.close()

@@ -19,13 +19,13 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InvalidRequestError
 from sqlalchemy.orm import Session
 
 from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound, StoreUnavailable
@@ -233,7 +233,7 @@ class PostgresStore:
                 committing = True
                 session.commit()
             except BaseException as error:
-                session.rollback()
+                _roll_back(session)
                 if not lock.lost:
                     raise
                 if not (committing and self._published(manifest, error)):
@@ -391,3 +391,10 @@ def postgres_index_exists(url: str) -> bool:
         return False
     store.close()
     return True
+
+
+def _roll_back(session: Session) -> None:
+    """Roll back a stopped run, unless a signal came inside `commit()` after the server
+    committed: then there is nothing to roll back, and the signal is what the caller sees."""
+    with suppress(InvalidRequestError):
+        session.rollback()
