@@ -72,3 +72,30 @@ def test_ls_and_remove_on_the_command_line(tmp_path, tiny_model_dir):
     again = runner.invoke(cli, ["remove", str(docs / "b.md"), "--index", str(index)])
     assert again.exit_code == 2 and "nothing indexed there" in again.stderr
     assert "Traceback" not in again.output
+
+
+def test_remove_of_a_symlink_acts_on_the_links_own_path(tmp_path, tiny_model_dir):
+    docs = write(tmp_path / "docs", ["target.md", "guide/c.md"])
+    (docs / "link.md").symlink_to(docs / "target.md")
+    (docs / "guide-link").symlink_to(docs / "guide", target_is_directory=True)
+    index = tmp_path / "ix"
+    Indexer(index, model=str(tiny_model_dir)).index_folder(docs)
+    removed = remove_path(index, docs / "link.md")
+    assert removed["path"] == str(docs / "link.md") and removed["removed_documents"] == 1
+    # The walk does not follow a folder link: nothing is indexed at its own path.
+    with pytest.raises(NotIndexed):
+        remove_path(index, docs / "guide-link")
+    with Searcher(index) as searcher:
+        hits = searcher.search("otters", k=10, mode="lexical").results
+        assert sorted(Path(hit.path).name for hit in hits) == ["c.md", "target.md"]
+    # A folder indexed through a link is recorded as the folder it points to: removing
+    # the link removes that root.
+    notes = write(tmp_path / "notes", ["n.md"])
+    (tmp_path / "notes-link").symlink_to(notes, target_is_directory=True)
+    Indexer(index).index_folder(tmp_path / "notes-link")
+    removed = remove_path(index, tmp_path / "notes-link")
+    assert (removed["path"], removed["removed_documents"], removed["removed_roots"]) == (
+        str(notes),
+        1,
+        1,
+    )
