@@ -30,6 +30,7 @@ from indexer.encoding import EncodingBackend, LocalEncoding
 from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
 from indexer.layout import locate_chunks
+from indexer.moves import MoveKey, move_key
 from indexer.rules import RootRules, merged
 from indexer.settings import BATCH_CHUNKS, check_settings
 from indexer.sources import Document, SourceFile, path_text, read_document, walk_folder
@@ -271,12 +272,13 @@ class Indexer:
                 change.record_root(folder, rules.to_json())
                 if self.index_type is not None:
                     change.set_index_type(self.index_type)
-                # A new path whose content is that of a gone document is that document,
-                # moved or renamed: it keeps its chunks and vectors. What is left of the
-                # gone is removed once every candidate has been read.
-                movable: dict[str, list[StoredDocument]] = {}
+                # A new path whose content is that of a gone document, read the same way,
+                # is that document moved or renamed: it keeps its chunks and vectors. What
+                # is left of the gone is removed once every candidate has been read.
+                movable: dict[MoveKey, list[StoredDocument]] = {}
                 for document in gone:
-                    movable.setdefault(document.sha256, []).append(document)
+                    key = move_key(document.sha256, document.path)
+                    movable.setdefault(key, []).append(document)
                 documents = self._read_candidates(change, candidates, summary, report, movable)
                 self._encode_and_store(change, documents, summary, report)
                 left = [document.id for same in movable.values() for document in same]
@@ -481,13 +483,14 @@ class Indexer:
         candidates: list[tuple[SourceFile, StoredDocument | None]],
         summary: IndexSummary,
         report: ProgressCallback,
-        movable: dict[str, list[StoredDocument]],
+        movable: dict[MoveKey, list[StoredDocument]],
     ) -> Iterator[_Pending]:
         """Read and chunk the files that may have changed, one at a time.
 
         A file whose content hash is unchanged only has its mtime recorded; a new file
-        with the content of a gone document (in `movable`, by hash) takes that document
-        over under its new path, keeping its chunks and vectors.
+        with the content of a gone document, read the same way (in `movable`, see
+        `indexer.moves`), takes that document over under its new path, keeping its
+        chunks and vectors.
         """
         if not candidates:
             return  # a run that only removes files or changes the index type needs no model
@@ -509,8 +512,8 @@ class Indexer:
                     change.touch_document(old.id, document.mtime_ns)
                     summary.unchanged += 1
                     summary.touched += 1
-                elif old is None and movable.get(document.sha256):
-                    moved = movable[document.sha256].pop()
+                elif old is None and movable.get(key := move_key(document.sha256, source.path)):
+                    moved = movable[key].pop()
                     change.move_document(moved.id, document.path, document.mtime_ns)
                     summary.moved += 1
                     summary.moved_files.append(MovedFile(moved.path, path_text(document.path)))

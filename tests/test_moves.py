@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from indexer import Indexer
-from indexer.store.base import verify_target
+from indexer.store.base import open_store, verify_target
 from search.engine import Searcher
 
 
@@ -41,6 +43,42 @@ def test_a_moved_or_renamed_file_keeps_its_chunks_and_vectors(any_index, tmp_pat
         assert {"guide/otters.md", "docs/wading-birds.md"} <= paths
         assert not any(path.endswith("same-a.txt") for path in paths)
     assert indexer.index_folder(docs).changed_anything() is False
+
+
+def passages(index: Path, folder: Path) -> dict[str, list[tuple]]:
+    """Each document's file name under `folder` with its chunks' texts and locations."""
+    store = open_store(index)
+    try:
+        with store.snapshot() as snapshot:
+            found = {}
+            for stored in store.documents_under(folder).values():
+                _document, chunks = snapshot.document(stored.id)
+                found[Path(stored.path).name] = [
+                    (c.text, c.start, c.end, c.line, c.end_line, c.heading) for c in chunks
+                ]
+            return found
+    finally:
+        store.close()
+
+
+def test_a_rename_that_changes_the_reader_reads_the_file_again(tmp_path, tiny_model_dir):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.html").write_text(
+        "<html><body><h1>Cranes</h1><p>Tower cranes lift steel beams.</p>"
+        "<script>var secret = 1;</script><!-- a comment --></body></html>"
+    )
+    (docs / "notes.txt").write_text("Herons\n======\n\nHerons stand still in the shallows.\n")
+    indexer = Indexer(tmp_path / "ix", model=str(tiny_model_dir))
+    indexer.index_folder(docs)
+    (docs / "page.html").rename(docs / "page.txt")  # the same bytes, read as plain text
+    (docs / "notes.txt").rename(docs / "notes.md")  # the same text, with a heading now
+    summary = indexer.index_folder(docs)
+    assert (summary.moved, summary.added, summary.removed) == (0, 2, 2)
+    Indexer(tmp_path / "fresh", model=str(tiny_model_dir)).index_folder(docs)
+    indexed = passages(tmp_path / "ix", docs)
+    assert indexed == passages(tmp_path / "fresh", docs)
+    assert "secret" in indexed["page.txt"][0][0] and indexed["notes.md"][0][-1] == "Herons"
 
 
 def test_very_large_files_are_indexed_and_named_in_the_summary(tmp_path, tiny_model_dir):
