@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from indexer.chunking import Chunk, chunk_text
 from indexer.content import why_not_prose
+from indexer.encoder_key import EncoderKey, settings_text
 from indexer.encoders.choices import DEFAULT_STATIC, static_settings
 from indexer.encoders.precision import resolve_precision
 from indexer.encoding import EncodingBackend, LocalEncoding
@@ -215,7 +216,10 @@ class Indexer:
         self.batch_chunks = batch_chunks
         self.index_type = index_type
         self.static = static
+        # The loaded model and one encoder per space, and what they were made for: checked
+        # against the manifest of the index at every use (see `indexer.encoder_key`).
         self._encoders: dict | None = None
+        self._encoders_made_for: EncoderKey | None = None
         self._report: ProgressCallback = _no_report
         self._counts = _RunCounts()  # this run's progress, for the reports
 
@@ -343,6 +347,8 @@ class Indexer:
             with store.writer(wait):
                 if store.manifest is None:
                     store.initialise(new_manifest or self._new_manifest())
+                    # made for this manifest, which now has its index id
+                    self._encoders_made_for = EncoderKey.of(store.manifest, self.precision)
                 else:
                     self._check_matches(store.manifest)
                 yield store
@@ -386,14 +392,33 @@ class Indexer:
 
     def _encoders_for_new_index(self):  # -> LoadedModel
         """The model (and encoders) a new index is built with, loaded once."""
-        if self._encoders is None:
-            self._make_encoders(
-                self._load_model(self.model_name),
-                self.pooling or DEFAULT_POOLING,
-                self.static or DEFAULT_STATIC,
+        from indexer.encoders.loading import canonical_model_name
+
+        model = canonical_model_name(self.model_name)
+        pooling, static = self.pooling or DEFAULT_POOLING, self.static or DEFAULT_STATIC
+        held = self._encoders_made_for
+        if self._encoders is None or held is None or not held.same_settings(model, pooling, static):
+            loaded = self._model_named(model)
+            encoders = self._made_encoders(loaded, pooling, static)
+            self._encoders = encoders
+            self._encoders_made_for = EncoderKey(
+                index_id="",  # the store gives it one when it is initialised
+                model=loaded.name,
+                fingerprint=loaded.fingerprint,
+                pooling=pooling,
+                static=static,
+                static_settings=settings_text(static_settings(encoders["static"])),
+                precision=self.precision,
             )
-        assert self._encoders is not None
         return self._encoders["loaded"]
+
+    def _model_named(self, name: str, fingerprint: str | None = None):  # -> LoadedModel
+        """The held model if it is this one, else this one loaded."""
+        if self._encoders is not None:
+            held = self._encoders["loaded"]
+            if held.name == name and fingerprint in (None, held.fingerprint):
+                return held
+        return self._load_model(name)
 
     def _load_model(self, name: str | None):  # -> LoadedModel, imported lazily with torch
         from indexer.encoders.loading import load_model
@@ -403,24 +428,24 @@ class Indexer:
         self._report(Progress("load-model", 1, 1))
         return loaded
 
-    def _make_encoders(self, loaded, pooling: str, static: str) -> None:
+    def _made_encoders(self, loaded, pooling: str, static: str) -> dict:
         from indexer.encoders.spaces import space_encoders
 
         try:
-            self._encoders = {
-                "loaded": loaded,
-                **space_encoders(loaded, pooling, static, self.precision),
-            }
+            return {"loaded": loaded, **space_encoders(loaded, pooling, static, self.precision)}
         except ValueError as error:  # e.g. mean-last99 on a six-layer model
             raise InvalidSettings(str(error)) from error
 
     def _encoders_for(self, manifest: Manifest) -> dict:
-        if self._encoders is None:
-            loaded = self._load_model(manifest.model)
+        """The encoders of the index whose manifest this is: the held ones if they were
+        made for it, else new ones (the model loaded again only if it is another)."""
+        key = EncoderKey.of(manifest, self.precision)
+        if self._encoders is None or self._encoders_made_for != key:
+            loaded = self._model_named(manifest.model, manifest.model_fingerprint)
             manifest.check_model(loaded.name, loaded.fingerprint)
-            self._make_encoders(loaded, manifest.pooling, manifest.static)
-            manifest.check_static_settings(static_settings(self._encoders["static"]))
-        assert self._encoders is not None
+            encoders = self._made_encoders(loaded, manifest.pooling, manifest.static)
+            manifest.check_static_settings(static_settings(encoders["static"]))
+            self._encoders, self._encoders_made_for = encoders, key
         return self._encoders
 
     def _export_query_model(self) -> str:
