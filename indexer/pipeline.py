@@ -15,6 +15,7 @@ The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
 
 from __future__ import annotations
 
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
@@ -32,6 +33,7 @@ from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
 from indexer.layout import locate_chunks
 from indexer.moves import MoveKey, move_key
+from indexer.nested_roots import RunRoot, nested_roots, owner
 from indexer.rules import RootRules, merged
 from indexer.settings import BATCH_CHUNKS, check_settings
 from indexer.sources import Document, SourceFile, path_text, read_document, walk_folder
@@ -147,6 +149,12 @@ class IndexSummary:
     # files encoded this run with over LARGE_TEXT_CHARACTERS of text (exclude them if
     # they swamp the results)
     large_files: list[LargeFile] = field(default_factory=list)
+    # roots indexed on their own under this folder, brought up to date with their own
+    # rules; and those whose folders are gone, forgotten (their files are this folder's)
+    nested_roots: list[str] = field(default_factory=list)
+    forgotten_roots: list[str] = field(default_factory=list)
+    # the folder was not there (`missing_ok`): taken as empty, its documents removed
+    missing: bool = False
 
     def changed_anything(self) -> bool:
         """Whether the run changed a document (added, updated, moved, or a new mtime)."""
@@ -233,6 +241,7 @@ class Indexer:
         default_excludes: bool | None = None,
         forget_rules: bool = False,
         allow_empty: bool = False,
+        missing_ok: bool = False,
     ) -> IndexSummary:
         """Bring the index up to date with `folder`; return what changed.
 
@@ -248,21 +257,35 @@ class Indexer:
         stored a batch at a time, so memory does not grow with the size of the folder.
         A folder with nothing to index is refused (`SourceNotFound`, most likely a wrong
         path) unless `allow_empty`, as when a watched folder's last file was deleted.
+        With `missing_ok`, a folder that is no longer there (deleted, or swapped for a
+        file) is taken as empty, as a fresh index would take it: its documents are
+        removed, but a root's remembered rules are kept for its return (`watch`).
+
+        Roots indexed on their own inside `folder` are brought up to date too, each with
+        its own rules, and those whose folders are gone are forgotten (see
+        `indexer.nested_roots`).
         """
         started = time.perf_counter()
         report = self._report = progress or _no_report
         self._counts = _RunCounts()
         folder = Path(folder).expanduser().resolve()
+        missing = missing_ok and _no_folder_at(folder)
+        if missing and not store_exists(self.target):
+            raise SourceNotFound(f"{folder}: no such folder")
         rules = merged(
             self._remembered_rules(folder), exclude, include, default_excludes, forget_rules
         )
         unreadable: list[FileFailure] = []
-        sources = list(
-            walk_folder(
-                folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
+        sources = (
+            []
+            if missing
+            else list(
+                walk_folder(
+                    folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
+                )
             )
         )
-        if not sources and not unreadable and not allow_empty:
+        if not sources and not unreadable and not allow_empty and not missing:
             raise SourceNotFound(
                 f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
                 ".docx .pptx .odt .epub and source code); nothing was changed"
@@ -270,10 +293,16 @@ class Indexer:
         with self._writable_store(wait) as store:
             summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
             summary.rules = rules.to_dict()
-            candidates, gone = self._plan(store, folder, sources, unreadable, summary)
+            summary.missing = missing
+            candidates, gone, forgotten = self._plan(
+                store, RunRoot(folder, rules), sources, summary
+            )
             kill_point("after-scan")
             with store.change() as change:
-                change.record_root(folder, rules.to_json())
+                if not missing:  # a root that is gone keeps its rules for its return
+                    change.record_root(folder, rules.to_json())
+                for root in forgotten:  # its files are this folder's now: gone, or moved
+                    change.forget_root(root)
                 if self.index_type is not None:
                     change.set_index_type(self.index_type)
                 # A new path whose content is that of a gone document, read the same way,
@@ -467,28 +496,66 @@ class Indexer:
     # -- planning ------------------------------------------------------------------------
 
     def _plan(
-        self,
-        store: Store,
-        folder: Path,
-        sources: list[SourceFile],
-        unreadable: list[FileFailure],
-        summary: IndexSummary,
-    ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument]]:
-        """The files that may have changed, and the documents whose files are gone."""
-        # Roots indexed on their own below this one keep their documents (and files).
-        nested = tuple(root.rstrip("/") + "/" for root in store.roots_under(folder))
-        sources = [source for source in sources if not path_text(source.path).startswith(nested)]
-        stored = store.documents_under(folder)
-        candidates = self._changed_candidates(sources, stored, summary)
-        present = {path_text(source.path) for source in sources}
+        self, store: Store, run: RunRoot, sources: list[SourceFile], summary: IndexSummary
+    ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument], list[str]]:
+        """The files that may have changed, the documents whose files are gone, and the
+        roots nested in the run's folder whose folders are gone (to forget).
+
+        `sources` are the files of the run's folder; each root nested in it is walked
+        with its own rules, and a file is the deepest root's (see `indexer.nested_roots`).
+        """
+        nested = nested_roots(store, run.path)
+        roots = [run, *nested.present]
+        not_looked_at = tuple(root.rstrip("/") + "/" for root in nested.unknown)
+        walked = [
+            source
+            for source in sources
+            if owner(path_text(source.path), roots) is run
+            and not path_text(source.path).startswith(not_looked_at)
+        ]
+        for root in nested.present:
+            walked += self._walk_nested(root, roots, summary)
+        summary.nested_roots = [path_text(root.path) for root in nested.present]
+        summary.forgotten_roots = list(nested.gone)
+        stored: dict[str, StoredDocument] = {}
+        for root in [path_text(run.path), *nested.recorded]:
+            stored.update(store.documents_under(Path(root)))
+        candidates = self._changed_candidates(walked, stored, summary)
+        present = {path_text(source.path) for source in walked}
         # What an unreadable folder holds is unknown, not gone: its documents stay.
-        unknown = tuple(failure.path.rstrip("/") + "/" for failure in unreadable)
+        unknown = not_looked_at + tuple(f.path.rstrip("/") + "/" for f in summary.failures)
         gone = [
             document
             for path, document in stored.items()
             if path not in present and not path.startswith(unknown)
         ]
-        return candidates, gone
+        return candidates, gone, nested.gone
+
+    def _walk_nested(
+        self, root: RunRoot, roots: list[RunRoot], summary: IndexSummary
+    ) -> list[SourceFile]:
+        """The files of a nested root, walked with its rules (not those under a deeper one)."""
+        failures: list[FileFailure] = []
+        try:
+            found = list(
+                walk_folder(
+                    root.path,
+                    lambda path, why: failures.append(_folder_failure(path, why)),
+                    root.rules,
+                )
+            )
+        except SourceNotFound as error:  # unreadable (or just gone): its documents stay
+            reason = str(error).removeprefix(f"{root.path}: ")
+            failures.append(
+                FileFailure(path_text(root.path), f"{reason}; its indexed files are kept")
+            )
+            found = []
+        known = {failure.path for failure in summary.failures}
+        for failure in failures:
+            if failure.path not in known:
+                summary.failed += 1
+                summary.failures.append(failure)
+        return [source for source in found if owner(path_text(source.path), roots) is root]
 
     def _changed_candidates(
         self, sources: list[SourceFile], stored: dict[str, StoredDocument], summary: IndexSummary
@@ -661,6 +728,17 @@ class _RunCounts:
 
 def _no_report(_event: Progress) -> None:
     pass
+
+
+def _no_folder_at(path: Path) -> bool:
+    """Whether nothing, or something that is no folder, is at `path` (a folder that cannot
+    be looked at is there: the walk says why it cannot be read)."""
+    try:
+        return not stat.S_ISDIR(path.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
 
 
 def _folder_failure(path: Path, reason: str) -> FileFailure:

@@ -99,3 +99,51 @@ def test_remove_of_a_symlink_acts_on_the_links_own_path(tmp_path, tiny_model_dir
         1,
         1,
     )
+
+
+def test_a_parents_run_brings_a_nested_root_up_to_date_with_its_own_rules(tmp_path, tiny_model_dir):
+    """`index w/sub` then `index w`: later runs over `w` keep `w/sub` in step, with the
+    rules `w/sub` was indexed with, as a fresh index of the same two roots would."""
+    from tests.test_moves import passages
+
+    w = write(tmp_path / "w", ["a.md", "sub/b.md", "sub/notes/c.md"])
+    model = str(tiny_model_dir)
+    for index in (tmp_path / "ix", tmp_path / "fresh"):
+        Indexer(index, model=model).index_folder(w / "sub", exclude=["draft*"])
+        Indexer(index, model=model).index_folder(w)
+    write(w, ["sub/new.md", "sub/draft-1.md", "draft-2.md"])
+    (w / "sub" / "b.md").write_text("Edited: kingfishers dive from the bank.\n")
+    summary = Indexer(tmp_path / "ix", model=model).index_folder(w)
+    assert (summary.added, summary.updated, summary.removed) == (2, 1, 0)
+    assert summary.nested_roots == [str(w / "sub")]
+    fresh = tmp_path / "fresh-again"
+    Indexer(fresh, model=model).index_folder(w / "sub", exclude=["draft*"])
+    Indexer(fresh, model=model).index_folder(w)
+    assert passages(tmp_path / "ix") == passages(fresh)
+    assert str(w / "sub" / "draft-1.md") not in passages(fresh)  # sub's own rule
+    again = CliRunner().invoke(cli, ["index", str(w), "--index", str(tmp_path / "ix")])
+    assert again.exit_code == 0 and f"with their own rules: {w / 'sub'}." in again.stdout
+
+
+def test_a_nested_root_whose_folder_is_gone_is_forgotten_by_the_parents_run(
+    any_index, tmp_path, tiny_model_dir
+):
+    """`mv dr/proj dr/project2; index dr`: the files are found once, under their new path
+    (moved, not encoded again), and `ls` no longer lists dr/proj."""
+    from tests.test_moves import passages
+
+    dr = write(tmp_path / "dr", ["top.md", "proj/x.md", "proj/y.md"])
+    index = any_index
+    indexer = Indexer(index, model=str(tiny_model_dir))
+    indexer.index_folder(dr / "proj")
+    indexer.index_folder(dr)
+    (dr / "proj").rename(dr / "project2")
+    summary = indexer.index_folder(dr)
+    assert (summary.moved, summary.added, summary.removed, summary.total_documents) == (2, 0, 0, 3)
+    assert summary.forgotten_roots == [str(dr / "proj")]
+    assert summary.nested_roots == []
+    assert [f["root"].split(":")[-1] for f in describe_store(index)["folders"]] == [str(dr)]
+    fresh = tmp_path / "fresh"
+    Indexer(fresh, model=str(tiny_model_dir)).index_folder(dr)
+    assert passages(index) == passages(fresh)
+    assert verify_target(index).consistent

@@ -45,15 +45,18 @@ def test_a_moved_or_renamed_file_keeps_its_chunks_and_vectors(any_index, tmp_pat
     assert indexer.index_folder(docs).changed_anything() is False
 
 
-def passages(index: Path, folder: Path) -> dict[str, list[tuple]]:
-    """Each document's file name under `folder` with its chunks' texts and locations."""
+def passages(index: Path) -> dict[str, list[tuple]]:
+    """Every document's path, with its chunks' texts and locations (what a fresh index of
+    the same folders must hold too)."""
     store = open_store(index)
     try:
+        roots = [Path("/"), *map(Path, store.roots_under(Path("/")))]
+        stored = {path: doc for root in roots for path, doc in store.documents_under(root).items()}
         with store.snapshot() as snapshot:
             found = {}
-            for stored in store.documents_under(folder).values():
-                _document, chunks = snapshot.document(stored.id)
-                found[Path(stored.path).name] = [
+            for path, document in stored.items():
+                _document, chunks = snapshot.document(document.id)
+                found[path] = [
                     (c.text, c.start, c.end, c.line, c.end_line, c.heading) for c in chunks
                 ]
             return found
@@ -76,9 +79,10 @@ def test_a_rename_that_changes_the_reader_reads_the_file_again(tmp_path, tiny_mo
     summary = indexer.index_folder(docs)
     assert (summary.moved, summary.added, summary.removed) == (0, 2, 2)
     Indexer(tmp_path / "fresh", model=str(tiny_model_dir)).index_folder(docs)
-    indexed = passages(tmp_path / "ix", docs)
-    assert indexed == passages(tmp_path / "fresh", docs)
-    assert "secret" in indexed["page.txt"][0][0] and indexed["notes.md"][0][-1] == "Herons"
+    indexed = passages(tmp_path / "ix")
+    assert indexed == passages(tmp_path / "fresh")
+    assert "secret" in indexed[str(docs / "page.txt")][0][0]
+    assert indexed[str(docs / "notes.md")][0][-1] == "Herons"
 
 
 def test_very_large_files_are_indexed_and_named_in_the_summary(tmp_path, tiny_model_dir):
