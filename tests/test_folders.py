@@ -147,3 +147,32 @@ def test_a_nested_root_whose_folder_is_gone_is_forgotten_by_the_parents_run(
     Indexer(fresh, model=str(tiny_model_dir)).index_folder(dr)
     assert passages(index) == passages(fresh)
     assert verify_target(index).consistent
+
+
+def test_a_folder_that_is_gone_is_taken_as_empty_only_when_asked(tmp_path, tiny_model_dir):
+    """`missing_ok` (what `watch` runs with): the files of a deleted root leave the index
+    and its remembered rules stay for its return; without it, a wrong path changes nothing."""
+    import shutil
+
+    from indexer.errors import SourceNotFound
+    from indexer.store.base import open_store
+
+    docs = write(tmp_path / "docs", ["a.md", "b.md", "skip.md"])
+    index = tmp_path / "ix"
+    indexer = Indexer(index, model=str(tiny_model_dir))
+    indexer.index_folder(docs, exclude=["skip*"])
+    shutil.rmtree(docs)
+    with pytest.raises(SourceNotFound, match="no such folder"):
+        indexer.index_folder(docs)
+    summary = indexer.index_folder(docs, missing_ok=True)
+    assert (summary.missing, summary.removed, summary.total_documents) == (True, 2, 0)
+    store = open_store(index)
+    try:
+        assert json.loads(store.root_rules(docs))["exclude"] == ["skip*"]
+    finally:
+        store.close()
+    with pytest.raises(SourceNotFound, match="no such folder"):
+        Indexer(tmp_path / "new", model=str(tiny_model_dir)).index_folder(docs, missing_ok=True)
+    assert not (tmp_path / "new").exists()
+    write(docs, ["a.md", "skip.md"])
+    assert indexer.index_folder(docs, missing_ok=True).added == 1  # its rules still apply
