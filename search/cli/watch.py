@@ -164,8 +164,6 @@ def watch(
       ctxsearch watch ~/notes
       ctxsearch watch ~/notes ~/papers --index ~/notes.idx --debounce 2000
     """
-    import watchfiles
-
     from indexer.pipeline import Indexer
 
     roots = _roots(paths)
@@ -192,7 +190,7 @@ def watch(
             while not stop.requested.is_set():
                 present = [root for root in roots if seen[root] is not None]
                 relevant = _Relevant(roots, index_folder)
-                for changes in _batches(watchfiles, present, relevant, debounce, stop):
+                for changes in _batches(present, relevant, debounce, stop):
                     changed = [Path(path) for _, path in changes]
                     # gone, back, swapped, or deleted and made again within the batch
                     replaced = [
@@ -218,10 +216,12 @@ def watch(
 
 
 def _batches(
-    watchfiles, present: list[Path], relevant: _Relevant, debounce: int, stop: _Stop
+    present: list[Path], relevant: _Relevant, debounce: int, stop: _Stop
 ) -> Iterator[set[tuple[object, str]]]:
     """The batches of changes under the folders that are there, and an empty batch each
     `_LOOK_AGAIN_MS` without any, until a stop is asked for."""
+    import watchfiles
+
     if not present:  # every folder is gone: look for them again now and then
         while not stop.requested.wait(_LOOK_AGAIN_MS / 1000):
             yield set()
