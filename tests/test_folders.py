@@ -176,3 +176,17 @@ def test_a_folder_that_is_gone_is_taken_as_empty_only_when_asked(tmp_path, tiny_
     assert not (tmp_path / "new").exists()
     write(docs, ["a.md", "skip.md"])
     assert indexer.index_folder(docs, missing_ok=True).added == 1  # its rules still apply
+
+
+def test_a_nested_root_whose_name_is_not_utf8_stays_a_root(tmp_path, tiny_model_dir):
+    """Its recorded path is escaped text that names no file: it is found by listing."""
+    import os
+
+    w = write(tmp_path / "w", ["a.md"])
+    odd = Path(os.fsdecode(os.fsencode(w) + b"/sub-\xff"))
+    write(odd, ["b.md"])
+    index = tmp_path / "ix"
+    Indexer(index, model=str(tiny_model_dir)).index_folder(odd)
+    summary = Indexer(index).index_folder(w)
+    assert (summary.forgotten_roots, summary.removed, summary.total_documents) == ([], 0, 2)
+    assert summary.nested_roots == [str(w / "sub-\\xff")]
