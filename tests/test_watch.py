@@ -117,8 +117,8 @@ def test_a_folder_deleted_and_made_again_is_watched_again(watching, tmp_path):
 
 
 def test_a_root_of_its_own_inside_the_watched_folder_is_kept_in_step(tmp_path, tiny_model_dir):
-    """`index docs/sub --exclude 'draft*'`, then `watch docs`: changes under docs/sub are
-    indexed too, with sub's own rules, and the watcher says so."""
+    """`index docs/sub --exclude 'draft*'` and `index docs/.journal`, then `watch docs`:
+    changes under them are indexed too, each with its own rules, and the watcher says so."""
     docs = tmp_path / "docs"
     (docs / "sub").mkdir(parents=True)
     (docs / "herons.md").write_text("Herons wade in shallow water.")
@@ -127,6 +127,10 @@ def test_a_root_of_its_own_inside_the_watched_folder_is_kept_in_step(tmp_path, t
     command = ["index", str(docs / "sub"), "--index", str(index), "--exclude", "draft*"]
     indexed = CliRunner().invoke(cli, [*command, "--model", str(tiny_model_dir)])
     assert indexed.exit_code == 0, indexed.output
+    (docs / ".journal").mkdir()  # hidden, so only a root of its own
+    (docs / ".journal" / "monday.md").write_text("Monday: coots at the pond.")
+    journal = CliRunner().invoke(cli, ["index", str(docs / ".journal"), "--index", str(index)])
+    assert journal.exit_code == 0, journal.output
     stderr = tmp_path / "watch.err"
     process = start_watch(docs, index, tiny_model_dir, stderr)
     try:
@@ -138,6 +142,8 @@ def test_a_root_of_its_own_inside_the_watched_folder_is_kept_in_step(tmp_path, t
         eventually(lambda: found(index, "grebes") == ["grebes.md"], "a nested root's new file")
         (docs / "sub" / "egrets.md").write_text("Egrets and avocets follow cattle.")
         eventually(lambda: found(index, "avocets") == ["egrets.md"], "a nested root's edit")
+        (docs / ".journal" / "tuesday.md").write_text("Tuesday: spoonbills at the pond.")
+        eventually(lambda: found(index, "spoonbills") == ["tuesday.md"], "a hidden root's file")
     finally:
         process.kill()
         process.wait()
@@ -251,3 +257,7 @@ def test_the_filter_skips_hidden_paths_and_an_index_inside_the_folder(tmp_path):
     assert not relevant(Change.modified, str(tmp_path / ".git" / "a.md"))
     assert not relevant(Change.modified, str(tmp_path / "photo.png"))
     assert not relevant(Change.modified, "/elsewhere/a.md")
+    nested = _Relevant([tmp_path], None, {str(tmp_path / ".journal")})
+    assert nested(Change.added, str(tmp_path / ".journal" / "day.md"))
+    assert nested(Change.added, str(tmp_path / ".journal" / ".ctxsearchignore"))
+    assert not nested(Change.added, str(tmp_path / ".other" / "day.md"))

@@ -20,7 +20,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -92,12 +92,18 @@ def _is_under(path: Path, folder: Path) -> bool:
 
 class _Relevant:
     """Which file events can change the index: an indexable file, a folder (or something
-    deleted, which may have been one), or an ignore file; never a hidden or skipped
-    path, nor the index's own files when the index lies inside a watched folder."""
+    deleted, which may have been one), or a root's ignore file; never a hidden or
+    skipped path, nor the index's own files when the index lies inside a watched folder.
+    Paths count from the deepest root that holds them: a watched folder, or a root of
+    its own inside one (`nested`, the paths the runs found so far, read at each event),
+    which may itself be hidden (`~/notes/.journal`)."""
 
-    def __init__(self, roots: list[Path], index_folder: Path | None) -> None:
+    def __init__(
+        self, roots: list[Path], index_folder: Path | None, nested: Collection[str] = ()
+    ) -> None:
         self.roots = roots
         self.index_folder = index_folder
+        self.nested = nested
 
     def __call__(self, change: object, raw_path: str) -> bool:
         from watchfiles import Change
@@ -105,16 +111,16 @@ class _Relevant:
         path = Path(raw_path)
         if self.index_folder is not None and _is_under(path, self.index_folder):
             return False
-        root = next((root for root in self.roots if _is_under(path, root)), None)
-        if root is None:
+        if not any(_is_under(path, root) for root in self.roots):
             return False
+        inside = [Path(root) for root in self.nested]
+        holders = [root for root in [*self.roots, *inside] if _is_under(path, root)]
+        root = max(holders, key=lambda holder: len(holder.parts))
+        if path.name == IGNORE_FILE and path.parent == root:
+            return True
         parts = path.relative_to(root).parts
-        if path.name == IGNORE_FILE:  # the root's, or that of a root of its own inside it
-            parts = parts[:-1]
         if any(part.startswith(".") or part in SKIPPED_FOLDERS for part in parts):
             return False
-        if path.name == IGNORE_FILE:
-            return True
         return is_indexable(path) or change == Change.deleted or path.is_dir()
 
 
@@ -189,7 +195,7 @@ def watch(
             run(roots)
             while not stop.requested.is_set():
                 present = [root for root in roots if seen[root] is not None]
-                relevant = _Relevant(roots, index_folder)
+                relevant = _Relevant(roots, index_folder, told.nested)
                 for changes in _batches(present, relevant, debounce, stop):
                     changed = [Path(path) for _, path in changes]
                     # gone, back, swapped, or deleted and made again within the batch
