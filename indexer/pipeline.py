@@ -15,6 +15,7 @@ The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
 
 from __future__ import annotations
 
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
@@ -24,12 +25,15 @@ from typing import TYPE_CHECKING
 
 from indexer.chunking import Chunk, chunk_text
 from indexer.content import why_not_prose
+from indexer.encoder_key import EncoderKey, settings_text
 from indexer.encoders.choices import DEFAULT_STATIC, static_settings
 from indexer.encoders.precision import resolve_precision
 from indexer.encoding import EncodingBackend, LocalEncoding
 from indexer.errors import InvalidSettings, SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
 from indexer.layout import locate_chunks
+from indexer.moves import MoveKey, move_key
+from indexer.nested_roots import RunRoot, nested_roots, owner
 from indexer.rules import RootRules, merged
 from indexer.settings import BATCH_CHUNKS, check_settings
 from indexer.sources import Document, SourceFile, path_text, read_document, walk_folder
@@ -145,6 +149,12 @@ class IndexSummary:
     # files encoded this run with over LARGE_TEXT_CHARACTERS of text (exclude them if
     # they swamp the results)
     large_files: list[LargeFile] = field(default_factory=list)
+    # roots indexed on their own under this folder, brought up to date with their own
+    # rules; and those whose folders are gone, forgotten (their files are this folder's)
+    nested_roots: list[str] = field(default_factory=list)
+    forgotten_roots: list[str] = field(default_factory=list)
+    # the folder was not there (`missing_ok`): taken as empty, its documents removed
+    missing: bool = False
 
     def changed_anything(self) -> bool:
         """Whether the run changed a document (added, updated, moved, or a new mtime)."""
@@ -214,7 +224,10 @@ class Indexer:
         self.batch_chunks = batch_chunks
         self.index_type = index_type
         self.static = static
+        # The loaded model and one encoder per space, and what they were made for: checked
+        # against the manifest of the index at every use (see `indexer.encoder_key`).
         self._encoders: dict | None = None
+        self._encoders_made_for: EncoderKey | None = None
         self._run_manifest: Manifest | None = None  # the manifest of the index last written
         self._report: ProgressCallback = _no_report
         self._counts = _RunCounts()  # this run's progress, for the reports
@@ -229,6 +242,7 @@ class Indexer:
         default_excludes: bool | None = None,
         forget_rules: bool = False,
         allow_empty: bool = False,
+        missing_ok: bool = False,
     ) -> IndexSummary:
         """Bring the index up to date with `folder`; return what changed.
 
@@ -244,21 +258,35 @@ class Indexer:
         stored a batch at a time, so memory does not grow with the size of the folder.
         A folder with nothing to index is refused (`SourceNotFound`, most likely a wrong
         path) unless `allow_empty`, as when a watched folder's last file was deleted.
+        With `missing_ok`, a folder that is no longer there (deleted, or swapped for a
+        file) is taken as empty, as a fresh index would take it: its documents are
+        removed, but a root's remembered rules are kept for its return (`watch`).
+
+        Roots indexed on their own inside `folder` are brought up to date too, each with
+        its own rules, and those whose folders are gone are forgotten (see
+        `indexer.nested_roots`).
         """
         started = time.perf_counter()
         report = self._report = progress or _no_report
         self._counts = _RunCounts()
         folder = Path(folder).expanduser().resolve()
+        missing = missing_ok and _no_folder_at(folder)
+        if missing and not store_exists(self.target):
+            raise SourceNotFound(f"{folder}: no such folder")
         rules = merged(
             self._remembered_rules(folder), exclude, include, default_excludes, forget_rules
         )
         unreadable: list[FileFailure] = []
-        sources = list(
-            walk_folder(
-                folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
+        sources = (
+            []
+            if missing
+            else list(
+                walk_folder(
+                    folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
+                )
             )
         )
-        if not sources and not unreadable and not allow_empty:
+        if not sources and not unreadable and not allow_empty and not missing:
             raise SourceNotFound(
                 f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
                 ".docx .pptx .odt .epub and source code); nothing was changed"
@@ -266,18 +294,25 @@ class Indexer:
         with self._writable_store(wait) as store:
             summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
             summary.rules = rules.to_dict()
-            candidates, gone = self._plan(store, folder, sources, unreadable, summary)
+            summary.missing = missing
+            candidates, gone, forgotten = self._plan(
+                store, RunRoot(folder, rules), sources, summary
+            )
             kill_point("after-scan")
             with store.change() as change:
-                change.record_root(folder, rules.to_json())
+                if not missing:  # a root that is gone keeps its rules for its return
+                    change.record_root(folder, rules.to_json())
+                for root in forgotten:  # its files are this folder's now: gone, or moved
+                    change.forget_root(root)
                 if self.index_type is not None:
                     change.set_index_type(self.index_type)
-                # A new path whose content is that of a gone document is that document,
-                # moved or renamed: it keeps its chunks and vectors. What is left of the
-                # gone is removed once every candidate has been read.
-                movable: dict[str, list[StoredDocument]] = {}
+                # A new path whose content is that of a gone document, read the same way,
+                # is that document moved or renamed: it keeps its chunks and vectors. What
+                # is left of the gone is removed once every candidate has been read.
+                movable: dict[MoveKey, list[StoredDocument]] = {}
                 for document in gone:
-                    movable.setdefault(document.sha256, []).append(document)
+                    key = move_key(document.sha256, document.path)
+                    movable.setdefault(key, []).append(document)
                 documents = self._read_candidates(change, candidates, summary, report, movable)
                 self._encode_and_store(change, documents, summary, report)
                 left = [document.id for same in movable.values() for document in same]
@@ -342,6 +377,8 @@ class Indexer:
             with store.writer(wait):
                 if store.manifest is None:
                     store.initialise(new_manifest or self._new_manifest())
+                    # made for this manifest, which now has its index id
+                    self._encoders_made_for = EncoderKey.of(store.manifest, self.precision)
                 else:
                     self._check_matches(store.manifest)
                 self._run_manifest = store.manifest
@@ -386,14 +423,33 @@ class Indexer:
 
     def _encoders_for_new_index(self):  # -> LoadedModel
         """The model (and encoders) a new index is built with, loaded once."""
-        if self._encoders is None:
-            self._make_encoders(
-                self._load_model(self.model_name),
-                self.pooling or DEFAULT_POOLING,
-                self.static or DEFAULT_STATIC,
+        from indexer.encoders.loading import canonical_model_name
+
+        model = canonical_model_name(self.model_name)
+        pooling, static = self.pooling or DEFAULT_POOLING, self.static or DEFAULT_STATIC
+        held = self._encoders_made_for
+        if self._encoders is None or held is None or not held.same_settings(model, pooling, static):
+            loaded = self._model_named(model)
+            encoders = self._made_encoders(loaded, pooling, static)
+            self._encoders = encoders
+            self._encoders_made_for = EncoderKey(
+                index_id="",  # the store gives it one when it is initialised
+                model=loaded.name,
+                fingerprint=loaded.fingerprint,
+                pooling=pooling,
+                static=static,
+                static_settings=settings_text(static_settings(encoders["static"])),
+                precision=self.precision,
             )
-        assert self._encoders is not None
         return self._encoders["loaded"]
+
+    def _model_named(self, name: str, fingerprint: str | None = None):  # -> LoadedModel
+        """The held model if it is this one, else this one loaded."""
+        if self._encoders is not None:
+            held = self._encoders["loaded"]
+            if held.name == name and fingerprint in (None, held.fingerprint):
+                return held
+        return self._load_model(name)
 
     def _load_model(self, name: str | None):  # -> LoadedModel, imported lazily with torch
         from indexer.encoders.loading import load_model
@@ -403,24 +459,24 @@ class Indexer:
         self._report(Progress("load-model", 1, 1))
         return loaded
 
-    def _make_encoders(self, loaded, pooling: str, static: str) -> None:
+    def _made_encoders(self, loaded, pooling: str, static: str) -> dict:
         from indexer.encoders.spaces import space_encoders
 
         try:
-            self._encoders = {
-                "loaded": loaded,
-                **space_encoders(loaded, pooling, static, self.precision),
-            }
+            return {"loaded": loaded, **space_encoders(loaded, pooling, static, self.precision)}
         except ValueError as error:  # e.g. mean-last99 on a six-layer model
             raise InvalidSettings(str(error)) from error
 
     def _encoders_for(self, manifest: Manifest) -> dict:
-        if self._encoders is None:
-            loaded = self._load_model(manifest.model)
+        """The encoders of the index whose manifest this is: the held ones if they were
+        made for it, else new ones (the model loaded again only if it is another)."""
+        key = EncoderKey.of(manifest, self.precision)
+        if self._encoders is None or self._encoders_made_for != key:
+            loaded = self._model_named(manifest.model, manifest.model_fingerprint)
             manifest.check_model(loaded.name, loaded.fingerprint)
-            self._make_encoders(loaded, manifest.pooling, manifest.static)
-            manifest.check_static_settings(static_settings(self._encoders["static"]))
-        assert self._encoders is not None
+            encoders = self._made_encoders(loaded, manifest.pooling, manifest.static)
+            manifest.check_static_settings(static_settings(encoders["static"]))
+            self._encoders, self._encoders_made_for = encoders, key
         return self._encoders
 
     def _export_query_model(self) -> str:
@@ -459,28 +515,66 @@ class Indexer:
     # -- planning ------------------------------------------------------------------------
 
     def _plan(
-        self,
-        store: Store,
-        folder: Path,
-        sources: list[SourceFile],
-        unreadable: list[FileFailure],
-        summary: IndexSummary,
-    ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument]]:
-        """The files that may have changed, and the documents whose files are gone."""
-        # Roots indexed on their own below this one keep their documents (and files).
-        nested = tuple(root.rstrip("/") + "/" for root in store.roots_under(folder))
-        sources = [source for source in sources if not path_text(source.path).startswith(nested)]
-        stored = store.documents_under(folder)
-        candidates = self._changed_candidates(sources, stored, summary)
-        present = {path_text(source.path) for source in sources}
+        self, store: Store, run: RunRoot, sources: list[SourceFile], summary: IndexSummary
+    ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument], list[str]]:
+        """The files that may have changed, the documents whose files are gone, and the
+        roots nested in the run's folder whose folders are gone (to forget).
+
+        `sources` are the files of the run's folder; each root nested in it is walked
+        with its own rules, and a file is the deepest root's (see `indexer.nested_roots`).
+        """
+        nested = nested_roots(store, run.path)
+        roots = [run, *nested.present]
+        not_looked_at = tuple(root.rstrip("/") + "/" for root in nested.unknown)
+        walked = [
+            source
+            for source in sources
+            if owner(path_text(source.path), roots) is run
+            and not path_text(source.path).startswith(not_looked_at)
+        ]
+        for root in nested.present:
+            walked += self._walk_nested(root, roots, summary)
+        summary.nested_roots = [path_text(root.path) for root in nested.present]
+        summary.forgotten_roots = list(nested.gone)
+        stored: dict[str, StoredDocument] = {}
+        for root in [path_text(run.path), *nested.recorded]:
+            stored.update(store.documents_under(Path(root)))
+        candidates = self._changed_candidates(walked, stored, summary)
+        present = {path_text(source.path) for source in walked}
         # What an unreadable folder holds is unknown, not gone: its documents stay.
-        unknown = tuple(failure.path.rstrip("/") + "/" for failure in unreadable)
+        unknown = not_looked_at + tuple(f.path.rstrip("/") + "/" for f in summary.failures)
         gone = [
             document
             for path, document in stored.items()
             if path not in present and not path.startswith(unknown)
         ]
-        return candidates, gone
+        return candidates, gone, nested.gone
+
+    def _walk_nested(
+        self, root: RunRoot, roots: list[RunRoot], summary: IndexSummary
+    ) -> list[SourceFile]:
+        """The files of a nested root, walked with its rules (not those under a deeper one)."""
+        failures: list[FileFailure] = []
+        try:
+            found = list(
+                walk_folder(
+                    root.path,
+                    lambda path, why: failures.append(_folder_failure(path, why)),
+                    root.rules,
+                )
+            )
+        except SourceNotFound as error:  # unreadable (or just gone): its documents stay
+            reason = str(error).removeprefix(f"{root.path}: ")
+            failures.append(
+                FileFailure(path_text(root.path), f"{reason}; its indexed files are kept")
+            )
+            found = []
+        known = {failure.path for failure in summary.failures}
+        for failure in failures:
+            if failure.path not in known:
+                summary.failed += 1
+                summary.failures.append(failure)
+        return [source for source in found if owner(path_text(source.path), roots) is root]
 
     def _changed_candidates(
         self, sources: list[SourceFile], stored: dict[str, StoredDocument], summary: IndexSummary
@@ -500,13 +594,14 @@ class Indexer:
         candidates: list[tuple[SourceFile, StoredDocument | None]],
         summary: IndexSummary,
         report: ProgressCallback,
-        movable: dict[str, list[StoredDocument]],
+        movable: dict[MoveKey, list[StoredDocument]],
     ) -> Iterator[_Pending]:
         """Read and chunk the files that may have changed, one at a time.
 
         A file whose content hash is unchanged only has its mtime recorded; a new file
-        with the content of a gone document (in `movable`, by hash) takes that document
-        over under its new path, keeping its chunks and vectors.
+        with the content of a gone document, read the same way (in `movable`, see
+        `indexer.moves`), takes that document over under its new path, keeping its
+        chunks and vectors.
         """
         if not candidates:
             return  # a run that only removes files or changes the index type needs no model
@@ -528,8 +623,8 @@ class Indexer:
                     change.touch_document(old.id, document.mtime_ns)
                     summary.unchanged += 1
                     summary.touched += 1
-                elif old is None and movable.get(document.sha256):
-                    moved = movable[document.sha256].pop()
+                elif old is None and movable.get(key := move_key(document.sha256, source.path)):
+                    moved = movable[key].pop()
                     change.move_document(moved.id, document.path, document.mtime_ns)
                     summary.moved += 1
                     summary.moved_files.append(MovedFile(moved.path, path_text(document.path)))
@@ -666,6 +761,17 @@ def _export_for_queries(loaded) -> str:  # loaded: LoadedModel
     except ExportFailed as error:
         return str(error)
     return "ready"
+
+
+def _no_folder_at(path: Path) -> bool:
+    """Whether nothing, or something that is no folder, is at `path` (a folder that cannot
+    be looked at is there: the walk says why it cannot be read)."""
+    try:
+        return not stat.S_ISDIR(path.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
 
 
 def _folder_failure(path: Path, reason: str) -> FileFailure:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from indexer import Indexer
-from indexer.store.base import verify_target
+from indexer.store.base import open_store, verify_target
 from search.engine import Searcher
 
 
@@ -41,6 +43,46 @@ def test_a_moved_or_renamed_file_keeps_its_chunks_and_vectors(any_index, tmp_pat
         assert {"guide/otters.md", "docs/wading-birds.md"} <= paths
         assert not any(path.endswith("same-a.txt") for path in paths)
     assert indexer.index_folder(docs).changed_anything() is False
+
+
+def passages(index: Path) -> dict[str, list[tuple]]:
+    """Every document's path, with its chunks' texts and locations (what a fresh index of
+    the same folders must hold too)."""
+    store = open_store(index)
+    try:
+        roots = [Path("/"), *map(Path, store.roots_under(Path("/")))]
+        stored = {path: doc for root in roots for path, doc in store.documents_under(root).items()}
+        with store.snapshot() as snapshot:
+            found = {}
+            for path, document in stored.items():
+                _document, chunks = snapshot.document(document.id)
+                found[path] = [
+                    (c.text, c.start, c.end, c.line, c.end_line, c.heading) for c in chunks
+                ]
+            return found
+    finally:
+        store.close()
+
+
+def test_a_rename_that_changes_the_reader_reads_the_file_again(tmp_path, tiny_model_dir):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.html").write_text(
+        "<html><body><h1>Cranes</h1><p>Tower cranes lift steel beams.</p>"
+        "<script>var secret = 1;</script><!-- a comment --></body></html>"
+    )
+    (docs / "notes.txt").write_text("Herons\n======\n\nHerons stand still in the shallows.\n")
+    indexer = Indexer(tmp_path / "ix", model=str(tiny_model_dir))
+    indexer.index_folder(docs)
+    (docs / "page.html").rename(docs / "page.txt")  # the same bytes, read as plain text
+    (docs / "notes.txt").rename(docs / "notes.md")  # the same text, with a heading now
+    summary = indexer.index_folder(docs)
+    assert (summary.moved, summary.added, summary.removed) == (0, 2, 2)
+    Indexer(tmp_path / "fresh", model=str(tiny_model_dir)).index_folder(docs)
+    indexed = passages(tmp_path / "ix")
+    assert indexed == passages(tmp_path / "fresh")
+    assert "secret" in indexed[str(docs / "page.txt")][0][0]
+    assert indexed[str(docs / "notes.md")][0][-1] == "Herons"
 
 
 def test_very_large_files_are_indexed_and_named_in_the_summary(tmp_path, tiny_model_dir):

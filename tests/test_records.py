@@ -7,6 +7,8 @@ test on both backends.
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -65,6 +67,37 @@ def test_upsert_again_changes_only_what_changed(indexer, any_index):
         document = searcher.document(heron.document_id).to_dict()
         assert document["record_id"] == "note-05" and document["metadata"]["n"] == 5
         assert document["text"] == changed[5]["text"]
+
+
+def self_score(index: Path, name: str, text: str) -> float:
+    """The contextual score of `text` against the document it is the text of (a file
+    name or a record id)."""
+    with Searcher(index) as searcher:
+        hits = searcher.search(text, k=50, mode="contextual").results
+    return next(hit.score for hit in hits if name in (hit.id, Path(hit.path).name))
+
+
+def test_a_long_lived_writer_follows_an_index_replaced_under_it(tmp_path, tiny_model_dir):
+    """A writer that lives on (`serve --writable`, `watch`) encodes with the encoders of
+    the index it writes into now, not of the one it first wrote into."""
+    index, docs = tmp_path / "ix", tmp_path / "docs"
+    docs.mkdir()
+    writer = Indexer(index, model=str(tiny_model_dir))
+    writer.upsert_records(records(2))  # its encoders: mean pooling
+    shutil.rmtree(index)
+    Indexer(index, model=str(tiny_model_dir), pooling="cls").upsert_records(records(1))
+    heron = "Herons stand still in the shallows and spear fish."
+    writer.upsert_records([{"id": "heron", "text": heron}])
+    assert self_score(index, "heron", heron) == pytest.approx(1.0, abs=0.01)
+    egrets = "Egrets follow the cattle across the wet field."
+    (docs / "egrets.md").write_text(egrets)
+    writer.index_folder(docs)
+    assert self_score(index, "egrets.md", egrets) == pytest.approx(1.0, abs=0.01)
+    shutil.rmtree(index)  # gone: the writer makes a new index with its own settings (mean)
+    writer.upsert_records([{"id": "heron", "text": heron}])
+    with Searcher(index) as searcher:
+        assert searcher.manifest.pooling == "mean"
+    assert self_score(index, "heron", heron) == pytest.approx(1.0, abs=0.01)
 
 
 def test_delete_by_id_says_what_it_did_not_find(indexer, any_index):

@@ -317,3 +317,35 @@ def test_reads_answer_while_writes_queue_and_a_full_queue_is_a_503(
         assert all(writes[name].result().json()["added"] == 1 for name in accepted)
         found = client.get("/search", params={**search, "k": 50, "where": "lang=queued"})
         assert ids(found) == sorted(accepted)
+
+
+def test_a_write_after_the_index_was_rebuilt_uses_the_new_index_settings(tmp_path, tiny_model_dir):
+    """`rm -rf` the index under a writable server and build it again with cls pooling: the
+    server's next write is encoded with cls pooling, so a record's own text finds it."""
+    import shutil
+
+    from search import Searcher
+
+    index = tmp_path / "ix"
+    Indexer(index, model=str(tiny_model_dir)).upsert_records(records(0, 2, "en"))
+    with running_server(index, tmp_path / "server.log", "--writable") as server:
+        first = httpx.post(f"{server.url}/records", json=records(2, 3, "en"), timeout=WRITE_TIMEOUT)
+        assert first.status_code == 200  # the server's writer holds mean-pooling encoders
+        shutil.rmtree(index)
+        command = ["index", "--jsonl", "-", "--index", str(index), "--quiet"]
+        rebuilt = CliRunner().invoke(
+            cli,
+            [*command, "--model", str(tiny_model_dir), "--pooling", "cls"],
+            input='{"id": "seed", "text": "Owls hunt at night."}\n',
+        )
+        assert rebuilt.exit_code == 0, rebuilt.output
+        heron = "Herons stand still in the shallows and spear fish."
+        write = [{"id": "heron", "text": heron}]
+        assert (
+            httpx.post(f"{server.url}/records", json=write, timeout=WRITE_TIMEOUT).json()["added"]
+            == 1
+        )
+    with Searcher(index) as searcher:
+        hits = searcher.search(heron, k=10, mode="contextual").results
+        assert searcher.manifest.pooling == "cls"
+    assert next(hit.score for hit in hits if hit.id == "heron") == pytest.approx(1.0, abs=0.01)

@@ -3,6 +3,7 @@ another writer is waited for; SIGTERM in the middle of a burst stops it cleanly.
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +43,17 @@ def found(index: Path, query: str) -> list[str]:
     return sorted(Path(hit["path"]).name for hit in json.loads(result.stdout)["results"])
 
 
+def start_watch(folder: Path, index: Path, tiny_model_dir: Path, log: Path) -> subprocess.Popen:
+    """`ctxsearch watch folder --index index` (tiny model, 200 ms debounce); its stderr in
+    `log`, its stdout beside it in watch.out."""
+    command = [sys.executable, "-m", "search", "watch", str(folder), "--index", str(index)]
+    command += ["--model", str(tiny_model_dir), "--debounce", "200"]
+    with open(log.parent / "watch.out", "w") as out, open(log, "w") as err:
+        return subprocess.Popen(
+            command, cwd=ROOT, stdout=out, stderr=err, env={**os.environ, "HF_HUB_OFFLINE": "1"}
+        )
+
+
 @pytest.fixture
 def watching(tmp_path, tiny_model_dir) -> Iterator[tuple[Path, Path, subprocess.Popen, Path]]:
     """A `ctxsearch watch` process on a temp folder: (folder, index, process, stderr file)."""
@@ -50,12 +62,7 @@ def watching(tmp_path, tiny_model_dir) -> Iterator[tuple[Path, Path, subprocess.
     (docs / "herons.md").write_text("Herons wade in shallow water and wait for fish.")
     index = tmp_path / "ix"
     stderr = tmp_path / "watch.err"
-    command = [sys.executable, "-m", "search", "watch", str(docs), "--index", str(index)]
-    command += ["--model", str(tiny_model_dir), "--debounce", "200"]
-    with open(tmp_path / "watch.out", "w") as out, open(stderr, "w") as err:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdout=out, stderr=err, env={**os.environ, "HF_HUB_OFFLINE": "1"}
-        )
+    process = start_watch(docs, index, tiny_model_dir, stderr)
     try:
         eventually(lambda: found(index, "herons") == ["herons.md"], "the first run")
         yield docs, index, process, stderr
@@ -83,6 +90,63 @@ def test_an_edit_an_addition_and_a_deletion_reach_the_index(watching):
     (docs / "sub").rmdir()
     eventually(lambda: found(index, "grebes") == [], "a removed folder")
     assert found(index, "instant") == []
+
+
+def test_a_folder_deleted_and_made_again_is_watched_again(watching, tmp_path):
+    """`rm -rf docs && make docs`, then a folder swap: the deleted files leave the index
+    while the folder is gone, and what comes back is indexed, edits included."""
+    docs, index, process, stderr = watching
+    shutil.rmtree(docs)
+    eventually(lambda: found(index, "herons") == [], "the deleted files leave the index")
+    eventually(lambda: "docs: the folder is gone" in stderr.read_text(), "the note")
+    docs.mkdir()
+    (docs / "avocets.md").write_text("Avocets sweep their bills through the mud.")
+    eventually(lambda: found(index, "avocets") == ["avocets.md"], "the new folder's file")
+    (docs / "avocets.md").write_text("Avocets and stilts sweep the mud.")
+    eventually(lambda: found(index, "stilts") == ["avocets.md"], "an edit in the new folder")
+    swap = tmp_path / "docs.new"
+    swap.mkdir()
+    (swap / "plovers.md").write_text("Plovers run and stop on the sand.")
+    docs.rename(tmp_path / "docs.old")
+    swap.rename(docs)
+    eventually(lambda: found(index, "plovers") == ["plovers.md"], "the swapped-in folder")
+    eventually(lambda: found(index, "stilts") == [], "the swapped-out folder's files gone")
+    (docs / "plovers.md").write_text("Plovers and lapwings run on the sand.")
+    eventually(lambda: found(index, "lapwings") == ["plovers.md"], "an edit after the swap")
+    assert process.poll() is None and "Traceback" not in stderr.read_text()
+
+
+def test_a_root_of_its_own_inside_the_watched_folder_is_kept_in_step(tmp_path, tiny_model_dir):
+    """`index docs/sub --exclude 'draft*'` and `index docs/.journal`, then `watch docs`:
+    changes under them are indexed too, each with its own rules, and the watcher says so."""
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "herons.md").write_text("Herons wade in shallow water.")
+    (docs / "sub" / "egrets.md").write_text("Egrets follow cattle across the field.")
+    index = tmp_path / "ix"
+    command = ["index", str(docs / "sub"), "--index", str(index), "--exclude", "draft*"]
+    indexed = CliRunner().invoke(cli, [*command, "--model", str(tiny_model_dir)])
+    assert indexed.exit_code == 0, indexed.output
+    (docs / ".journal").mkdir()  # hidden, so only a root of its own
+    (docs / ".journal" / "monday.md").write_text("Monday: coots at the pond.")
+    journal = CliRunner().invoke(cli, ["index", str(docs / ".journal"), "--index", str(index)])
+    assert journal.exit_code == 0, journal.output
+    stderr = tmp_path / "watch.err"
+    process = start_watch(docs, index, tiny_model_dir, stderr)
+    try:
+        eventually(lambda: found(index, "herons") == ["herons.md"], "the first run")
+        note = f"{docs / 'sub'} is a root of its own"
+        eventually(lambda: note in stderr.read_text(), "the note on the nested root")
+        (docs / "sub" / "draft.md").write_text("Grebes, a draft that sub leaves out.")
+        (docs / "sub" / "grebes.md").write_text("Grebes nest on floating platforms.")
+        eventually(lambda: found(index, "grebes") == ["grebes.md"], "a nested root's new file")
+        (docs / "sub" / "egrets.md").write_text("Egrets and avocets follow cattle.")
+        eventually(lambda: found(index, "avocets") == ["egrets.md"], "a nested root's edit")
+        (docs / ".journal" / "tuesday.md").write_text("Tuesday: spoonbills at the pond.")
+        eventually(lambda: found(index, "spoonbills") == ["tuesday.md"], "a hidden root's file")
+    finally:
+        process.kill()
+        process.wait()
 
 
 def test_another_writer_is_waited_for_and_said_so_in_one_line(watching):
@@ -193,3 +257,7 @@ def test_the_filter_skips_hidden_paths_and_an_index_inside_the_folder(tmp_path):
     assert not relevant(Change.modified, str(tmp_path / ".git" / "a.md"))
     assert not relevant(Change.modified, str(tmp_path / "photo.png"))
     assert not relevant(Change.modified, "/elsewhere/a.md")
+    nested = _Relevant([tmp_path], None, {str(tmp_path / ".journal")})
+    assert nested(Change.added, str(tmp_path / ".journal" / "day.md"))
+    assert nested(Change.added, str(tmp_path / ".journal" / ".ctxsearchignore"))
+    assert not nested(Change.added, str(tmp_path / ".other" / "day.md"))

@@ -144,6 +144,11 @@ class Change(Protocol):
         --include rules of its runs (JSON, see `indexer.rules`) when given."""
         ...
 
+    def forget_root(self, root: Path | str) -> None:
+        """Forget this host's root at `root` with its rules; its documents stay (they
+        belong to the root above it now)."""
+        ...
+
     def remove_path(self, path: Path) -> tuple[int, int, int]:
         """Remove this host's documents at `path` (a file) or under it (a folder) from
         every space and forget the roots there; (documents, chunks, roots) removed."""

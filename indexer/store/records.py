@@ -103,6 +103,13 @@ def forget_roots(session: Session, host: str, path: Path | str) -> int:
     return int(result.rowcount or 0)
 
 
+def forget_root(session: Session, host: str, root: Path | str) -> bool:
+    """Delete the host's root at `root` (its documents stay); say if there was one."""
+    path = path_text(root).rstrip("/") or "/"
+    result = session.execute(delete(RootRow).where(RootRow.host == host, RootRow.path == path))
+    return bool(result.rowcount)
+
+
 def documents_under(session: Session, host: str, root: Path | str) -> dict[str, StoredDocument]:
     """The host's documents under `root`, by path, but those under roots nested in it."""
     nested = [folder_prefix(path) for path in roots_under(session, host, root)]

@@ -68,6 +68,11 @@ class RowChange:
         if records.record_root(self.session, self.host, root, rules):
             self._changed()
 
+    def forget_root(self, root: Path | str) -> None:
+        """Forget this host's root at `root` and its rules; its documents stay."""
+        if records.forget_root(self.session, self.host, root):
+            self._changed()
+
     def remove_path(self, path: Path) -> tuple[int, int, int]:
         """Remove this host's documents at `path` (a file) or under it (a folder) from
         every space, and forget the roots there; (documents, chunks, roots) removed."""

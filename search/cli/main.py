@@ -290,6 +290,16 @@ def index(
             click.echo(
                 f"{summary.moved} moved or renamed (same content): kept without re-encoding."
             )
+        if summary.nested_roots:
+            shown = ", ".join(display_path(root) for root in summary.nested_roots)
+            click.echo(
+                f"Roots of their own inside it, brought up to date with their own rules: {shown}."
+            )
+        if summary.forgotten_roots:
+            shown = ", ".join(display_path(root) for root in summary.forgotten_roots)
+            click.echo(
+                f"Forgot the roots whose folders are gone (their files are this folder's): {shown}."
+            )
         rules = summary.rules
         kept = [f"exclude {pattern}" for pattern in rules.get("exclude", [])]
         kept += [f"include {pattern}" for pattern in rules.get("include", [])]

@@ -3,15 +3,24 @@
 Changes are noticed by `watchfiles` (inotify on Linux), grouped until the folder has been
 quiet for a moment, then indexed by the same incremental run as `ctxsearch index`, so
 every guarantee of a run holds (atomic publication, per-file failures, the writer lock).
+
+A watch follows a folder, not the directory it was when the watch began: inotify loses
+a folder that is deleted (`rm -rf docs && make docs`) or swapped for another (`mv`), so
+each folder's identity (device and inode) is looked at after every batch of changes and
+once a second while nothing happens. A folder that is gone is indexed as empty (its
+files leave the index) and looked for until it is back; one that came back, or was
+swapped, is indexed and watched again.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import stat
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -32,6 +41,8 @@ if TYPE_CHECKING:
 # A burst that never goes quiet (a long copy, a build) is still indexed this often.
 _LONGEST_WAIT_MS = 10_000
 _LOCK_RETRY_SECONDS = 1.0
+# How often, while nothing happens, a folder that is gone or was swapped is looked for.
+_LOOK_AGAIN_MS = 1_000
 EXIT_ABORTED = 130  # the shell's code for a command ended by a signal
 
 
@@ -81,12 +92,18 @@ def _is_under(path: Path, folder: Path) -> bool:
 
 class _Relevant:
     """Which file events can change the index: an indexable file, a folder (or something
-    deleted, which may have been one), or an ignore file; never a hidden or skipped
-    path, nor the index's own files when the index lies inside a watched folder."""
+    deleted, which may have been one), or a root's ignore file; never a hidden or
+    skipped path, nor the index's own files when the index lies inside a watched folder.
+    Paths count from the deepest root that holds them: a watched folder, or a root of
+    its own inside one (`nested`, the paths the runs found so far, read at each event),
+    which may itself be hidden (`~/notes/.journal`)."""
 
-    def __init__(self, roots: list[Path], index_folder: Path | None) -> None:
+    def __init__(
+        self, roots: list[Path], index_folder: Path | None, nested: Collection[str] = ()
+    ) -> None:
         self.roots = roots
         self.index_folder = index_folder
+        self.nested = nested
 
     def __call__(self, change: object, raw_path: str) -> bool:
         from watchfiles import Change
@@ -94,9 +111,11 @@ class _Relevant:
         path = Path(raw_path)
         if self.index_folder is not None and _is_under(path, self.index_folder):
             return False
-        root = next((root for root in self.roots if _is_under(path, root)), None)
-        if root is None:
+        if not any(_is_under(path, root) for root in self.roots):
             return False
+        inside = [Path(root) for root in self.nested]
+        holders = [root for root in [*self.roots, *inside] if _is_under(path, root)]
+        root = max(holders, key=lambda holder: len(holder.parts))
         if path.name == IGNORE_FILE and path.parent == root:
             return True
         parts = path.relative_to(root).parts
@@ -142,46 +161,56 @@ def watch(
     again whenever files under it are added, changed or deleted, through the same
     incremental run as `ctxsearch index`. Ctrl-C or SIGTERM stops after the current run
     (exit 0); a second one aborts that run and rolls it back (exit 130). A running
-    `serve` sees each run's result, as it does for `index`.
+    `serve` sees each run's result, as it does for `index`. A folder that is deleted
+    leaves the index and is watched for until it is back (or swapped for another);
+    a folder indexed on its own inside PATH is watched with it, with its own rules.
 
     \b
     Examples:
       ctxsearch watch ~/notes
       ctxsearch watch ~/notes ~/papers --index ~/notes.idx --debounce 2000
     """
-    import watchfiles
-
     from indexer.pipeline import Indexer
 
     roots = _roots(paths)
     index_folder = Path(target).expanduser().resolve() if isinstance(target, Path) else None
     indexer = Indexer(target, model=model, pooling=pooling)
     stop = _Stop()
+    told = _Told()
     with stop.installed():
         try:
             click.echo(
                 f"ctxsearch: watching {len(roots)} folder(s); Ctrl-C or SIGTERM stops", err=True
             )
-            for root in roots:
-                if stop.requested.is_set():
-                    break
-                _run(indexer, root, stop, as_json)
-            changes_seen = watchfiles.watch(
-                *roots,
-                watch_filter=_Relevant(roots, index_folder),
-                step=debounce,
-                debounce=max(_LONGEST_WAIT_MS, debounce),
-                stop_event=stop.requested,
-                raise_interrupt=False,
-                ignore_permission_denied=True,
-            )
-            for changes in changes_seen:
-                changed = [Path(path) for _, path in changes]
-                for root in roots:
-                    if stop.requested.is_set():
-                        break
-                    if any(_is_under(path, root) for path in changed):
-                        _run(indexer, root, stop, as_json)
+            # Each folder's identity when its last run began: a run is due when it differs.
+            seen: dict[Path, tuple[int, int] | None] = {}
+
+            def run(due: list[Path]) -> None:
+                for root in due:
+                    seen[root] = _identity(root)
+                for root in _outermost(due):
+                    if not stop.requested.is_set():
+                        _run(indexer, root, stop, as_json, told)
+
+            run(roots)
+            while not stop.requested.is_set():
+                present = [root for root in roots if seen[root] is not None]
+                relevant = _Relevant(roots, index_folder, told.nested)
+                for changes in _batches(present, relevant, debounce, stop):
+                    changed = [Path(path) for _, path in changes]
+                    # gone, back, swapped, or deleted and made again within the batch
+                    replaced = [
+                        root for root in roots if _identity(root) != seen[root] or root in changed
+                    ]
+                    run(
+                        [
+                            root
+                            for root in roots
+                            if root in replaced or any(_is_under(path, root) for path in changed)
+                        ]
+                    )
+                    if replaced:
+                        break  # watch the folders that are there now
         except _Aborted as aborted:
             click.echo(
                 f"Error: the run in progress was aborted ({aborted}); the index holds the last "
@@ -190,6 +219,51 @@ def watch(
             )
             raise click.exceptions.Exit(EXIT_ABORTED) from None
     click.echo("ctxsearch: stopped", err=True)
+
+
+def _batches(
+    present: list[Path], relevant: _Relevant, debounce: int, stop: _Stop
+) -> Iterator[set[tuple[object, str]]]:
+    """The batches of changes under the folders that are there, and an empty batch each
+    `_LOOK_AGAIN_MS` without any, until a stop is asked for."""
+    import watchfiles
+
+    if not present:  # every folder is gone: look for them again now and then
+        while not stop.requested.wait(_LOOK_AGAIN_MS / 1000):
+            yield set()
+        return
+    try:
+        yield from watchfiles.watch(
+            *present,
+            watch_filter=relevant,
+            step=debounce,
+            debounce=max(_LONGEST_WAIT_MS, debounce),
+            stop_event=stop.requested,
+            rust_timeout=_LOOK_AGAIN_MS,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+            ignore_permission_denied=True,
+        )
+    except FileNotFoundError:  # a folder went between looking at it and watching it
+        yield set()
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """The device and inode of the folder at `folder`, or None when no folder is there."""
+    try:
+        status = os.stat(folder)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino) if stat.S_ISDIR(status.st_mode) else None
+
+
+def _outermost(roots: list[Path]) -> list[Path]:
+    """`roots` but those inside another of them (whose run covers them)."""
+    return [
+        root
+        for root in roots
+        if not any(root != other and _is_under(root, other) for other in roots)
+    ]
 
 
 def _roots(paths: tuple[Path, ...]) -> list[Path]:
@@ -204,13 +278,22 @@ def _roots(paths: tuple[Path, ...]) -> list[Path]:
     return roots
 
 
-def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool) -> None:
-    """One incremental run over `root`, waiting (and saying so) while another writer runs."""
+class _Told:
+    """What the watcher has said already, so that a note is given once, not every run."""
+
+    def __init__(self) -> None:
+        self.gone: set[Path] = set()
+        self.nested: set[str] = set()
+
+
+def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool, told: _Told) -> None:
+    """One incremental run over `root`, waiting (and saying so) while another writer runs.
+    A folder that is gone is indexed as empty: its files leave the index."""
     told_busy = False
     while True:
         try:
             with stop.running():
-                summary = indexer.index_folder(root, allow_empty=True)
+                summary = indexer.index_folder(root, allow_empty=True, missing_ok=True)
         except IndexLocked:
             if not told_busy:
                 click.echo(
@@ -220,22 +303,54 @@ def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool) -> None:
             if stop.requested.wait(_LOCK_RETRY_SECONDS):
                 return
             continue
-        except SourceNotFound as error:  # the folder itself went away: keep watching
+        except SourceNotFound as error:  # the folder cannot be read: keep watching
             click.echo(f"ctxsearch: {terminal_text(error)}", err=True)
             return
         except (InvalidIgnoreFile, InvalidPattern) as error:  # fixing it brings a new run
             note = f"{error}; {display_path(str(root))} is not indexed until it is fixed"
             click.echo(f"ctxsearch: {terminal_text(note)} (still watching)", err=True)
             return
-        _report(root, summary, as_json)
+        _report(root, summary, as_json, told)
         return
 
 
-def _report(root: Path, summary: IndexSummary, as_json: bool) -> None:
+def _report(root: Path, summary: IndexSummary, as_json: bool, told: _Told) -> None:
     try:
+        _notes(root, summary, told)
         _summary_lines(root, summary, as_json)
     finally:
         sys.stdout.flush()  # a log file or a pipe sees each run as it ends
+
+
+def _notes(root: Path, summary: IndexSummary, told: _Told) -> None:
+    """What changed in the folders watched, said once: a folder gone or back, a root of
+    its own inside one, a nested root forgotten."""
+    shown = display_path(str(root))
+    if summary.missing and root not in told.gone:
+        told.gone.add(root)
+        click.echo(
+            f"ctxsearch: {shown}: the folder is gone; its files left the index "
+            f"({summary.removed} documents); watching for it to come back",
+            err=True,
+        )
+    elif not summary.missing and root in told.gone:
+        told.gone.discard(root)
+        click.echo(f"ctxsearch: {shown}: the folder is back; watching it again", err=True)
+    for nested in summary.nested_roots:
+        if nested not in told.nested:
+            told.nested.add(nested)
+            click.echo(
+                f"ctxsearch: {display_path(nested)} is a root of its own inside {shown}: "
+                "watched with it, with its own --exclude/--include",
+                err=True,
+            )
+    for forgotten in summary.forgotten_roots:
+        told.nested.discard(forgotten)
+        click.echo(
+            f"ctxsearch: forgot the root {display_path(forgotten)}: its folder is gone "
+            f"(what was in it is {shown}'s now)",
+            err=True,
+        )
 
 
 def _summary_lines(root: Path, summary: IndexSummary, as_json: bool) -> None:
