@@ -72,6 +72,29 @@ def watching(tmp_path, tiny_model_dir) -> Iterator[tuple[Path, Path, subprocess.
             process.wait()
 
 
+def test_a_change_made_while_the_first_run_reads_is_indexed(tmp_path, tiny_model_dir, monkeypatch):
+    """The watcher is armed before the first run scans: a file edited while that run is
+    held (after it read and stored the old text) comes in a later run. Before, the
+    watcher started after the first run, and such an edit was never indexed."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water and wait for fish.")
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    monkeypatch.setenv("CTXSEARCH_HOLD_AT", f"after-batch:{gate}")
+    stderr = tmp_path / "watch.err"
+    process = start_watch(docs, tmp_path / "ix", tiny_model_dir, stderr)
+    try:
+        eventually(lambda: "held at after-batch" in stderr.read_text(), "the first run's read")
+        (docs / "herons.md").write_text("Herons and flamingos wade in shallow water.")
+        with open(gate, "wb"):  # let the first run go on
+            pass
+        eventually(lambda: found(tmp_path / "ix", "flamingos") == ["herons.md"], "the edit")
+    finally:
+        process.kill()
+        process.wait()
+
+
 def test_an_edit_an_addition_and_a_deletion_reach_the_index(watching):
     docs, index, _, _ = watching
     (docs / "herons.md").write_text("Herons and flamingos wade in shallow water.")

@@ -192,25 +192,25 @@ def watch(
                     if not stop.requested.is_set():
                         _run(indexer, root, stop, as_json, told)
 
-            run(roots)
+            for root in roots:
+                seen[root] = _identity(root)
             while not stop.requested.is_set():
-                present = [root for root in roots if seen[root] is not None]
+                present = [root for root in roots if _identity(root) is not None]
                 relevant = _Relevant(roots, index_folder, told.nested)
+                armed = False
                 for changes in _batches(present, relevant, debounce, stop):
+                    if not armed:
+                        # The watcher is armed: catch up with all that changed before it
+                        # was (at start, or while a folder was replaced); what changes from
+                        # now on comes in the next batches, so nothing falls in between.
+                        armed = True
+                        run(roots)
+                        continue
                     changed = [Path(path) for _, path in changes]
                     # gone, back, swapped, or deleted and made again within the batch
-                    replaced = [
-                        root for root in roots if _identity(root) != seen[root] or root in changed
-                    ]
-                    run(
-                        [
-                            root
-                            for root in roots
-                            if root in replaced or any(_is_under(path, root) for path in changed)
-                        ]
-                    )
-                    if replaced:
-                        break  # watch the folders that are there now
+                    if any(_identity(root) != seen[root] or root in changed for root in roots):
+                        break  # watch the folders that are there now, then catch up
+                    run([root for root in roots if any(_is_under(path, root) for path in changed)])
         except _Aborted as aborted:
             click.echo(
                 f"Error: the run in progress was aborted ({aborted}); the index holds the last "
@@ -229,6 +229,7 @@ def _batches(
     import watchfiles
 
     if not present:  # every folder is gone: look for them again now and then
+        yield set()
         while not stop.requested.wait(_LOOK_AGAIN_MS / 1000):
             yield set()
         return
