@@ -19,6 +19,8 @@ import sys
 import time
 from collections import Counter
 
+from indexer import config
+
 KILL_POINTS = (
     "after-scan",
     "after-delete",
@@ -45,20 +47,20 @@ WORKER_POINTS = ("worker-batch",)
 SEARCH_POINTS = ("query-encode",)
 # Points in the ONNX export of the query model (`indexer.encoders.export`), after a run.
 EXPORT_POINTS = ("mid-export",)
-_SIGNALS = {"CTXSEARCH_KILL_AT": signal.SIGKILL, "CTXSEARCH_SIGINT_AT": signal.SIGINT}
+_SIGNALS = ((config.KILL_AT, signal.SIGKILL), (config.SIGINT_AT, signal.SIGINT))
 _reached: Counter[tuple[str, str]] = Counter()
 _held: set[str] = set()
 
 
 def kill_point(name: str) -> None:
     """Kill, interrupt or pause this process here if the environment asks for it."""
-    pause = os.environ.get("CTXSEARCH_PAUSE_AT")
+    pause = config.read(config.PAUSE_AT)
     if pause:
         point, _, seconds = pause.partition(":")
         if point == name:
             print(f"ctxsearch: paused at {name}", file=sys.stderr, flush=True)
             time.sleep(float(seconds or 1))
-    hold = os.environ.get("CTXSEARCH_HOLD_AT")
+    hold = config.read(config.HOLD_AT)
     if hold:
         point, _, fifo = hold.partition(":")
         if point == name and name not in _held:
@@ -66,13 +68,13 @@ def kill_point(name: str) -> None:
             print(f"ctxsearch: held at {name}", file=sys.stderr, flush=True)
             with open(fifo, "rb") as gate:  # blocks until a writer opens it
                 gate.read()  # and until it closes
-    for variable, signum in _SIGNALS.items():
-        wanted = os.environ.get(variable)
+    for variable, signum in _SIGNALS:
+        wanted = config.read(variable)
         if not wanted:
             continue
         point, _, count = wanted.partition(":")
         if point != name:
             continue
-        _reached[variable, name] += 1
-        if _reached[variable, name] == int(count or 1):
+        _reached[variable.name, name] += 1
+        if _reached[variable.name, name] == int(count or 1):
             os.kill(os.getpid(), signum)

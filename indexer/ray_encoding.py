@@ -436,7 +436,9 @@ class _EncodeWorker:
         import os
         import socket
 
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from indexer import config
+
+        config.set_default(config.TOKENIZERS_PARALLELISM, "false")
         import torch
 
         from indexer.encoders import choices

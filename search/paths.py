@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-INDEX_ENV = "CTXSEARCH_INDEX"
+from indexer import config
+
+INDEX_ENV = config.INDEX.name
 
 
 def default_index() -> str | Path:
     """$CTXSEARCH_INDEX (a folder or a database URL), else $XDG_DATA_HOME/ctxsearch/index
     (~/.local/share/ctxsearch/index)."""
-    if os.environ.get(INDEX_ENV):
-        return index_target(os.environ[INDEX_ENV])
-    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(data_home) / "ctxsearch" / "index"
+    return index_target(config.index_location())
 
 
 def index_target(value: str) -> str | Path:

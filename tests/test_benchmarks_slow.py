@@ -132,10 +132,10 @@ def test_scifact_through_the_index_is_the_same_with_onnx_queries_and_in_bf16(tmp
 def test_hybrid_answers_questions_over_documentation_at_least_as_well_as_its_parts(name):
     """Issue 13's bar on questions over real documentation, read as search reads it
     (chunks of an index, one hit per document); the index is kept in the eval cache."""
-    from search.lab.evaluation import default_work_dir
+    from indexer.config import eval_cache_dir
     from search.lab.fusion_tuning import default_variant, load_split, measure
 
-    sets = default_work_dir() / "python-docs"
+    sets = eval_cache_dir() / "python-docs"
     if not (sets / name / "qrels.tsv").exists():
         subprocess.run([QUESTION_SETS / "python-docs.sh", sets], check=True)
     split = load_split(sets / name, "test")

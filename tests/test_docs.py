@@ -28,3 +28,19 @@ def test_links_between_doc_pages_resolve():
     for page in (ROOT / "docs").rglob("*.md"):
         for target in re.findall(r"\]\(([^)#:]+\.(?:md|png|txt))", page.read_text()):
             assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
+
+
+def test_the_command_reference_names_the_help_options_a_user_has():
+    """`ctxsearch -h` works (the group's context settings), so the page says `-h, --help`,
+    whichever test invoked the commands before it was written."""
+    import subprocess
+    import sys
+
+    from search.cli.reference import reference
+
+    real = subprocess.run(
+        [sys.executable, "-m", "search", "info", "--help"], capture_output=True, text=True
+    ).stdout
+    assert "-h, --help" in real
+    shown = [line.split()[:2] for line in reference().splitlines() if "Show this message" in line]
+    assert shown and all(names == ["-h,", "--help"] for names in shown)

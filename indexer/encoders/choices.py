@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from indexer.config import QUERY_ENCODER
+
 # `token`: the model's own input token-embedding table; `model2vec`: a static model
 # distilled from the transformer; `glove`: GloVe 6B 50d word vectors.
 STATIC_CHOICES = ("token", "model2vec", "glove")
 DEFAULT_STATIC = "token"
 # What encodes a query (`indexer.encoders.query`): torch-free where possible, or torch.
 QUERY_ENCODERS = ("auto", "onnx", "torch")
-QUERY_ENCODER_ENV = "CTXSEARCH_QUERY_ENCODER"
+QUERY_ENCODER_ENV = QUERY_ENCODER.name
 
 
 def static_settings(encoder: Any) -> dict:

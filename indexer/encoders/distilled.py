@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from indexer import config
 from indexer.encoders.base import Encoder
 from indexer.encoders.loading import LoadedModel
 from indexer.encoders.optional import require
@@ -117,7 +118,7 @@ def _distil_into(
     """Distil and save into `folder` atomically (a finished folder is renamed into place)."""
     distillation = require("model2vec.distill", "model2vec")
     require("skeletoken", "model2vec")  # what model2vec.distill needs beyond the core package
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    config.set_default(config.HF_HUB_OFFLINE, "1")
     started = time.perf_counter()
     # distill_from_model works on a deep copy: the shared, loaded model is left untouched.
     # Its own tqdm bar is kept off the terminal: the caller reports progress its own way.

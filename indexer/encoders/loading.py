@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from indexer import config
 from indexer.errors import ModelNotAvailable
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -74,7 +74,7 @@ class LoadedModel:
 @lru_cache(maxsize=4)
 def load_model(name: str | None = None) -> LoadedModel:
     """Load a model by hub name or folder (offline); the same name is loaded once."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    config.set_default(config.HF_HUB_OFFLINE, "1")
     canonical = canonical_model_name(name)
     location = model_location(canonical)
     from transformers import AutoModel, AutoTokenizer

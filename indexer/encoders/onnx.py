@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from indexer.config import model_cache_dir
 from indexer.encoders.base import Encoder
 
 INFO_FILE = "info.json"
@@ -40,8 +41,6 @@ _LAST_K = re.compile(r"^mean-last(\d+)$")
 
 def query_model_dir(fingerprint: str, cache_dir: Path | None = None) -> Path:
     """Where the query encoders of the model with this fingerprint are kept."""
-    from indexer.encoders.spaces import model_cache_dir
-
     return Path(cache_dir or model_cache_dir()) / f"onnx-{fingerprint}"
 
 

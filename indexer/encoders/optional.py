@@ -7,8 +7,6 @@ GloVe, Word2Vec, FastText and Model2Vec need packages that the core install leav
 from __future__ import annotations
 
 import importlib
-import os
-from pathlib import Path
 from types import ModuleType
 
 from indexer.errors import MissingDependency
@@ -34,11 +32,3 @@ def require(module: str, method: str) -> ModuleType:
         raise MissingDependency(
             f"the {method} method needs the package {package}: pip install '{CLASSIC_EXTRA}'"
         ) from error
-
-
-def default_cache_dir() -> Path:
-    """$CTXSEARCH_CACHE, else $XDG_CACHE_HOME/ctxsearch (usually ~/.cache/ctxsearch)."""
-    if os.environ.get("CTXSEARCH_CACHE"):
-        return Path(os.environ["CTXSEARCH_CACHE"])
-    cache_home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache_home) / "ctxsearch"

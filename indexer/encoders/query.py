@@ -18,9 +18,9 @@ default: fast where possible), `onnx` (fast or an error) or `torch`.
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
+from indexer import config
 from indexer.encoders.base import Encoder
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS
 from indexer.errors import InvalidSettings
@@ -33,7 +33,7 @@ class FastEncoderUnavailable(Exception):
 
 def query_encoder_choice(choice: str | None = None) -> str:
     """`choice`, else $CTXSEARCH_QUERY_ENCODER, else `auto`; checked."""
-    choice = choice or os.environ.get(QUERY_ENCODER_ENV) or "auto"
+    choice = choice or config.query_encoder()
     if choice not in QUERY_ENCODERS:
         raise InvalidSettings(
             f"unknown query encoder {choice!r} (from ${QUERY_ENCODER_ENV}?): "
@@ -124,7 +124,6 @@ def _classic_static(manifest: Manifest, cache_dir: Path | None) -> tuple[Encoder
     if importlib.util.find_spec("model2vec") is None:
         raise FastEncoderUnavailable("model2vec is not installed")
     from indexer.encoders.distilled import DistillSettings, Model2VecEncoder, distilled_folder
-    from indexer.encoders.spaces import model_cache_dir
 
     recorded = manifest.static_settings
     settings = DistillSettings(
@@ -132,9 +131,8 @@ def _classic_static(manifest: Manifest, cache_dir: Path | None) -> tuple[Encoder
         sif_coefficient=recorded.get("sif_coefficient", DistillSettings.sif_coefficient),
     )
     fingerprint = recorded.get("model_fingerprint", manifest.model_fingerprint)
-    folder = distilled_folder(
-        Path(cache_dir or model_cache_dir()), fingerprint, settings, recorded.get("model2vec", "")
-    )
+    cache = Path(cache_dir or config.model_cache_dir())
+    folder = distilled_folder(cache, fingerprint, settings, recorded.get("model2vec", ""))
     if not (folder / "info.json").exists():
         raise FastEncoderUnavailable(f"the distilled model is not in {folder.parent}")
     return Model2VecEncoder.load(folder), "model2vec"

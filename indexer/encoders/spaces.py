@@ -8,20 +8,12 @@ word vectors (`glove`); the last two need the extra `ctxsearch[classic]`.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
+from indexer.config import model_cache_dir
 from indexer.encoders.base import Encoder
 from indexer.encoders.choices import DEFAULT_STATIC, STATIC_CHOICES
 from indexer.encoders.loading import LoadedModel
 from indexer.errors import InvalidSettings
 from indexer.spaces import Space
-
-
-def model_cache_dir() -> Path:
-    """Where distilled static models are kept ($XDG_CACHE_HOME/ctxsearch/models)."""
-    cache_home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache_home) / "ctxsearch" / "models"
 
 
 def static_encoder(loaded: LoadedModel, static: str = DEFAULT_STATIC) -> Encoder:

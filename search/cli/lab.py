@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from indexer import config
 from indexer.encoders.choices import QUERY_ENCODERS
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
 from search.cli.common import echo_json, index_option, json_option, translate_errors
@@ -19,7 +20,8 @@ work_dir_option = click.option(
     "--work-dir",
     type=click.Path(path_type=Path),
     help="Cache of encoded corpora, trained word vectors and distilled models "
-    "[$CTXSEARCH_EVAL_CACHE or ~/.cache/ctxsearch/eval].",
+    f"[${config.EVAL_CACHE.name}, else ${config.CACHE.name}/eval, "
+    "else ~/.cache/ctxsearch/eval].",
 )
 STATIC_HELP = (
     "glove, word2vec, fasttext (trained on the corpus), static (the model's token table), "
@@ -506,7 +508,7 @@ def _matrices(matrices: list[tuple[str, list[list[float | None]]]]) -> str:
     "--files-dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Where the corpus is written as files [$CTXSEARCH_EVAL_CACHE/files].",
+    help=f"Where the corpus is written as files [${config.EVAL_CACHE.name}/files].",
 )
 @click.option(
     "--precision",
@@ -551,7 +553,6 @@ def eval_index(
           --index postgresql+psycopg://me@127.0.0.1:5432/search?index=scifact --json
     """
     from search.cli.progress import ProgressBars
-    from search.lab.evaluation import default_work_dir
     from search.lab.index_eval import evaluate_index
 
     chosen = [mode.strip() for mode in modes.split(",") if mode.strip()]
@@ -563,7 +564,7 @@ def eval_index(
         result = evaluate_index(
             dataset_dir,
             target,
-            files_dir or default_work_dir() / "files",
+            files_dir or config.eval_cache_dir() / "files",
             split=split,
             modes=chosen,
             progress=bars,

@@ -15,6 +15,7 @@ from typing import BinaryIO
 
 import click
 
+from indexer import config
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
 from indexer.file_types import FILE_TYPES
@@ -103,11 +104,11 @@ def cli() -> None:
     "--ray",
     "ray_address",
     metavar="ADDRESS",
-    envvar="CTXSEARCH_RAY",
+    envvar=config.RAY.name,
     default=None,
     help="Encode on a Ray cluster: auto (the running cluster, else a local one) or its "
     "head's address, e.g. 10.0.0.5:6379. Needs pip install 'ctxsearch[ray]'. "
-    "[env: CTXSEARCH_RAY]",
+    f"[env: {config.RAY.name}]",
 )
 @click.option(
     "--ray-workers",
@@ -125,12 +126,12 @@ def cli() -> None:
 @click.option(
     "--precision",
     type=click.Choice(PRECISIONS),
-    envvar="CTXSEARCH_PRECISION",
+    envvar=config.PRECISION.name,
     default=DEFAULT_PRECISION,
     show_default=True,
     help="What the contextual encoder computes in: bf16 runs about 1.7x as fast as fp32 "
     "at the same retrieval quality, on a CPU with native bf16 (AVX-512 BF16, AMX); auto "
-    "picks bf16 only there. Recorded in the manifest. [env: CTXSEARCH_PRECISION]",
+    f"picks bf16 only there. Recorded in the manifest. [env: {config.PRECISION.name}]",
 )
 @click.option(
     "--exclude",

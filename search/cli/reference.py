@@ -16,11 +16,13 @@ WIDTH = 100  # the help is wrapped as on a 100-column terminal, whatever this on
 def command_help(command: click.Command, path: list[str]) -> str:
     """The `--help` text of one command, as `ctxsearch ... --help` prints it."""
     width = {"max_content_width": WIDTH, "terminal_width": WIDTH}
+    # The group's context settings (its `-h`) apply to every command, as when a user runs it.
+    settings = {**cli.context_settings, **width}
     parent = None
     for name in path[:-1]:
         group = cli if parent is None else parent.command
-        parent = click.Context(group, info_name=name, parent=parent, **width)
-    return command.get_help(click.Context(command, info_name=path[-1], parent=parent, **width))
+        parent = click.Context(group, info_name=name, parent=parent, **settings)
+    return command.get_help(click.Context(command, info_name=path[-1], parent=parent, **settings))
 
 
 def reference() -> str:

@@ -6,6 +6,7 @@ import time
 
 import click
 
+from indexer import config
 from indexer.store.base import Target
 from search.cli.common import echo_json, index_option, json_option, translate_errors
 from search.limits import MAX_K
@@ -14,7 +15,7 @@ from search.paths import display_path
 from search.server.write_queue import MAX_WAITING_WRITES
 from search.text import terminal_text
 
-TOKEN_ENV = "CTXSEARCH_TOKEN"
+TOKEN_ENV = config.TOKEN.name
 
 
 @click.command()

@@ -23,6 +23,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from indexer.config import eval_cache_dir
 from indexer.encoders.base import Encoder
 from indexer.encoders.classic import (
     STATIC_METHODS,
@@ -52,17 +53,9 @@ LATENCY_QUERIES = 50
 Progress = Callable[[str, int, int], None]
 
 
-def default_work_dir() -> Path:
-    """$CTXSEARCH_EVAL_CACHE, else $XDG_CACHE_HOME/ctxsearch/eval (~/.cache/ctxsearch/eval)."""
-    if os.environ.get("CTXSEARCH_EVAL_CACHE"):
-        return Path(os.environ["CTXSEARCH_EVAL_CACHE"])
-    cache_home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache_home) / "ctxsearch" / "eval"
-
-
 def static_models_dir(work_dir: Path | None = None) -> Path:
     """Where trained word vectors and distilled models are cached, inside the work dir."""
-    return Path(work_dir or default_work_dir()) / "static-models"
+    return Path(work_dir or eval_cache_dir()) / "static-models"
 
 
 # `hybrid` is what `query --mode hybrid` does (adaptive z-score fusion); the others name
@@ -154,7 +147,7 @@ class Retrieval:
     ):
         self.dataset = dataset
         self.loaded = loaded
-        self.cache = _CorpusCache(dataset, loaded, work_dir or default_work_dir())
+        self.cache = _CorpusCache(dataset, loaded, work_dir or eval_cache_dir())
         self.progress = progress or (lambda _stage, _done, _total: None)
         self.query_ids = list(dataset.queries)
         self.query_texts = [dataset.queries[q] for q in self.query_ids]

@@ -24,13 +24,13 @@ if TYPE_CHECKING:
 
 def index_dir_of(folder: Path, work_dir: Path | None = None, model: str | None = None) -> Path:
     """Where the lab keeps the index of a document folder made with a model."""
+    from indexer.config import eval_cache_dir
     from indexer.encoders.loading import canonical_model_name
-    from search.lab.evaluation import default_work_dir
 
     folder = Path(folder).absolute()
     named = f"{folder}\0{canonical_model_name(model)}"
     key = hashlib.sha256(named.encode()).hexdigest()[:12]
-    return Path(work_dir or default_work_dir()) / f"index-{folder.name}-{key}"
+    return Path(work_dir or eval_cache_dir()) / f"index-{folder.name}-{key}"
 
 
 def load_index_split(

@@ -38,6 +38,7 @@ def sqlite_engine(path: Path, read_only: bool = False) -> Engine:
     where nobody can change the file under the reader).
     """
     engine = create_engine(sqlite_url(path, immutable=read_only))
+    timeout = busy_timeout_ms()  # here, so that a bad setting is not taken for a bad file
 
     @event.listens_for(engine, "connect")
     def _configure(connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -45,7 +46,7 @@ def sqlite_engine(path: Path, read_only: bool = False) -> Engine:
         cursor = connection.cursor()
         try:
             cursor.execute("PRAGMA foreign_keys = ON")
-            cursor.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+            cursor.execute(f"PRAGMA busy_timeout = {timeout}")
             if not read_only:
                 cursor.execute("PRAGMA journal_mode = WAL")
         except Exception as error:  # the file is not a database: reported by the caller

@@ -6,14 +6,10 @@ SQLAlchemy) and the light reader (through the standard library's sqlite3) share 
 
 from __future__ import annotations
 
-import os
-
+# How long to wait for a database another program holds locked ($CTXSEARCH_BUSY_TIMEOUT_MS):
+# read in the config module, named here for the store's two ways of connecting.
+from indexer.config import busy_timeout_ms as busy_timeout_ms
 from indexer.errors import IndexCorrupt, IndexLocked, StoreWriteFailed
-
-
-def busy_timeout_ms() -> int:
-    """How long to wait for a database another program holds locked (CTXSEARCH_BUSY_TIMEOUT_MS)."""
-    return int(os.environ.get("CTXSEARCH_BUSY_TIMEOUT_MS", "10000"))
 
 
 def error_for(message: str, where: str) -> Exception:

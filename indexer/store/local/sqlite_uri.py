@@ -40,6 +40,7 @@ def read_only_connection(database: Path) -> sqlite3.Connection:
 
 
 def _connect(uri: str) -> sqlite3.Connection:
+    timeout = busy_timeout_ms()
     connection = sqlite3.connect(uri, uri=True, isolation_level=None)
-    connection.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+    connection.execute(f"PRAGMA busy_timeout = {timeout}")
     return connection

@@ -13,8 +13,6 @@ and removes only its own documents (`$CTXSEARCH_HOST`, else the machine's host n
 from __future__ import annotations
 
 import copy
-import os
-import socket
 import threading
 import time
 import uuid
@@ -28,6 +26,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError, InvalidRequestError
 from sqlalchemy.orm import Session
 
+from indexer.config import host_name
 from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound, StoreUnavailable
 from indexer.faults import kill_point
 from indexer.store import records
@@ -49,13 +48,7 @@ from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
 from indexer.store.sql_views import RowChange, RowSnapshot
 
-HOST_ENV = "CTXSEARCH_HOST"
 REBUILD_BATCH = 256
-
-
-def document_host() -> str:
-    """The name this machine's documents are stored under ($CTXSEARCH_HOST, else hostname)."""
-    return os.environ.get(HOST_ENV) or socket.gethostname()
 
 
 class PostgresStore:
@@ -64,7 +57,7 @@ class PostgresStore:
     def __init__(self, url: str, create: bool = False):
         self.location = PostgresLocation.parse(url)
         self.target = self.location.display
-        self.host = document_host()
+        self.host = host_name()
         self.schema = self.location.schema
         self.engine = postgres_engine(self.location)
         self._lock: AdvisoryLock | None = None
