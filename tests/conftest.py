@@ -18,6 +18,14 @@ SHARED_EVAL = ROOT.parent / "shared" / "eval"
 TOKEN = "pässwort"  # the token of `token_server`: not ASCII, not even Latin-1 on the wire
 
 
+@pytest.fixture(autouse=True)
+def _no_user_settings(monkeypatch):
+    """A developer's own CTXSEARCH_INDEX, CTXSEARCH_CACHE or CTXSEARCH_EVAL_CACHE never
+    steers a test (the tests set what they need)."""
+    for name in ("CTXSEARCH_INDEX", "CTXSEARCH_CACHE", "CTXSEARCH_EVAL_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def model():
     """The real all-MiniLM-L6-v2, loaded once for the whole session."""
