@@ -33,8 +33,20 @@ from tests.oracle_machine import KNOWN_DEFECTS, PRECISION, Setup, machine_for
 from tests.oracle_tree import new_text
 
 # The known defects not fixed yet (see KNOWN_DEFECTS); remove one when its fix merges.
+# $CTXSEARCH_ORACLE_STILL_OPEN (names, comma-separated) replaces the list: to check that
+# the machine finds a defect again on a commit that reverts its fix.
 STILL_OPEN = frozenset(KNOWN_DEFECTS)
+if "CTXSEARCH_ORACLE_STILL_OPEN" in os.environ:
+    STILL_OPEN = frozenset(filter(None, os.environ["CTXSEARCH_ORACLE_STILL_OPEN"].split(",")))
 POSTGRES_ONLY = frozenset({"pg-public"})
+# When a known defect's test signals its runs (the instants that lead to it).
+INTERRUPTIONS = {
+    "interrupt-after-commit": tuple(
+        {"signal": "SIGINT", "point": "before-publish", "count": 1, "after": after}
+        for after in range(1, 4)
+    ),
+    "first-run-killed": ({"signal": "SIGKILL", "point": "mid-space-save", "count": 2},),
+}
 # The rules a known defect's test runs (others would only spend its budget).
 _CHANGES = ("write_file", "edit_file", "delete_file", "index_root", "check_everything")
 FOCUS = {
@@ -57,6 +69,7 @@ _SEED = os.environ.get("CTXSEARCH_ORACLE_SEED")
 def profile(examples: int, steps: int, shrink: bool = True) -> settings:
     """Seeded settings for the machine (`$CTXSEARCH_ORACLE_*` may change them)."""
     examples = int(os.environ.get("CTXSEARCH_ORACLE_EXAMPLES", examples))
+    steps = int(os.environ.get("CTXSEARCH_ORACLE_STEPS", steps))
     shrink = shrink and os.environ.get("CTXSEARCH_ORACLE_SHRINK", "1") != "0"
     phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate)
     return settings(
@@ -87,7 +100,11 @@ def run_machine(setup: Setup, chosen: settings) -> None:
     machine = machine_for(setup)
     if _SEED is not None:
         machine = seed(int(_SEED))(machine)
-    run_state_machine_as_test(machine, settings=chosen)
+    try:
+        run_state_machine_as_test(machine, settings=chosen)
+    except BaseException as error:
+        error.add_note(f"(the machine failed in its example {machine.examples})")
+        raise
 
 
 def fixed_everywhere(backend: str) -> frozenset[str]:
@@ -138,6 +155,7 @@ def test_the_machine_finds_a_known_defect(defect, tiny_model_dir, tmp_path, requ
     enabled = fixed_everywhere(backend) | {defect}
     focus = frozenset(FOCUS[defect])
     setup = Setup(tiny_model_dir, tmp_path, url, enabled=enabled, processes=2, focus=focus)
+    setup = replace(setup, interruptions=INTERRUPTIONS.get(defect))
     run_machine(setup, DEFECT)
 
 
