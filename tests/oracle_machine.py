@@ -106,6 +106,9 @@ class Setup:
     queries: bool = True  # compare the hits of the fixed queries in the final check
     focus: frozenset[str] | None = None  # the only rules that run (None: every one)
     interruptions: tuple[dict, ...] | None = None  # when runs are signalled (None: any time)
+    folders: tuple[str, ...] = FOLDERS  # where new files go
+    names: tuple[str, ...] = NAMES  # the names new files take
+    remove_links: bool = False  # `remove` only symlinks (when there are)
 
 
 def _in_focus(name: str):  # -> a precondition decorator
@@ -225,8 +228,8 @@ class OracleMachine(RuleBasedStateMachine):
         return [folder for folder in tree_ops.listing(self.tree)[2] if folder != self.tree]
 
     def _new_path(self, data, kind: str | None = None) -> Path:
-        folder = self.tree / data.draw(st.sampled_from(FOLDERS), label="folder")
-        name = data.draw(st.sampled_from(NAMES), label="name")
+        folder = self.tree / data.draw(st.sampled_from(self.setup.folders), label="folder")
+        name = data.draw(st.sampled_from(self.setup.names), label="name")
         kind = kind or data.draw(st.sampled_from(KINDS), label="kind")
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{name}{kind}"
@@ -494,7 +497,7 @@ class OracleMachine(RuleBasedStateMachine):
                     (root / "again.md").write_text(tree_ops.new_text(".md", 3))
                 else:
                     self._change_under(root, change, data)
-            watcher.until_current()
+                watcher.until_current()  # each change, seen and published
         self._expect_current(root)
 
     def _change_under(self, root: Path, change: str, data) -> None:
@@ -505,7 +508,8 @@ class OracleMachine(RuleBasedStateMachine):
             relative = data.draw(st.sampled_from(["", "deep", "notes"]), label="folder")
             folder = root / relative
             folder.mkdir(parents=True, exist_ok=True)
-            names = [name for name in NAMES if _is_utf8(Path(name)) or not utf8]
+            names = [name for name in self.setup.names if _is_utf8(Path(name)) or not utf8]
+            names = names or ["a"]
             name = data.draw(st.sampled_from(names), label="name")
             kind = data.draw(st.sampled_from(KINDS), label="kind")
             path = folder / f"{name}{kind}"
@@ -531,7 +535,7 @@ class OracleMachine(RuleBasedStateMachine):
         files, links, folders = tree_ops.listing(self.tree)
         choices = [*folders, *files, self.tree / "w" / "never-indexed.txt"]
         if "remove-link" in self.enabled:
-            choices += links
+            choices = links if links and self.setup.remove_links else [*choices, *links]
         else:
             choices = [
                 path for path in choices if not tree_ops.has_link_on_the_way(path, self.tree)
