@@ -54,7 +54,10 @@ FOCUS: dict[str, dict] = {
     },
     "odd-index-path": {"focus": _CHANGES},
     "nested-roots": {"focus": (*_CHANGES, "move_folder"), "folders": ("w/sub", "w/sub/deep")},
-    "watch-recreated": {"focus": ("write_file", "index_root", "watch")},
+    "watch-recreated": {
+        "focus": ("write_file", "index_root", "watch"),
+        "watched_changes": ("recreate root", "write"),
+    },
     "watch-non-utf8": {"focus": ("index_root", "watch"), "names": (_NOT_UTF8,)},
     "move-reader": {"focus": (*_CHANGES, "change_extension")},
     "remove-link": {"focus": ("make_symlink", "index_root", "remove"), "remove_links": True},
@@ -64,10 +67,6 @@ FOCUS: dict[str, dict] = {
         "interruptions": ({"signal": "SIGKILL", "point": "mid-space-save", "count": 2},),
     },
 }
-# The defects whose tests run processes (watch, signalled runs): with the soak profile.
-IN_PROCESSES = frozenset(
-    {"interrupt-after-commit", "watch-recreated", "watch-non-utf8", "first-run-killed"}
-)
 LOCAL_ONLY = frozenset({"odd-index-path"})
 _SEED = os.environ.get("CTXSEARCH_ORACLE_SEED")
 
@@ -94,7 +93,7 @@ def profile(examples: int, steps: int, shrink: bool = True) -> settings:
 
 
 FAST = profile(examples=4, steps=8)
-SOAK = profile(examples=60, steps=20)
+SOAK = profile(examples=30, steps=20)
 # A known defect's test stops at the first failure (it is expected): no shrinking.
 DEFECT = profile(examples=12, steps=10, shrink=False)
 
@@ -144,16 +143,16 @@ def test_the_machine_on_a_folder_index_for_minutes(local_setup):
 
 @pytest.mark.soak
 def test_the_machine_on_postgresql_for_minutes(postgres_setup):
-    run_machine(replace(postgres_setup, processes=2), profile(examples=20, steps=15))
+    run_machine(replace(postgres_setup, processes=2), profile(examples=15, steps=15))
 
 
-def _defect_marks(name: str) -> list[pytest.MarkDecorator]:
-    marks = [pytest.mark.xfail(strict=True, reason=KNOWN_DEFECTS[name])]
-    return [*marks, pytest.mark.soak] if name in IN_PROCESSES else marks
-
-
+@pytest.mark.soak  # a minute or more each, while they last
 @pytest.mark.parametrize(
-    "defect", [pytest.param(name, marks=_defect_marks(name)) for name in sorted(STILL_OPEN)]
+    "defect",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DEFECTS[name]))
+        for name in sorted(STILL_OPEN)
+    ],
 )
 def test_the_machine_finds_a_known_defect(defect, tiny_model_dir, tmp_path, request):
     """Each known defect's rules on top of the fixed machine's: it must fail (an xfail
