@@ -93,7 +93,7 @@ def profile(examples: int, steps: int, shrink: bool = True) -> settings:
 
 
 FAST = profile(examples=4, steps=8)
-SOAK = profile(examples=30, steps=20)
+SOAK = profile(examples=25, steps=20)
 # A known defect's test stops at the first failure (it is expected): no shrinking.
 DEFECT = profile(examples=12, steps=10, shrink=False)
 
@@ -138,12 +138,12 @@ def test_the_machine_on_postgresql_with_two_indexes_in_one_database(postgres_set
 
 @pytest.mark.soak
 def test_the_machine_on_a_folder_index_for_minutes(local_setup):
-    run_machine(replace(local_setup, processes=3), SOAK)
+    run_machine(replace(local_setup, processes=2), SOAK)
 
 
 @pytest.mark.soak
 def test_the_machine_on_postgresql_for_minutes(postgres_setup):
-    run_machine(replace(postgres_setup, processes=2), profile(examples=15, steps=15))
+    run_machine(replace(postgres_setup, processes=1), profile(examples=12, steps=15))
 
 
 @pytest.mark.soak  # a minute or more each, while they last
