@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install browser demo test eval clean
+.PHONY: install browser demo test soak eval clean
 
 install: $(VENV)/.installed
 
@@ -58,6 +58,12 @@ test: $(VENV)/.installed-test browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q
+	$(MAKE) soak
+
+# The oracle machine's long profile (tests/test_oracle.py, -m soak): generated sequences
+# of changes and interruptions for some minutes, after the default suite.
+soak: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m soak
 
 # The full benchmarks (SciFact, STS-B, WiC from ../shared/eval): reports/ and the slow tests.
 eval: $(VENV)/.installed-test

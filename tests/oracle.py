@@ -1,0 +1,348 @@
+"""The oracle: what an index holds, as plain values, and the comparison of two indexes.
+
+`index_fingerprint(target)` reads everything a user can get back from an index (its
+documents, their chunks with texts and locations, every space's vector of every chunk,
+the records and their metadata, the roots, and whether `verify` is consistent), on any
+backend. `assert_same_index(a, b)` says where two fingerprints differ: documents and
+chunks exactly, vectors by cosine (at least `MIN_COSINE`), matched by (path, ordinal),
+since an index brought up to date and a fresh one give their chunks other ids.
+`assert_same_hits(a, b)` asks both indexes the same queries in every mode and compares
+the hits tie-tolerantly (equal scores may come in another order, chunk ids differ).
+
+The fresh index to compare with is built by `build_fresh_index` from a `Replay`: the
+roots the user indexed (with their remembered --exclude rules) and the records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from indexer.store.base import Target, is_database_url, open_store, store_exists
+
+MIN_COSINE = 0.9999
+# How far scores of the same hit may be apart: vectors agree to a cosine of 0.9999 (the
+# watch process encodes in bf16 where the CPU has it), which hybrid's adaptive fusion
+# (z-scores weighted by each list's peak) can spread to a few thousandths.
+SCORE_TOLERANCE = {"lexical": 1e-4, "static": 1e-3, "contextual": 1e-3, "hybrid": 1e-2}
+QUERIES = ("river bank erosion", "coffee from java", "tower crane steel", "apple orchard")
+MODES = ("lexical", "static", "contextual", "hybrid")
+HITS = 5
+# Which paths a comparison covers (all of them when None).
+Domain = Callable[[str], bool] | None
+
+
+@dataclass(frozen=True)
+class ChunkPrint:
+    """A chunk as a user gets it back: its place in the text, its text and location."""
+
+    ordinal: int
+    start: int
+    end: int
+    text: str
+    line: int | None
+    end_line: int | None
+    heading: str | None
+    page: int | None
+
+
+@dataclass(frozen=True)
+class DocumentPrint:
+    """A document: what identifies its content, and its chunks in order."""
+
+    path: str
+    size: int
+    mtime_ns: int | None  # None for a record (stamped when upserted, not a file's)
+    sha256: str
+    metadata_json: str | None
+    chunks: tuple[ChunkPrint, ...]
+
+
+@dataclass
+class IndexPrint:
+    """Everything compared of one index."""
+
+    target: str
+    documents: dict[str, DocumentPrint] = field(default_factory=dict)
+    # space -> (path, ordinal) -> unit vector
+    vectors: dict[str, dict[tuple[str, int], np.ndarray]] = field(default_factory=dict)
+    roots: tuple[str, ...] = ()
+    pooling: str | None = None
+    problems: tuple[str, ...] = ()  # what `verify` found, and vectors without a chunk
+
+    def within(self, domain: Domain) -> IndexPrint:
+        """The same print, keeping only the documents (and vectors) `domain` covers."""
+        if domain is None:
+            return self
+        return IndexPrint(
+            self.target,
+            {path: doc for path, doc in self.documents.items() if domain(path)},
+            {
+                space: {key: vector for key, vector in found.items() if domain(key[0])}
+                for space, found in self.vectors.items()
+            },
+            self.roots,
+            self.pooling,
+            self.problems,
+        )
+
+
+def index_fingerprint(target: Target) -> IndexPrint:
+    """Read the whole index at `target` (an empty print when no index is there)."""
+    from sqlalchemy import select
+
+    from indexer.errors import CtxsearchError
+    from indexer.store.base import verify_target
+    from indexer.store.schema import ChunkRow, DocumentRow, RootRow
+
+    if not store_exists(target):
+        return IndexPrint(str(target))
+    try:
+        store = open_store(target)
+    except CtxsearchError as error:
+        return IndexPrint(str(target), problems=(f"the index does not open: {error}",))
+    try:
+        with store.snapshot() as snapshot:
+            session = snapshot.session  # type: ignore[attr-defined]  (both backends are SQL)
+            rows = session.execute(
+                select(DocumentRow, ChunkRow)
+                .outerjoin(ChunkRow, ChunkRow.document_id == DocumentRow.id)
+                .order_by(DocumentRow.path, ChunkRow.ordinal)
+            ).all()
+            roots = tuple(sorted(session.scalars(select(RootRow.path))))
+            spaces = _space_vectors(snapshot, target)
+            manifest = snapshot.manifest
+    finally:
+        store.close()
+    documents: dict[str, tuple[DocumentRow, list[ChunkPrint]]] = {}
+    key_of: dict[int, tuple[str, int]] = {}
+    for document, chunk in rows:
+        documents.setdefault(document.path, (document, []))
+        if chunk is not None:
+            documents[document.path][1].append(_chunk_print(chunk))
+            key_of[chunk.id] = (document.path, chunk.ordinal)
+    problems = list(verify_target(target).problems)
+    vectors: dict[str, dict[tuple[str, int], np.ndarray]] = {}
+    for space, (ids, matrix) in spaces.items():
+        vectors[space] = {}
+        for chunk_id, vector in zip(ids.tolist(), matrix, strict=True):
+            if chunk_id not in key_of:
+                problems.append(f"{space}: a vector with no chunk (id {chunk_id})")
+                continue
+            vectors[space][key_of[chunk_id]] = np.asarray(vector, dtype=np.float64)
+        missing = set(key_of.values()) - set(vectors[space])
+        problems += [f"{space}: no vector for chunk {key}" for key in sorted(missing)]
+    return IndexPrint(
+        target=str(target),
+        documents={
+            path: DocumentPrint(
+                path=path,
+                size=row.size,
+                mtime_ns=row.mtime_ns if row.metadata_json is None else None,
+                sha256=row.sha256,
+                metadata_json=row.metadata_json,
+                chunks=tuple(chunks),
+            )
+            for path, (row, chunks) in documents.items()
+        },
+        vectors=vectors,
+        roots=roots,
+        pooling=manifest.pooling,
+        problems=tuple(problems),
+    )
+
+
+def _chunk_print(chunk) -> ChunkPrint:  # chunk: indexer.store.schema.ChunkRow
+    return ChunkPrint(
+        chunk.ordinal, chunk.start, chunk.end, chunk.text,
+        chunk.line, chunk.end_line, chunk.heading, chunk.page,
+    )  # fmt: skip
+
+
+def _space_vectors(snapshot, target: Target) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each space's (chunk ids, vectors), read from the snapshot's own state."""
+    if not is_database_url(target):
+        return {name: space.live_vectors() for name, space in snapshot.spaces.items()}
+    from sqlalchemy import select
+
+    from indexer.store.postgres.vectors import space_table
+
+    found = {}
+    for name in snapshot.manifest.spaces:
+        table = space_table(name, snapshot.manifest.dim_of(name))
+        rows = snapshot.session.execute(select(table.c.chunk_id, table.c.embedding)).all()
+        ids = np.asarray([chunk_id for chunk_id, _ in rows], dtype=np.int64)
+        dim = snapshot.manifest.dim_of(name)
+        matrix = np.asarray([vector for _, vector in rows], dtype=np.float32).reshape(-1, dim)
+        found[name] = (ids, matrix)
+    return found
+
+
+def differences(actual: IndexPrint, expected: IndexPrint, domain: Domain = None) -> list[str]:
+    """Where `actual` differs from `expected` among the documents `domain` covers
+    (empty when they are the same index); both must also have no problems."""
+    actual, expected = actual.within(domain), expected.within(domain)
+    found = [f"{actual.target}: {problem}" for problem in actual.problems]
+    found += [f"{expected.target} (the oracle): {problem}" for problem in expected.problems]
+    for path in sorted(expected.documents.keys() - actual.documents.keys()):
+        found.append(f"missing document {path}")
+    for path in sorted(actual.documents.keys() - expected.documents.keys()):
+        found.append(f"extra document {path}")
+    for path in sorted(actual.documents.keys() & expected.documents.keys()):
+        found += _document_differences(actual.documents[path], expected.documents[path])
+    for space in sorted(expected.vectors.keys() | actual.vectors.keys()):
+        found += _vector_differences(
+            space, actual.vectors.get(space, {}), expected.vectors.get(space, {}), actual, expected
+        )
+    return found
+
+
+def _document_differences(actual: DocumentPrint, expected: DocumentPrint) -> list[str]:
+    found = []
+    for name in ("size", "mtime_ns", "sha256", "metadata_json"):
+        if getattr(actual, name) != getattr(expected, name):
+            found.append(
+                f"{actual.path}: {name} {getattr(actual, name)!r} != {getattr(expected, name)!r}"
+            )
+    if len(actual.chunks) != len(expected.chunks):
+        found.append(f"{actual.path}: {len(actual.chunks)} chunks != {len(expected.chunks)}")
+    for mine, theirs in zip(actual.chunks, expected.chunks, strict=False):
+        if mine != theirs:
+            found.append(f"{actual.path}: chunk {mine} != {theirs}")
+            break
+    return found
+
+
+def _vector_differences(
+    space: str,
+    actual: dict[tuple[str, int], np.ndarray],
+    expected: dict[tuple[str, int], np.ndarray],
+    actual_print: IndexPrint,
+    expected_print: IndexPrint,
+) -> list[str]:
+    """Vectors of the chunks both prints hold (missing chunks are reported elsewhere)."""
+    found = []
+    for key in sorted(actual.keys() & expected.keys()):
+        cosine = float(np.dot(actual[key], expected[key]))
+        cosine /= max(np.linalg.norm(actual[key]) * np.linalg.norm(expected[key]), 1e-12)
+        if not cosine >= MIN_COSINE:
+            found.append(
+                f"{space} vector of {key[0]} chunk {key[1]}: cosine {cosine:.6f} to the oracle's "
+                f"(pooling {actual_print.pooling} here, {expected_print.pooling} there)"
+            )
+    return found
+
+
+def assert_same_index(actual: IndexPrint, expected: IndexPrint, domain: Domain = None) -> None:
+    """Fail, saying every difference, unless `actual` holds what `expected` holds."""
+    found = differences(actual, expected, domain)
+    assert not found, "the index differs from the oracle:\n  " + "\n  ".join(found[:40])
+
+
+# -- queries ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What is compared of one hit: where it is, and its score."""
+
+    path: str
+    start: int
+    end: int
+    score: float
+
+
+def query_hits(target: Target, queries: Iterable[str] = QUERIES) -> dict[tuple[str, str], list]:
+    """Each (query, mode)'s hits from the index at `target` (torch query encoders: the
+    reference, the same in every process)."""
+    from search.engine import Searcher
+
+    with Searcher(target, query_encoder="torch") as searcher:
+        return {
+            (query, mode): [
+                Hit(hit.path, hit.start, hit.end, hit.score)
+                for hit in searcher.search(query, k=HITS, mode=mode).results
+            ]
+            for query in queries
+            for mode in MODES
+        }
+
+
+def hit_differences(actual: list[Hit], expected: list[Hit], tolerance: float) -> list[str]:
+    """How two hit lists differ, tolerating ties: equal scores (within `tolerance`) may
+    come in any order, and at the last score (the cut at k) by other hits."""
+    if len(actual) != len(expected):
+        return [f"{len(actual)} hits != {len(expected)}"]
+    found = []
+    for mine, theirs in zip(actual, expected, strict=True):
+        if not math.isclose(mine.score, theirs.score, abs_tol=tolerance):
+            found.append(f"score {mine.score:.5f} of {mine.path} != {theirs.score:.5f}")
+            return found
+    groups_a, groups_b = _tie_groups(actual, tolerance), _tie_groups(expected, tolerance)
+    for mine, theirs in zip(groups_a[:-1], groups_b[:-1], strict=True):
+        if mine != theirs:
+            found.append(f"hits {sorted(mine)} != {sorted(theirs)}")
+    return found
+
+
+def _tie_groups(hits: list[Hit], tolerance: float) -> list[set[tuple[str, int, int]]]:
+    groups: list[set[tuple[str, int, int]]] = []
+    last = None
+    for hit in hits:
+        if last is None or not math.isclose(hit.score, last, abs_tol=tolerance):
+            groups.append(set())
+        groups[-1].add((hit.path, hit.start, hit.end))
+        last = hit.score
+    return groups
+
+
+def assert_same_hits(actual: Target, expected: Target, queries: Iterable[str] = QUERIES) -> None:
+    """Fail unless both indexes answer every query in every mode with the same hits."""
+    mine, theirs = query_hits(actual, queries), query_hits(expected, queries)
+    found = []
+    for key in theirs:
+        tolerance = SCORE_TOLERANCE[key[1]]
+        found += [f"{key}: {d}" for d in hit_differences(mine[key], theirs[key], tolerance)]
+    assert not found, "the hits differ from the oracle's:\n  " + "\n  ".join(found[:20])
+
+
+# -- the fresh index -------------------------------------------------------------------
+
+
+@dataclass
+class Replay:
+    """What a user did that a fresh index must do again: the roots indexed on their own,
+    each with its remembered --exclude patterns, and the records (id -> text, metadata)."""
+
+    roots: dict[Path, tuple[str, ...]] = field(default_factory=dict)
+    records: dict[str, tuple[str, dict]] = field(default_factory=dict)
+    pooling: str = "mean"
+
+    def live_roots(self) -> list[Path]:
+        """The roots whose folders exist, deepest first: a nested root is indexed before
+        the root it is in, so no run of a folder ever has to cover a nested root."""
+        live = [root for root in self.roots if root.is_dir() and not root.is_symlink()]
+        return sorted(live, key=lambda root: (-len(root.parts), str(root)))
+
+
+def build_fresh_index(target: Target, replay: Replay, model: str, precision: str) -> Target:
+    """A new index at `target` holding what `replay` says, read from the folders as they
+    are now (each root once, with its rules; the records in one upsert)."""
+    from indexer import Indexer
+
+    indexer = Indexer(target, model=model, pooling=replay.pooling, precision=precision)
+    for root in replay.live_roots():
+        exclude = replay.roots[root]
+        indexer.index_folder(root, exclude=list(exclude), allow_empty=True)
+    if replay.records:
+        indexer.upsert_records(
+            [
+                {"id": record_id, "text": text, "metadata": metadata}
+                for record_id, (text, metadata) in sorted(replay.records.items())
+            ]
+        )
+    return target
