@@ -284,3 +284,18 @@ def test_the_filter_skips_hidden_paths_and_an_index_inside_the_folder(tmp_path):
     assert nested(Change.added, str(tmp_path / ".journal" / "day.md"))
     assert nested(Change.added, str(tmp_path / ".journal" / ".ctxsearchignore"))
     assert not nested(Change.added, str(tmp_path / ".other" / "day.md"))
+
+
+def test_a_name_that_is_not_utf8_neither_stops_watch_nor_is_missed(watching):
+    """watchfiles cannot decode a name that is not UTF-8 and raises from its watcher: the
+    watcher is armed again and the folders caught up, so that file and later edits are
+    indexed, and watch goes on without a traceback."""
+    docs, index, process, stderr = watching
+    odd = os.fsencode(docs) + b"/caf\xe9-egrets.md"
+    with open(odd, "w") as file:
+        file.write("Egrets follow cattle across the wet field.")
+    shown = "caf\\xe9-egrets.md"  # its odd byte shown as an escape (see indexer.sources)
+    eventually(lambda: found(index, "egrets") == [shown], "the file")
+    (docs / "herons.md").write_text("Herons and spoonbills wade in shallow water.")
+    eventually(lambda: found(index, "spoonbills") == ["herons.md"], "a later edit")
+    assert process.poll() is None and "Traceback" not in stderr.read_text()

@@ -198,7 +198,7 @@ def watch(
                 present = [root for root in roots if _identity(root) is not None]
                 relevant = _Relevant(roots, index_folder, told.nested)
                 armed = False
-                for changes in _batches(present, relevant, debounce, stop):
+                for changes in _batches(present, relevant, debounce, stop, told):
                     if not armed:
                         # The watcher is armed: catch up with all that changed before it
                         # was (at start, or while a folder was replaced); what changes from
@@ -222,7 +222,7 @@ def watch(
 
 
 def _batches(
-    present: list[Path], relevant: _Relevant, debounce: int, stop: _Stop
+    present: list[Path], relevant: _Relevant, debounce: int, stop: _Stop, told: _Told
 ) -> Iterator[set[tuple[object, str]]]:
     """The batches of changes under the folders that are there, and an empty batch each
     `_LOOK_AGAIN_MS` without any, until a stop is asked for."""
@@ -247,6 +247,17 @@ def _batches(
         )
     except FileNotFoundError:  # a folder went between looking at it and watching it
         yield set()
+    except RuntimeError as error:  # watchfiles' own, e.g. a name that is not UTF-8
+        if "decode path" not in str(error):
+            raise
+        if not told.undecodable:
+            told.undecodable = True
+            click.echo(
+                "ctxsearch: a file whose name is not UTF-8 changed, which the file watcher "
+                "cannot name: each such change makes a run over the whole folder",
+                err=True,
+            )
+        # the watcher has stopped: the loop arms a new one and catches up
 
 
 def _identity(folder: Path) -> tuple[int, int] | None:
@@ -285,6 +296,7 @@ class _Told:
     def __init__(self) -> None:
         self.gone: set[Path] = set()
         self.nested: set[str] = set()
+        self.undecodable = False  # a name watchfiles cannot decode was seen
 
 
 def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool, told: _Told) -> None:
