@@ -224,6 +224,14 @@ def parameters() -> Iterator[tuple[str, Any, Parameter]]:
             yield item.name, item.default, item.metadata["parameter"]
 
 
+def parameter_of(name: str) -> tuple[Any, Parameter]:
+    """The default and description of the parameter `name` (`KeyError` if none)."""
+    for field_name, default, parameter in parameters():
+        if field_name == name:
+            return default, parameter
+    raise KeyError(f"no search parameter {name!r}")
+
+
 def search_request(query: str | SearchRequest, **options: Any) -> SearchRequest:
     """A request from keyword options, older names (`space` for `mode`) included, or
     `query` (a request already) with `options` changed."""

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from indexer.sources import path_text
-from search.request import Kind, Parameter, parameters, search_request
+from search.request import Kind, Parameter, parameter_of, parameters, search_request
 
 F = TypeVar("F", bound=Callable[..., Any])
 Decorator = Callable[[F], F]
@@ -23,7 +23,7 @@ def parameter_option(name: str, *declarations: str, **changes: Any) -> Decorator
     """The click option of one request parameter (the argument TEXT, for the query).
     `declarations` replace its flag and name (compare's `--against` is a mode too) and
     `changes` its click settings (compare's own help for `-k`, say)."""
-    default, parameter = _described(name)
+    default, parameter = parameter_of(name)
     if parameter.kind is Kind.TEXT:
         return click.argument(name, metavar=parameter.metavar, **changes)
     settings = {**_click_settings(parameter, default), **changes}
@@ -67,13 +67,6 @@ def takes_request(command: F) -> F:
         return command(request=search_request(**asked), **given)
 
     return wrapper  # type: ignore[return-value]
-
-
-def _described(name: str) -> tuple[Any, Parameter]:
-    for field_name, default, parameter in parameters():
-        if field_name == name:
-            return default, parameter
-    raise KeyError(f"no search parameter {name!r}")
 
 
 def _click_settings(parameter: Parameter, default: Any) -> dict[str, Any]:

@@ -18,7 +18,14 @@ from typing import Annotated, Any, Literal
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from search.request import Kind, Parameter, SearchRequest, parameters, search_request
+from search.request import (
+    Kind,
+    Parameter,
+    SearchRequest,
+    parameter_of,
+    parameters,
+    search_request,
+)
 
 _TYPES: dict[Kind, Any] = {
     Kind.TEXT: str,
@@ -81,8 +88,6 @@ class SearchBody(SearchParameters):  # type: ignore[misc, valid-type]
 def query_parameter(name: str, description: str | None = None) -> Any:
     """One request parameter as a query parameter of its own, with its type and bounds
     (`/compare` takes the query and `k`)."""
-    for field_name, _default, parameter in parameters():
-        if field_name == name:
-            description = description or parameter.http_help or parameter.help
-            return Annotated[_type(parameter), Query(description=description, **_bounds(parameter))]
-    raise KeyError(f"no search parameter {name!r}")
+    _default, parameter = parameter_of(name)
+    description = description or parameter.http_help or parameter.help
+    return Annotated[_type(parameter), Query(description=description, **_bounds(parameter))]
