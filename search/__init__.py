@@ -13,9 +13,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_LAZY = {"Hit": "search.engine", "SearchResponse": "search.engine", "Searcher": "search.engine"}
+_LAZY = {
+    "Hit": "search.engine",
+    "SearchRequest": "search.request",
+    "SearchResponse": "search.engine",
+    "Searcher": "search.engine",
+}
 
-__all__ = ["Hit", "SearchResponse", "Searcher"]
+__all__ = ["Hit", "SearchRequest", "SearchResponse", "Searcher"]
 
 
 def __getattr__(name: str) -> Any:

@@ -10,25 +10,24 @@ import json
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
+from indexer.errors import IndexClosed, ModelNotAvailable
 from indexer.record_input import record_id_of
-from indexer.sources import path_text
 from indexer.spaces import Space
 from indexer.store.base import Snapshot, Store, StoredChunk, Target, open_reader, open_store
-from indexer.store.filters import SearchFilter, make_filter
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.batching import QueryBatcher
 from search.completion import exact_scores
 from search.documents import DocumentText, load_document
 from search.fusion import HYBRID, HybridFusion
-from search.limits import check_document_id, check_k, check_query
+from search.limits import check_document_id
 from search.locations import fill_locations
-from search.modes import DEFAULT_MODE, Mode
+from search.modes import Mode
+from search.request import SearchRequest, search_request
 from search.snippets import make_snippet
 
 
@@ -110,18 +109,6 @@ class _Candidates:
     found_by: dict[int, dict[str, int]]
     exhausted: bool
     similarities: dict[int, float]
-
-
-@dataclass(frozen=True)
-class _Query:
-    """What one search asks for besides its text and vectors."""
-
-    k: int
-    mode: Mode
-    all_chunks: bool
-    fusion: _FusionChoice
-    where: SearchFilter | None
-    min_similarity: float | None
 
 
 class Searcher:
@@ -251,26 +238,15 @@ class Searcher:
         except ExportFailed as error:
             self.encoder_note += f"; {error}"
 
-    def search(
-        self,
-        query: str,
-        k: int = 10,
-        mode: str = DEFAULT_MODE,
-        all_chunks: bool = False,
-        space: str | None = None,
-        dense_weight: float | None = None,
-        under: str | Path | list[str | Path] | None = None,
-        path: str | list[str] | None = None,
-        file_type: str | list[str] | None = None,
-        min_similarity: float | None = None,
-        where: dict[str, str | int | float | bool] | list[str] | None = None,
-    ) -> SearchResponse:
+    def search(self, query: str | SearchRequest, **options: Any) -> SearchResponse:
         """The `k` best hits for `query`: one per document unless `all_chunks` is set.
 
-        `mode` is `hybrid` (contextual and lexical fused, see `search.fusion`),
-        `contextual`, `static` or `lexical`; `space` is an older name for `mode`.
-        `dense_weight` (0 to 1, hybrid only) fixes the contextual side's share of the
-        fused score instead of the per-query weighting.
+        `query` is a `SearchRequest`, or its text with the request's other fields as
+        keywords (`search("bank", k=5, mode="lexical")`; given with a request, they
+        change it). `mode` is `hybrid` (contextual and lexical fused, see
+        `search.fusion`), `contextual`, `static` or `lexical`; `space` is an older name
+        for `mode`. `dense_weight` (0 to 1, hybrid only) fixes the contextual side's
+        share of the fused score instead of the per-query weighting.
         `under` (absolute folders or files), `path` (globs such as `*.md`) and
         `file_type` (`md`, `rst`, `txt`, `html`, `pdf`, `office`, `epub`, `code` or an
         extension) limit the search to those documents, inside every space searched
@@ -280,18 +256,15 @@ class Searcher:
         whose metadata holds every pair (numbers compare as numbers, strings as
         strings: see `indexer.record_input`); files have no metadata, so it leaves them out.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
-        raises `InvalidQuery`: see `search.limits`.
+        raises `InvalidQuery`: see `search.request` and `search.limits`.
         """
-        chosen, k = _check_query(query, k, space or mode, all_chunks)
-        _check_dense_weight(dense_weight, chosen)
-        _check_min_similarity(min_similarity)
-        where = _filter(under, path, file_type, where)
+        request = search_request(query, **options)
         self._check_open()
         timings = {"model_load_seconds": 0.0}
         # The contextual vector gives every hit its similarity; static and lexical mode
         # (the fast ones) encode it only when asked to drop weak hits.
-        wanted = set(chosen.vector_spaces)
-        if min_similarity is not None:
+        wanted = set(request.mode.vector_spaces)
+        if request.min_similarity is not None:
             wanted.add(Space.CONTEXTUAL)
         encoded = sorted(wanted, key=lambda item: item.value)
         started = time.perf_counter()
@@ -302,23 +275,21 @@ class Searcher:
             note = self.encoder_note if "torch" in kinds.values() else ""
         timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
-        vectors = {space: self._batcher.encode(space.value, query) for space in encoded}
+        vectors = {space: self._batcher.encode(space.value, request.query) for space in encoded}
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
         with self.store.snapshot([space.value for space in encoded]) as snapshot:
-            fusion = _FusionChoice(self.hybrid, dense_weight)
-            asked = _Query(k, chosen, all_chunks, fusion, where or None, min_similarity)
-            hits = _hits(snapshot, query, vectors, asked)
+            hits = _hits(snapshot, request, vectors, self.hybrid)
         timings["search_seconds"] = round(time.perf_counter() - started, 4)
         return SearchResponse(
-            query=query,
-            mode=chosen.value,
+            query=request.query,
+            mode=request.mode.value,
             results=hits,
             timings=timings,
             query_encoder=kinds,
             query_encoder_note=note,
-            filters=where.to_dict() if where else None,
-            min_similarity=min_similarity,
+            filters=request.filter.to_dict() if request.filter else None,
+            min_similarity=request.min_similarity,
         )
 
     def document(self, document_id: int) -> DocumentText:
@@ -330,21 +301,17 @@ class Searcher:
             return load_document(snapshot, document_id)
 
 
-@dataclass(frozen=True)
-class _FusionChoice:
-    """How hybrid mode fuses, and the fixed dense weight asked for, if any."""
-
-    hybrid: HybridFusion
-    dense_weight: float | None
-
-
 def _candidates(
-    snapshot: Snapshot, query: str, vectors: dict[Space, np.ndarray], asked: _Query, depth: int
+    snapshot: Snapshot,
+    request: SearchRequest,
+    vectors: dict[Space, np.ndarray],
+    hybrid: HybridFusion,
+    depth: int,
 ) -> _Candidates:
     lists: dict[str, list[tuple[int, float]]] = {}
     exhausted = True
-    mode, fusion, where = asked.mode, asked.fusion, asked.where
-    depth = max(depth, fusion.hybrid.depth) if mode is Mode.HYBRID else depth
+    query, mode, where = request.query, request.mode, request.filter or None
+    depth = max(depth, hybrid.depth) if mode is Mode.HYBRID else depth
     searched = [space for space in vectors if space in mode.spaces]
     size = snapshot.chunk_count(where) if where else None
     for space in searched:
@@ -362,11 +329,11 @@ def _candidates(
         dense, lexical = lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value]
         cosines: dict[int, float] = {}
         bm25: dict[int, float] = {}
-        if fusion.hybrid.completes:
+        if hybrid.completes:
             vector = vectors[Space.CONTEXTUAL][0]
             cosines, bm25 = exact_scores(snapshot, query, vector, dense, lexical, depth)
             similarities |= cosines
-        fused = fusion.hybrid.fuse(dense, lexical, fusion.dense_weight, cosines, bm25, query)
+        fused = hybrid.fuse(dense, lexical, request.dense_weight, cosines, bm25, query)
     else:
         fused = lists[mode.value]
     if Space.CONTEXTUAL in vectors:
@@ -374,24 +341,28 @@ def _candidates(
         if unknown:
             contextual = vectors[Space.CONTEXTUAL][0]
             similarities |= snapshot.similarities(Space.CONTEXTUAL.value, contextual, unknown)
-    if asked.min_similarity is not None and Space.CONTEXTUAL.value in lists:
+    minimum = request.min_similarity
+    if minimum is not None and Space.CONTEXTUAL.value in lists:
         # The contextual list is in cosine order: once its last entry is below the bar,
         # every chunk that clears it has been seen, however deep the other lists go.
         dense = lists[Space.CONTEXTUAL.value]
-        exhausted = exhausted or (bool(dense) and dense[-1][1] < asked.min_similarity)
+        exhausted = exhausted or (bool(dense) and dense[-1][1] < minimum)
     return _Candidates(fused, found_by, exhausted, similarities)
 
 
 def _hits(
-    snapshot: Snapshot, query: str, vectors: dict[Space, np.ndarray], asked: _Query
+    snapshot: Snapshot,
+    request: SearchRequest,
+    vectors: dict[Space, np.ndarray],
+    hybrid: HybridFusion,
 ) -> list[Hit]:
     """The best `k` hits, searching deeper while documents repeat, hits fall below the
     similarity asked for, and more is left."""
-    terms = query_terms(query)
-    k = asked.k
-    depth = k if asked.all_chunks else k * 4
+    terms = query_terms(request.query)
+    k, minimum = request.k, request.min_similarity
+    depth = k if request.all_chunks else k * 4
     while True:
-        candidates = _candidates(snapshot, query, vectors, asked, depth)
+        candidates = _candidates(snapshot, request, vectors, hybrid, depth)
         chunks = snapshot.chunks(chunk_id for chunk_id, _ in candidates.ranked)
         chosen: list[tuple[StoredChunk, float]] = []
         seen_documents: set[int] = set()
@@ -400,18 +371,16 @@ def _hits(
             if chunk is None:  # only if the store is inconsistent (`ctxsearch verify`)
                 continue
             similarity = candidates.similarities.get(chunk_id)
-            if asked.min_similarity is not None and (
-                similarity is None or similarity < asked.min_similarity
-            ):
+            if minimum is not None and (similarity is None or similarity < minimum):
                 continue
-            if not asked.all_chunks and chunk.document_id in seen_documents:
+            if not request.all_chunks and chunk.document_id in seen_documents:
                 continue
             seen_documents.add(chunk.document_id)
             chosen.append((chunk, score))
             if len(chosen) == k:
                 break
         if len(chosen) == k or candidates.exhausted:
-            return _hydrate(snapshot, chosen, candidates, terms, asked.mode)
+            return _hydrate(snapshot, chosen, candidates, terms, request.mode)
         depth *= 4
 
 
@@ -453,44 +422,3 @@ def _hydrate(
             )
         )
     return hits
-
-
-def _filter(
-    under: str | Path | list[str | Path] | None,
-    path: str | list[str] | None,
-    file_type: str | list[str] | None,
-    where: object = None,
-) -> SearchFilter:
-    if isinstance(under, (str, Path)):
-        under = [under]
-    folders = None
-    if under is not None:
-        if not isinstance(under, (list, tuple)):
-            raise InvalidQuery(f"under must be a path or a list of paths, not {under!r}")
-        folders = [path_text(Path(item)) if isinstance(item, Path) else item for item in under]
-    return make_filter(folders, path, file_type, where)
-
-
-def _check_min_similarity(value: float | None) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise InvalidQuery(f"the minimum similarity must be a number, not {value!r}")
-    if not -1.0 <= value <= 1.0:
-        raise InvalidQuery(f"the minimum similarity must be between -1 and 1, not {value}")
-
-
-def _check_dense_weight(dense_weight: float | None, mode: Mode) -> None:
-    if dense_weight is None:
-        return
-    if mode is not Mode.HYBRID:
-        raise InvalidQuery(f"a dense weight only applies to hybrid mode, not to {mode}")
-    if isinstance(dense_weight, bool) or not isinstance(dense_weight, (int, float)):
-        raise InvalidQuery(f"the dense weight must be a number, not {dense_weight!r}")
-    if not 0.0 <= dense_weight <= 1.0:
-        raise InvalidQuery(f"the dense weight must be between 0 and 1, not {dense_weight}")
-
-
-def _check_query(query: str, k: int, mode: str, all_chunks: bool) -> tuple[Mode, int]:
-    """The mode and `k` (a plain int) of a usable query; `InvalidQuery` otherwise."""
-    return check_query(query, k, mode, all_chunks), check_k(k)

@@ -58,6 +58,28 @@ def check_k(k: object) -> int:
     return int(k)
 
 
+def check_dense_weight(dense_weight: object, mode: Mode) -> None:
+    """That a fixed dense weight, if given, is a number from 0 to 1 and `mode` is hybrid."""
+    if dense_weight is None:
+        return
+    if mode is not Mode.HYBRID:
+        raise InvalidQuery(f"a dense weight only applies to hybrid mode, not to {mode}")
+    if isinstance(dense_weight, bool) or not isinstance(dense_weight, (int, float)):
+        raise InvalidQuery(f"the dense weight must be a number, not {dense_weight!r}")
+    if not 0.0 <= dense_weight <= 1.0:
+        raise InvalidQuery(f"the dense weight must be between 0 and 1, not {dense_weight}")
+
+
+def check_min_similarity(value: object) -> None:
+    """That a minimum similarity, if given, is a number from -1 to 1 (not NaN)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise InvalidQuery(f"the minimum similarity must be a number, not {value!r}")
+    if not -1.0 <= value <= 1.0:
+        raise InvalidQuery(f"the minimum similarity must be between -1 and 1, not {value}")
+
+
 def check_document_id(document_id: object) -> int:
     """The id as an int, if it can name a document at all (1 to 2**63 - 1)."""
     if isinstance(document_id, bool) or not isinstance(document_id, Integral):

@@ -18,7 +18,6 @@ import click
 from indexer import config
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
-from indexer.file_types import FILE_TYPES
 from indexer.record_input import read_jsonl, value_text
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
@@ -33,10 +32,13 @@ from search.cli.common import (
     translate_errors,
 )
 from search.cli.lab import eval_command, eval_index, neighbours, polysemy, sts, tune_fusion, wic
+from search.cli.request_options import parameter_option, request_options, takes_request
 from search.cli.serve import loadtest, serve
 from search.cli.watch import watch
-from search.modes import DEFAULT_MODE, MODES, Mode
+from search.limits import MAX_K
+from search.modes import Mode
 from search.paths import display_path
+from search.request import SearchRequest
 from search.text import terminal_text
 
 RAY_NOTE = "(raylet)"  # how Ray marks the notes it prints on a driver (in colour or not)
@@ -340,78 +342,9 @@ def _sum_up_ray_notes(notes: str) -> None:
         )
 
 
-def mode_option(default: Mode, help_text: str, name: str = "--mode"):  # -> click decorator
-    """A --mode style option over every search mode."""
-    return click.option(
-        name,
-        type=click.Choice(MODES),
-        default=default.value,
-        show_default=True,
-        help=help_text,
-    )
-
-
-def filter_options(command):  # -> the command with --under, --path and --type
-    """The options that limit a search to some documents (applied inside the search)."""
-    options = [
-        click.option(
-            "--under",
-            multiple=True,
-            type=click.Path(path_type=Path),
-            help="Only documents in this folder (or this file); repeatable.",
-        ),
-        click.option(
-            "--path",
-            "path_glob",
-            multiple=True,
-            metavar="GLOB",
-            help="Only documents whose path matches the glob: '*.md' matches file names, "
-            "'tutorial/*.md' the end of the path (* crosses folders); repeatable.",
-        ),
-        click.option(
-            "--type",
-            "file_type",
-            multiple=True,
-            metavar="TYPE",
-            help=f"Only documents of this type: {', '.join(FILE_TYPES)} or an extension "
-            "such as .py; repeatable.",
-        ),
-        click.option(
-            "--where",
-            "where",
-            multiple=True,
-            metavar="KEY=VALUE",
-            help="Only records (from apps) whose metadata has KEY equal to VALUE (a number "
-            'matches equal numbers: year=2020.0 finds 2020, 2020.0 and "2020.0"); '
-            "repeatable, every pair must hold.",
-        ),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def under_paths(under: tuple[Path, ...]) -> list[str]:
-    """--under values as the absolute paths the index stores (symlinks resolved)."""
-    from indexer.sources import path_text
-
-    return [path_text(folder.expanduser().resolve()) for folder in under]
-
-
 @cli.command()
-@click.argument("text")
 @index_option
-@click.option("-k", "k", default=10, show_default=True, help="How many results (at most 1000).")
-@mode_option(DEFAULT_MODE, "hybrid fuses contextual and lexical (BM25) results.")
-@click.option("--space", type=click.Choice(MODES), hidden=True, help="Old name of --mode.")
-@click.option("--all-chunks", is_flag=True, help="Show every matching chunk, not one per document.")
-@click.option(
-    "--dense-weight",
-    type=click.FloatRange(0.0, 1.0),
-    default=None,
-    help="hybrid only: the contextual side's share of the fused score, 0 to 1 "
-    "(default: weighed per query from both result lists).",
-)
+@request_options("search")
 @click.option(
     "--query-encoder",
     type=click.Choice(QUERY_ENCODERS),
@@ -423,15 +356,7 @@ def under_paths(under: tuple[Path, ...]) -> list[str]:
     f"the reference encoders. [env: {QUERY_ENCODER_ENV}]",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Say on stderr why torch stood in, if it did.")
-@filter_options
-@click.option(
-    "--min-similarity",
-    type=click.FloatRange(-1.0, 1.0),
-    default=None,
-    metavar="X",
-    help="Drop hits whose contextual cosine (the `sim` column) is below X, e.g. 0.3; "
-    "fewer than k hits, or none, may be left.",
-)
+@request_options("filter")
 @click.option(
     "--format",
     "output_format",
@@ -442,21 +367,12 @@ def under_paths(under: tuple[Path, ...]) -> list[str]:
 )
 @json_option
 @translate_errors
+@takes_request
 def query(
-    text: str,
+    request: SearchRequest,
     target: Target,
-    k: int,
-    mode: str,
-    space: str | None,
-    all_chunks: bool,
-    dense_weight: float | None,
     query_encoder: str,
     verbose: bool,
-    under: tuple[Path, ...],
-    path_glob: tuple[str, ...],
-    file_type: tuple[str, ...],
-    where: tuple[str, ...],
-    min_similarity: float | None,
     output_format: str | None,
     as_json: bool,
 ) -> None:
@@ -484,18 +400,7 @@ def query(
         raise click.UsageError("--json and --format " + output_format + " do not go together")
     output_format = "json" if as_json else output_format or "table"
     with Searcher(target, query_encoder=query_encoder, one_shot=True) as searcher:
-        response = searcher.search(
-            text,
-            k=k,
-            mode=space or mode,
-            all_chunks=all_chunks,
-            dense_weight=dense_weight,
-            under=under_paths(under) or None,
-            path=list(path_glob) or None,
-            file_type=list(file_type) or None,
-            min_similarity=min_similarity,
-            where=list(where) or None,
-        )
+        response = searcher.search(request)
     if verbose and response.query_encoder_note:
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
     if output_format == "json":
@@ -506,7 +411,8 @@ def query(
             click.echo(vimgrep_line(hit))
         return
     if not response.results:
-        weak = f" at or above --min-similarity {min_similarity}" if min_similarity else ""
+        minimum = request.min_similarity
+        weak = f" at or above --min-similarity {minimum}" if minimum else ""
         click.echo(f"No results{weak}.")
         return
     click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  location")
@@ -568,16 +474,16 @@ def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:
 
 
 @cli.command()
-@click.argument("text")
+@parameter_option("query")
 @index_option
-@click.option(
-    "-k", "k", default=10, show_default=True, help="How many results in each list (at most 1000)."
+@parameter_option("k", help=f"How many results in each list (at most {MAX_K}).")
+@parameter_option("mode", default=Mode.CONTEXTUAL, help="The mode shown on the right.")
+@parameter_option(
+    "mode", "--against", "against", default=Mode.STATIC, help="The baseline shown on the left."
 )
-@mode_option(Mode.CONTEXTUAL, "The mode shown on the right.")
-@mode_option(Mode.STATIC, "The baseline shown on the left.", name="--against")
 @json_option
 @translate_errors
-def compare(text: str, target: Target, k: int, mode: str, against: str, as_json: bool) -> None:
+def compare(query: str, target: Target, k: int, mode: str, against: str, as_json: bool) -> None:
     """Show two modes' results for TEXT side by side (static vs contextual by default).
 
     \b
@@ -598,7 +504,7 @@ def compare(text: str, target: Target, k: int, mode: str, against: str, as_json:
     if mode == against:
         raise click.UsageError("--mode and --against must differ")
     with Searcher(target) as searcher:
-        comparison = compare_modes(searcher, text, k=k, mode=mode, against=against)
+        comparison = compare_modes(searcher, query, k=k, mode=mode, against=against)
     if as_json:
         echo_json(comparison)
     else:

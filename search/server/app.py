@@ -25,7 +25,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.errors import (
     CtxsearchError,
@@ -39,9 +38,11 @@ from indexer.errors import (
 from indexer.version import __version__
 from search.comparison import compare_modes
 from search.engine import Searcher
-from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
-from search.modes import DEFAULT_MODE, MODES, Mode
+from search.limits import MAX_DOCUMENT_ID
+from search.modes import MODES, Mode
+from search.request import DEFAULT_K
 from search.server.guard import MAX_HEAD_BYTES, AllowedHosts, RequestGuard
+from search.server.request_model import SearchBody, SearchParameters, query_parameter
 from search.server.write_queue import WritesQueueFull
 from search.server.writes import (
     RECORD_PATH,
@@ -67,9 +68,8 @@ _STATUS = {
     BrowserWrite: 403,
     WritesQueueFull: 503,
 }
-QueryText = Annotated[
-    str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="The query text.")
-]
+QueryText = query_parameter("query")
+CompareCount = query_parameter("k", "How many in each list.")
 _RECORDS_BODY = (
     'A list of records, or {"records": [...]}; a record is {"id": "...", "text": "...", '
     '"metadata": {"key": "value"}} (metadata flat, optional). One atomic change.'
@@ -78,53 +78,12 @@ _RECORDS_EXAMPLE = [{"id": "faq-12", "text": "Refunds take 5 days.", "metadata":
 _BEARER = HTTPBearer(auto_error=False, description="Needed when the server has a --token.")
 
 
-_DENSE_WEIGHT = (
-    "hybrid only: the contextual side's share of the fused score, 0 to 1 "
-    "(default: weighed per query from both result lists)."
-)
-
-
-_UNDER = "Only documents in this absolute folder or file (repeatable)."
-_PATH = "Only documents whose path matches this glob, e.g. *.md (repeatable)."
-_TYPE = (
-    "Only documents of this type: md, rst, txt, html, pdf, office, epub, code or an "
-    "extension (repeatable)."
-)
-_MIN_SIMILARITY = "Drop hits whose contextual cosine (`similarity`) is below this, -1 to 1."
-_WHERE = (
-    "Only records whose metadata has this key=value (a number matches equal numbers: "
-    "year=2020.0 finds 2020); repeatable, every pair must hold. Files have no metadata."
-)
-
-
 class SafeJSONResponse(JSONResponse):
     """JSON whose text any UTF-8 encoder accepts: a stored path that was not valid UTF-8
     (lone surrogates) is sent as \\uXXXX escapes instead of failing with a 500."""
 
     def render(self, content: Any) -> bytes:
         return json_text(content, allow_nan=False).encode("utf-8")
-
-
-class SearchRequest(BaseModel):
-    """The body of `POST /search`: the same fields as the query string of `GET /search`.
-
-    Types are strict (`"k": 2.0`, `"k": true` or `"all_chunks": "yes"` are refused, not
-    converted) and unknown fields are refused, so a misspelt field is not ignored."""
-
-    model_config = ConfigDict(strict=True, extra="forbid")
-
-    q: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The query text.")
-    k: int = Field(10, ge=1, le=MAX_K, description="How many results.")
-    mode: ModeName = Field(DEFAULT_MODE.value, description=", ".join(MODES) + ".")
-    all_chunks: bool = Field(False, description="Every matching chunk, not one per document.")
-    dense_weight: float | None = Field(None, ge=0.0, le=1.0, description=_DENSE_WEIGHT)
-    under: str | list[str] | None = Field(None, description=_UNDER)
-    path: str | list[str] | None = Field(None, description=_PATH)
-    type: str | list[str] | None = Field(None, description=_TYPE)
-    min_similarity: float | None = Field(None, ge=-1.0, le=1.0, description=_MIN_SIMILARITY)
-    where: dict[str, str | int | float | bool] | list[str] | None = Field(
-        None, description=_WHERE + ' An object ({"lang": "en"}) or a list of "key=value".'
-    )
 
 
 def is_loopback(host: str) -> bool:
@@ -181,44 +140,17 @@ def create_app(
         )
 
     @app.get("/search", dependencies=guarded, summary="Search (same JSON as query --json)")
-    def search_get(
-        q: QueryText,
-        k: Annotated[int, Query(ge=1, le=MAX_K, description="How many results.")] = 10,
-        mode: Annotated[ModeName, Query(description="The search mode.")] = DEFAULT_MODE.value,
-        all_chunks: bool = False,
-        dense_weight: Annotated[
-            float | None, Query(ge=0.0, le=1.0, description=_DENSE_WEIGHT)
-        ] = None,
-        under: Annotated[list[str] | None, Query(description=_UNDER)] = None,
-        path: Annotated[list[str] | None, Query(description=_PATH)] = None,
-        type: Annotated[list[str] | None, Query(description=_TYPE)] = None,
-        min_similarity: Annotated[
-            float | None, Query(ge=-1.0, le=1.0, description=_MIN_SIMILARITY)
-        ] = None,
-        where: Annotated[list[str] | None, Query(description=_WHERE)] = None,
-    ) -> dict[str, Any]:
-        return searcher.search(
-            q,
-            k=k,
-            mode=mode,
-            all_chunks=all_chunks,
-            dense_weight=dense_weight,
-            under=under,
-            path=path,
-            file_type=type,
-            min_similarity=min_similarity,
-            where=where,
-        ).to_dict()
+    def search_get(parameters: Annotated[SearchParameters, Query()]) -> dict[str, Any]:
+        return searcher.search(parameters.request()).to_dict()
 
     @app.post("/search", dependencies=guarded, summary="Search with a JSON body")
-    def search_post(request: SearchRequest) -> dict[str, Any]:
-        # the body's fields are the query string's parameters, already validated
-        return search_get(**request.model_dump())
+    def search_post(body: SearchBody) -> dict[str, Any]:
+        return searcher.search(body.request()).to_dict()
 
     @app.get("/compare", dependencies=guarded, summary="Two modes side by side (compare --json)")
     def compare(
         q: QueryText,
-        k: Annotated[int, Query(ge=1, le=MAX_K, description="How many in each list.")] = 10,
+        k: CompareCount = DEFAULT_K,
         mode: Annotated[ModeName, Query(description="The mode compared.")] = Mode.CONTEXTUAL.value,
         against: Annotated[ModeName, Query(description="The baseline mode.")] = Mode.STATIC.value,
     ) -> dict[str, Any]:

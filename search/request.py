@@ -1,0 +1,296 @@
+"""One search request: every parameter of a search described once and checked once.
+
+`SearchRequest` is what `Searcher.search` takes. Each of its fields carries a
+`Parameter`: its command-line flag, its HTTP name, its bounds and its help text. The
+command line's options (`search.cli.request_options`) and the model that `GET` and
+`POST /search` share (`search.server.request_model`) are made from them, so a new
+parameter (a new filter, say) is one field here, with its check in `_checked`; the
+edges follow, and a test fails if one does not.
+
+Cheap to import (the command line reads it before every query): no click, no pydantic,
+no SQLAlchemy, no FAISS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from indexer.errors import InvalidQuery
+from indexer.file_types import FILE_TYPES
+from indexer.sources import path_text
+from indexer.store.filters import SearchFilter, make_filter
+from search.limits import (
+    MAX_K,
+    MAX_QUERY_CHARS,
+    check_dense_weight,
+    check_k,
+    check_min_similarity,
+    check_query,
+)
+from search.modes import DEFAULT_MODE, MODES, Mode
+
+DEFAULT_K = 10
+
+
+class Kind(str, Enum):
+    """What a parameter's value is; each edge turns it into its own type."""
+
+    TEXT = "text"  # one string
+    WHOLE = "whole"  # a whole number
+    NUMBER = "number"  # a real number, or None
+    FLAG = "flag"  # True or False
+    CHOICE = "choice"  # one of the parameter's `choices`
+    TEXTS = "texts"  # repeatable strings
+    PLACES = "places"  # repeatable folders or files (the command line resolves relative ones)
+    PAIRS = "pairs"  # repeatable key=value strings, or (from Python and JSON) an object
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """How one field of `SearchRequest` appears on the command line and over HTTP.
+
+    `low` and `high` bound a number, or the length of a text. `flag` is the
+    command-line option (empty for the query, the command's TEXT argument); `http` the
+    query parameter and body key. `group` says where the command line lists the option
+    (`search` or `filter`). `http_help` replaces `help` where the command line's words
+    do not fit HTTP; `old_name` is an older keyword and hidden option of the same thing.
+    """
+
+    kind: Kind
+    help: str
+    http: str
+    flag: str = ""
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    metavar: str | None = None
+    group: str = "search"
+    http_help: str | None = None
+    old_name: str | None = None
+
+
+def _about(**description: Any) -> dict[str, Parameter]:
+    """The metadata of a `SearchRequest` field that makes it a parameter."""
+    return {"parameter": Parameter(**description)}
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search, checked: `InvalidQuery` on construction if any value is unusable.
+
+    The repeatable filters (`under`, `path`, `file_type`, `where`) also take a single
+    value or None, `under` also `Path`s, `where` also a mapping (`{"lang": "en"}`); they
+    are kept as tuples (a mapping read-only), `mode` as a `Mode`, `k` as an int.
+    `filter` is the `SearchFilter` the store applies inside every space searched.
+    See `Searcher.search` for what each parameter does.
+    """
+
+    query: str = field(
+        metadata=_about(
+            kind=Kind.TEXT,
+            http="q",
+            low=1,
+            high=MAX_QUERY_CHARS,
+            metavar="TEXT",
+            help="The query text.",
+        ),
+    )
+    k: int = field(
+        default=DEFAULT_K,
+        metadata=_about(
+            kind=Kind.WHOLE,
+            flag="-k",
+            http="k",
+            low=1,
+            high=MAX_K,
+            help=f"How many results (at most {MAX_K}).",
+        ),
+    )
+    mode: Mode = field(
+        default=DEFAULT_MODE,
+        metadata=_about(
+            kind=Kind.CHOICE,
+            flag="--mode",
+            http="mode",
+            choices=MODES,
+            old_name="space",
+            help="hybrid fuses contextual and lexical (BM25) results.",
+        ),
+    )
+    all_chunks: bool = field(
+        default=False,
+        metadata=_about(
+            kind=Kind.FLAG,
+            flag="--all-chunks",
+            http="all_chunks",
+            help="Show every matching chunk, not one per document.",
+        ),
+    )
+    dense_weight: float | None = field(
+        default=None,
+        metadata=_about(
+            kind=Kind.NUMBER,
+            flag="--dense-weight",
+            http="dense_weight",
+            low=0.0,
+            high=1.0,
+            help="hybrid only: the contextual side's share of the fused score, 0 to 1 "
+            "(default: weighed per query from both result lists).",
+        ),
+    )
+    under: tuple[str, ...] = field(
+        default=(),
+        metadata=_about(
+            kind=Kind.PLACES,
+            flag="--under",
+            http="under",
+            group="filter",
+            help="Only documents in this folder (or this file); repeatable.",
+            http_help="Only documents in this absolute folder or file (repeatable).",
+        ),
+    )
+    path: tuple[str, ...] = field(
+        default=(),
+        metadata=_about(
+            kind=Kind.TEXTS,
+            flag="--path",
+            http="path",
+            metavar="GLOB",
+            group="filter",
+            help="Only documents whose path matches the glob: '*.md' matches file names, "
+            "'tutorial/*.md' the end of the path (* crosses folders); repeatable.",
+        ),
+    )
+    file_type: tuple[str, ...] = field(
+        default=(),
+        metadata=_about(
+            kind=Kind.TEXTS,
+            flag="--type",
+            http="type",
+            metavar="TYPE",
+            group="filter",
+            help=f"Only documents of this type: {', '.join(FILE_TYPES)} or an extension "
+            "such as .py; repeatable.",
+        ),
+    )
+    where: tuple[str, ...] | Mapping[str, str | int | float | bool] = field(
+        default=(),
+        metadata=_about(
+            kind=Kind.PAIRS,
+            flag="--where",
+            http="where",
+            metavar="KEY=VALUE",
+            group="filter",
+            help="Only records (from apps) whose metadata has KEY equal to VALUE (a number "
+            'matches equal numbers: year=2020.0 finds 2020, 2020.0 and "2020.0"); '
+            "repeatable, every pair must hold.",
+            http_help="Only records whose metadata has this key=value (a number matches equal "
+            "numbers: year=2020.0 finds 2020); repeatable, every pair must hold. Files have no "
+            'metadata. In a body, an object ({"lang": "en"}) or a list of "key=value".',
+        ),
+    )
+    min_similarity: float | None = field(
+        default=None,
+        metadata=_about(
+            kind=Kind.NUMBER,
+            flag="--min-similarity",
+            http="min_similarity",
+            low=-1.0,
+            high=1.0,
+            metavar="X",
+            group="filter",
+            help="Drop hits whose contextual cosine (the `sim` column) is below X, e.g. 0.3; "
+            "fewer than k hits, or none, may be left.",
+            http_help="Drop hits whose contextual cosine (`similarity`) is below this, -1 to 1.",
+        ),
+    )
+    filter: SearchFilter = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, value in _checked(self).items():
+            object.__setattr__(self, name, value)
+
+
+def parameters() -> Iterator[tuple[str, Any, Parameter]]:
+    """Each parameter of a search, in order: its field name, its default (`MISSING` for
+    the query) and its description."""
+    for item in fields(SearchRequest):
+        if "parameter" in item.metadata:
+            yield item.name, item.default, item.metadata["parameter"]
+
+
+def parameter_of(name: str) -> tuple[Any, Parameter]:
+    """The default and description of the parameter `name` (`KeyError` if none)."""
+    for field_name, default, parameter in parameters():
+        if field_name == name:
+            return default, parameter
+    raise KeyError(f"no search parameter {name!r}")
+
+
+def search_request(query: str | SearchRequest, **options: Any) -> SearchRequest:
+    """A request from keyword options, older names (`space` for `mode`) included, or
+    `query` (a request already) with `options` changed."""
+    for name, _default, parameter in parameters():
+        if parameter.old_name is not None and parameter.old_name in options:
+            older = options.pop(parameter.old_name)
+            if older:  # the older name wins when given, as it always did
+                options[name] = older
+    if isinstance(query, SearchRequest):
+        return replace(query, **options) if options else query
+    return SearchRequest(query, **options)
+
+
+def _checked(request: SearchRequest) -> dict[str, Any]:
+    """The request's values made plain (and its filter), or `InvalidQuery`; the checks
+    run in this order, so the first problem is the one reported."""
+    mode = check_query(request.query, request.k, request.mode, request.all_chunks)
+    check_dense_weight(request.dense_weight, mode)
+    check_min_similarity(request.min_similarity)
+    under = _places(request.under)
+    path, file_type = _texts(request.path, "path"), _texts(request.file_type, "type")
+    where = _pairs(request.where)
+    return {
+        "k": check_k(request.k),
+        "mode": mode,
+        "under": under,
+        "path": path,
+        "file_type": file_type,
+        "where": where,
+        "filter": make_filter(under, path, file_type, where),
+    }
+
+
+def _places(under: object) -> tuple[str, ...]:
+    if under is None:
+        return ()
+    if isinstance(under, (str, Path)):
+        under = [under]
+    if not isinstance(under, (list, tuple)):
+        raise InvalidQuery(f"under must be a path or a list of paths, not {under!r}")
+    return tuple(path_text(item) if isinstance(item, Path) else item for item in under)
+
+
+def _texts(value: object, name: str) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    try:
+        return tuple(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise InvalidQuery(f"a {name} filter must be a non-empty string") from None
+
+
+def _pairs(where: object) -> Any:  # anything else is left for `where_pairs` to refuse
+    if where is None:
+        return ()
+    if isinstance(where, Mapping):
+        return MappingProxyType(dict(where))
+    if isinstance(where, str):
+        return (where,)
+    return tuple(where) if isinstance(where, (list, tuple)) else where

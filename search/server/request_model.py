@@ -1,0 +1,93 @@
+"""The HTTP form of a search request, made from the request's parameters
+(`search.request`): one set of fields for the query string of `GET /search` and the
+JSON body of `POST /search`, named as HTTP names them (`q`, `type`), with the bounds
+and help of the command line's options.
+
+The query string's values are all text, so `SearchParameters` converts (`k=3`); the
+body, `SearchBody`, takes the same fields with strict types (`"k": 2.0`, `"k": true`
+or `"all_chunks": "yes"` are refused, not converted) and refuses unknown fields, so a
+misspelt field is not ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from fastapi import Query
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from search.request import (
+    Kind,
+    Parameter,
+    SearchRequest,
+    parameter_of,
+    parameters,
+    search_request,
+)
+
+_TYPES: dict[Kind, Any] = {
+    Kind.TEXT: str,
+    Kind.WHOLE: int,
+    Kind.NUMBER: float | None,
+    Kind.FLAG: bool,
+    Kind.TEXTS: str | list[str] | None,
+    Kind.PLACES: str | list[str] | None,
+    Kind.PAIRS: dict[str, str | int | float | bool] | list[str] | None,
+}
+
+
+class _Parameters(BaseModel):
+    def request(self) -> SearchRequest:
+        """The search these fields ask for (`InvalidQuery` if one is unusable)."""
+        given = {name: getattr(self, about.http) for name, _default, about in parameters()}
+        return search_request(**given)
+
+
+def _field(default: Any, parameter: Parameter) -> tuple[Any, Any]:
+    """A parameter's pydantic type and field."""
+    if default is MISSING:
+        default = ...
+    elif default == ():
+        default = None
+    elif isinstance(default, Enum):
+        default = default.value
+    description = parameter.http_help or parameter.help
+    return _type(parameter), Field(default, description=description, **_bounds(parameter))
+
+
+def _type(parameter: Parameter) -> Any:
+    if parameter.kind is Kind.CHOICE:
+        return Literal[parameter.choices]
+    return _TYPES[parameter.kind]
+
+
+def _bounds(parameter: Parameter) -> dict[str, Any]:
+    if parameter.low is None:
+        return {}
+    if parameter.kind is Kind.TEXT:
+        return {"min_length": parameter.low, "max_length": parameter.high}
+    return {"ge": parameter.low, "le": parameter.high}
+
+
+SearchParameters = create_model(
+    "SearchParameters",
+    __base__=_Parameters,
+    __doc__="The query string of `GET /search`.",
+    **{about.http: _field(default, about) for _name, default, about in parameters()},
+)
+
+
+class SearchBody(SearchParameters):  # type: ignore[misc, valid-type]
+    """The body of `POST /search`: the fields of the query string of `GET /search`."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+def query_parameter(name: str, description: str | None = None) -> Any:
+    """One request parameter as a query parameter of its own, with its type and bounds
+    (`/compare` takes the query and `k`)."""
+    _default, parameter = parameter_of(name)
+    description = description or parameter.http_help or parameter.help
+    return Annotated[_type(parameter), Query(description=description, **_bounds(parameter))]
