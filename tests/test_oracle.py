@@ -72,7 +72,7 @@ _SEED = os.environ.get("CTXSEARCH_ORACLE_SEED")
 
 
 def profile(examples: int, steps: int, shrink: bool = True) -> settings:
-    """Seeded settings for the machine (`$CTXSEARCH_ORACLE_*` may change them)."""
+    """Seeded settings for the machine (its variables in docs/configuration.md may change them)."""
     examples = int(os.environ.get("CTXSEARCH_ORACLE_EXAMPLES", examples))
     steps = int(os.environ.get("CTXSEARCH_ORACLE_STEPS", steps))
     shrink = shrink and os.environ.get("CTXSEARCH_ORACLE_SHRINK", "1") != "0"
