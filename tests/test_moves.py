@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from indexer import Indexer
-from indexer.store.base import verify_target
+from indexer.store.backends import verify_target
 from search.engine import Searcher
 
 

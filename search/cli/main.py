@@ -606,7 +606,7 @@ def info(target: Target, as_json: bool) -> None:
       ctxsearch info
       ctxsearch info --index /tmp/ix --json
     """
-    from indexer.store.base import describe_store
+    from indexer.store.backends import describe_store
 
     description = describe_store(target)
     if as_json:
@@ -646,7 +646,7 @@ def list_roots(target: Target, as_json: bool) -> None:
       ctxsearch ls
       ctxsearch ls --index /tmp/ix --json
     """
-    from indexer.store.base import describe_store
+    from indexer.store.backends import describe_store
 
     folders = describe_store(target)["folders"]
     if as_json:
@@ -708,7 +708,7 @@ def verify(target: Target, as_json: bool) -> None:
     """
     from dataclasses import asdict
 
-    from indexer.store.base import verify_target
+    from indexer.store.backends import verify_target
 
     report = verify_target(target)
     if as_json:
@@ -743,7 +743,7 @@ def repair(target: Target, wait: bool, as_json: bool) -> None:
       ctxsearch repair --index /tmp/ix --json
     """
     from indexer.repair import repair_index
-    from indexer.store.base import verify_target
+    from indexer.store.backends import verify_target
 
     result = repair_index(target, wait=wait)
     report = verify_target(target)
