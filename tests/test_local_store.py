@@ -162,9 +162,9 @@ def test_later_migrations_keep_the_rows_of_an_0001_database(tmp_path):
             "0005_records",
         ]
         from indexer.store.local.bm25 import bm25_search
-        from indexer.store.records import rows_of
+        from indexer.store.records import session_rows
 
-        assert bm25_search(rows_of(connection), "otter", 5)[0][0] == 7
+        assert bm25_search(session_rows(connection), "otter", 5)[0][0] == 7
         assert connection.execute(text("SELECT host, path FROM documents")).all() == [
             ("", "/a.txt")
         ]

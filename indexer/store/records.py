@@ -208,7 +208,7 @@ def _stored_document(row: DocumentRow) -> StoredDocument:
     )
 
 
-def rows_of(session: Session | Connection) -> Rows:
+def session_rows(session: Session | Connection) -> Rows:
     """The `Rows` of a session or connection (see `sql_reads`): SQL text with `:name`
     parameters, run in its transaction."""
     return lambda sql, values: session.execute(text(sql), values).all()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from indexer.store.base import StoredChunk, StoredDocument
+from indexer.store.base import StoredChunk, StoredDocument, VerifyReport
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -66,6 +66,13 @@ def counts(rows: Rows) -> dict[str, int]:
         table: int(rows(f"SELECT count(*) FROM {table}", {})[0][0])
         for table in ("documents", "chunks")
     }
+
+
+def check_offsets(rows: Rows, report: VerifyReport) -> None:
+    """`verify`: name the chunks whose character offsets cannot be (every backend)."""
+    [(bad,)] = rows('SELECT count(*) FROM chunks WHERE start < 0 OR "end" < start', {})
+    if bad:
+        report.problems.append(f"{bad} chunks with invalid offsets")
 
 
 class SqlReads:

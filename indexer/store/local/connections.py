@@ -44,7 +44,7 @@ class ReadConnections:
             connection = self._connect()
         reusable = False
         try:
-            rows_of(connection, self.where)("BEGIN", {})
+            sqlite_rows(connection, self.where)("BEGIN", {})
             yield connection
         finally:
             with suppress(sqlite3.Error):
@@ -79,7 +79,7 @@ class ReadConnections:
             connection.close()
 
 
-def rows_of(connection: sqlite3.Connection, where: str) -> Rows:
+def sqlite_rows(connection: sqlite3.Connection, where: str) -> Rows:
     """The `Rows` of a connection: statements with named parameters, SQLite's errors as
     ctxsearch errors."""
 

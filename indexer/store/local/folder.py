@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from indexer.errors import CtxsearchError, IndexNotFound
-from indexer.store.local.connections import ReadConnections, rows_of
+from indexer.store.local.connections import ReadConnections, sqlite_rows
 from indexer.store.local.layout import DATABASE_FILE, LOCK_FILE, is_index, space_files
 from indexer.store.sql_reads import read_manifest
 
@@ -19,7 +19,7 @@ def index_exists(directory: Path) -> bool:
     reads = ReadConnections(directory / DATABASE_FILE, str(directory))
     try:
         with reads.transaction() as connection:
-            return read_manifest(rows_of(connection, str(directory))) is not None
+            return read_manifest(sqlite_rows(connection, str(directory))) is not None
     except CtxsearchError:
         return True  # an index, if a damaged one: opening it reports what is wrong
     finally:

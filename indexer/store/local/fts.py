@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 
 from indexer.store.local.bm25 import FTS_TABLE, bm25_scores, bm25_search
-from indexer.store.local.connections import ReadConnections, rows_of
+from indexer.store.local.connections import ReadConnections, sqlite_rows
 from indexer.store.local.sqlite_uri import sqlite_uri
 from indexer.store.sql_reads import id_list
 
@@ -75,18 +75,18 @@ class TextCollection:
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The best `k` (row, BM25 score) pairs."""
         with self._reads.transaction() as connection:
-            return bm25_search(rows_of(connection, str(self.path)), query, k)
+            return bm25_search(sqlite_rows(connection, str(self.path)), query, k)
 
     def scores(self, query: str, rows: list[int]) -> dict[int, float]:
         """The BM25 score of each of these rows that holds a query term."""
         with self._reads.transaction() as connection:
-            return bm25_scores(rows_of(connection, str(self.path)), query, rows)
+            return bm25_scores(sqlite_rows(connection, str(self.path)), query, rows)
 
     def texts(self, rows: list[int]) -> dict[int, str]:
         """The texts of these rows."""
         marks, values = id_list(rows)
         with self._reads.transaction() as connection:
-            found = rows_of(connection, str(self.path))(
+            found = sqlite_rows(connection, str(self.path))(
                 f"SELECT id, text FROM chunks WHERE id IN {marks}", values
             )
         return {int(row): text for row, text in found}

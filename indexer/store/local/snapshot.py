@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from indexer.store.base import Ranked
 from indexer.store.local.bm25 import bm25_scores, bm25_search
-from indexer.store.local.connections import rows_of
+from indexer.store.local.connections import sqlite_rows
 from indexer.store.manifest import Manifest
 from indexer.store.sql_reads import SqlReads
 
@@ -34,7 +34,7 @@ class LocalSnapshot(SqlReads):
         spaces: dict[str, VectorSpace],
         manifest: Manifest,
     ):
-        super().__init__(rows_of(connection, where), "sqlite", manifest)
+        super().__init__(sqlite_rows(connection, where), "sqlite", manifest)
         self.connection = connection
         self.spaces = spaces
 

@@ -26,7 +26,7 @@ from indexer.errors import (
 )
 from indexer.store.base import RebuildProgress, SpaceEncoder, StoredDocument, VerifyReport
 from indexer.store.describe import describe_tables
-from indexer.store.local.connections import ReadConnections, rows_of
+from indexer.store.local.connections import ReadConnections, sqlite_rows
 from indexer.store.local.folder import check_can_hold_index, clear_aborted_creation
 from indexer.store.local.layout import (
     DATABASE_FILE,
@@ -101,7 +101,7 @@ class LocalStore:
 
     def _missing_migrations(self) -> list[str]:
         with self._reads.transaction() as connection:
-            rows = rows_of(connection, self.target)
+            rows = sqlite_rows(connection, self.target)
             if not rows("SELECT 1 FROM sqlite_master WHERE name = 'migrations'", {}):
                 return missing(set())  # a database from before migrations were recorded
             return missing({name for (name,) in rows("SELECT name FROM migrations", {})})
@@ -109,7 +109,7 @@ class LocalStore:
     def read_manifest(self) -> Manifest | None:
         """The manifest the database publishes now."""
         with self._reads.transaction() as connection:
-            return read_manifest(rows_of(connection, self.target))
+            return read_manifest(sqlite_rows(connection, self.target))
 
     def _writer(self) -> FolderWriter:
         with self._loading:
@@ -194,7 +194,7 @@ class LocalStore:
         self._follow_replacement()
         for attempt in range(1, _OPEN_ATTEMPTS + 1):
             with self._reads.transaction() as connection:
-                manifest = read_manifest(rows_of(connection, self.target))  # starts reading
+                manifest = read_manifest(sqlite_rows(connection, self.target))  # starts reading
                 if manifest is None:
                     raise IndexCorrupt(f"{self.directory}: the index has no manifest")
                 try:

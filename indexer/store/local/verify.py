@@ -14,6 +14,7 @@ from indexer.store.local.layout import DATABASE_FILE, space_files
 from indexer.store.local.snapshot import LocalSnapshot
 from indexer.store.local.sqlite_errors import busy_timeout_ms, is_read_only_error
 from indexer.store.local.sqlite_uri import sqlite_uri
+from indexer.store.sql_reads import check_offsets
 
 
 def verify_folder(
@@ -87,8 +88,4 @@ def _check_sql(snapshot: LocalSnapshot, report: VerifyReport) -> None:
         report.problems.append(f"SQLite integrity check: {'; '.join(integrity)}")
     if snapshot.rows("PRAGMA foreign_key_check", {}):
         report.problems.append("chunks whose document does not exist")
-    [(bad_offsets,)] = snapshot.rows(
-        'SELECT count(*) FROM chunks WHERE start < 0 OR "end" < start', {}
-    )
-    if bad_offsets:
-        report.problems.append(f"{bad_offsets} chunks with invalid offsets")
+    check_offsets(snapshot.rows, report)

@@ -144,7 +144,7 @@ class FolderWriter:
         manifest = self._current_manifest()
         spaces = {name: VectorSpace(manifest.dim_of(name)) for name in manifest.spaces}
         with self._publishing(manifest, spaces) as session:
-            total, done, last = counts(records.rows_of(session))["chunks"], 0, 0
+            total, done, last = counts(records.session_rows(session))["chunks"], 0, 0
             while batch := records.chunk_texts(session, last, REBUILD_BATCH):
                 ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
                 vectors = encode([value for _, value in batch])

@@ -11,7 +11,7 @@ from indexer.store.base import Ranked
 from indexer.store.filters import SearchFilter
 from indexer.store.manifest import Manifest
 from indexer.store.postgres import fulltext, vectors
-from indexer.store.records import rows_of
+from indexer.store.records import session_rows
 from indexer.store.sql_reads import SqlReads
 
 
@@ -39,7 +39,7 @@ class PostgresSnapshot(SqlReads):
     """Rows (`SqlReads`), pgvector spaces and tsvector full text, on one connection."""
 
     def __init__(self, connection: Connection, manifest: Manifest, sizes: SpaceSizes):
-        super().__init__(rows_of(connection), "postgresql", manifest)
+        super().__init__(session_rows(connection), "postgresql", manifest)
         self.connection = connection
         self.sizes = sizes
 

@@ -45,7 +45,7 @@ from indexer.store.postgres.database import database_errors, first_line, postgre
 from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
 from indexer.store.postgres.snapshot import PostgresSnapshot, SpaceSizes
-from indexer.store.records import rows_of
+from indexer.store.records import session_rows
 from indexer.store.row_change import RowChange
 from indexer.store.sql_reads import counts, read_manifest
 
@@ -104,7 +104,7 @@ class PostgresStore:
 
     def _read_manifest(self) -> Manifest | None:
         with self.engine.connect() as connection:
-            return read_manifest(rows_of(connection))
+            return read_manifest(session_rows(connection))
 
     # -- writing -------------------------------------------------------------------------
 
@@ -187,7 +187,7 @@ class PostgresStore:
             connection = session.connection()
             for space in manifest.spaces:
                 vectors.clear(connection, space)
-            total, done, last = counts(rows_of(session))["chunks"], 0, 0
+            total, done, last = counts(session_rows(session))["chunks"], 0, 0
             while batch := records.chunk_texts(session, last, REBUILD_BATCH):
                 ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
                 encoded = encode([value for _, value in batch])
@@ -245,7 +245,7 @@ class PostgresStore:
         after `error` took the answer to its commit."""
         try:
             with self.engine.connect() as connection:
-                found = read_manifest(rows_of(connection))
+                found = read_manifest(session_rows(connection))
         except DBAPIError as unknown:
             raise StoreUnavailable(
                 f"{self.target}: the connection was lost while this run committed "
@@ -272,7 +272,7 @@ class PostgresStore:
                 isolation_level="REPEATABLE READ", postgresql_readonly=True
             )
             with connection.begin():
-                manifest = read_manifest(rows_of(connection))
+                manifest = read_manifest(session_rows(connection))
                 if manifest is None:
                     raise IndexNotFound(f"{self.target}: the index was removed")
                 yield PostgresSnapshot(connection, manifest, self._sizes)

@@ -12,6 +12,7 @@ from indexer.store.base import VerifyReport
 from indexer.store.index_types import structure_for
 from indexer.store.postgres import vectors
 from indexer.store.postgres.snapshot import PostgresSnapshot
+from indexer.store.sql_reads import check_offsets
 
 
 def verify_snapshot(
@@ -24,11 +25,7 @@ def verify_snapshot(
             connection, manifest = state.connection, state.manifest
             counts = state.counts()
             report.counts |= {**counts, "generation": manifest.generation}
-            bad_offsets = connection.execute(
-                text('SELECT count(*) FROM chunks WHERE start < 0 OR "end" < start')
-            ).scalar_one()
-            if bad_offsets:
-                report.problems.append(f"{bad_offsets} chunks with invalid offsets")
+            check_offsets(state.rows, report)
             for space in manifest.spaces:
                 _check_space(connection, space, manifest, counts["chunks"], report)
             lexical = connection.execute(
