@@ -44,7 +44,7 @@ class ReadConnections:
             connection = self._connect()
         reusable = False
         try:
-            sqlite_rows(connection, self.where)("BEGIN", {})
+            sqlite_rows(connection, self.where)("BEGIN", {})  # SQLite's errors as ours
             yield connection
         finally:
             with suppress(sqlite3.Error):
