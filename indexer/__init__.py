@@ -30,7 +30,7 @@ from indexer.errors import (
 from indexer.version import __version__
 
 _LAZY = {
-    "open_index": "indexer.store.base",
+    "open_index": "indexer.store.backends",
     "Indexer": "indexer.pipeline",
     "IndexSummary": "indexer.pipeline",
     "Progress": "indexer.pipeline",

@@ -37,17 +37,8 @@ from indexer.nested_roots import RunRoot, nested_roots, owner
 from indexer.rules import RootRules, merged
 from indexer.settings import BATCH_CHUNKS, check_settings
 from indexer.sources import Document, SourceFile, path_text, read_document, walk_folder
-from indexer.store.base import (
-    Change,
-    NewDocument,
-    Store,
-    StoredDocument,
-    Target,
-    check_can_create,
-    is_database_url,
-    open_store,
-    store_exists,
-)
+from indexer.store.backends import check_can_create, normalise_target, open_store, store_exists
+from indexer.store.base import Change, NewDocument, Store, StoredDocument, Target
 from indexer.store.index_types import DEFAULT_INDEX_TYPE
 from indexer.store.manifest import Manifest
 from indexer.version import __version__
@@ -778,13 +769,6 @@ def _folder_failure(path: Path, reason: str) -> FileFailure:
     return FileFailure(
         path_text(path), f"cannot list the folder ({reason}); its indexed files are kept"
     )
-
-
-def normalise_target(index: Target) -> Target:
-    """A database URL as given; a folder as an absolute path."""
-    if is_database_url(index):
-        return str(index)
-    return Path(index).expanduser().absolute()
 
 
 def _batches_by_chunks(documents: Iterable[_Pending], size: int) -> Iterator[list[_Pending]]:

@@ -20,7 +20,8 @@ from indexer.errors import InvalidRecord
 from indexer.layout import locate_chunks
 from indexer.record_input import Record, check_record_ids, check_records, metadata_json
 from indexer.sources import Document
-from indexer.store.base import Change, StoredRecord, open_store
+from indexer.store.backends import open_store
+from indexer.store.base import Change, StoredRecord
 
 if TYPE_CHECKING:
     from indexer.pipeline import Indexer, ProgressCallback, _Pending

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from indexer.errors import NotIndexed
 from indexer.sources import path_text
-from indexer.store.base import Store, Target, open_store
+from indexer.store.backends import open_store
+from indexer.store.base import Store, Target
 
 
 def remove_path(target: Target, path: str | Path, wait: bool = False) -> dict[str, object]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from indexer.store.base import RebuildProgress, Target, open_store
+from indexer.store.backends import open_store
+from indexer.store.base import RebuildProgress, Target
 
 
 def repair_index(

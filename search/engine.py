@@ -17,7 +17,8 @@ import numpy as np
 from indexer.errors import IndexClosed, ModelNotAvailable
 from indexer.record_input import record_id_of
 from indexer.spaces import Space
-from indexer.store.base import Snapshot, Store, StoredChunk, Target, open_reader, open_store
+from indexer.store.backends import open_store
+from indexer.store.base import Snapshot, Store, StoredChunk, Target
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.batching import QueryBatcher
@@ -123,10 +124,11 @@ class Searcher:
     otherwise); by default the index's own are used. Threads may share a Searcher: each
     search reads its own snapshot (its own database connection), searches needing no
     model run side by side, and the query encodings of concurrent searches are made
-    together, one pass for those waiting (`search.batching`). With `one_shot`, for a
-    process that asks a query or two and exits (`ctxsearch query`), a folder index is
-    read through the light reader (sqlite3 without SQLAlchemy, only the vector spaces a
-    query searches; `open_reader`), on one thread.
+    together, one pass for those waiting (`search.batching`). Opening is cheap for a
+    process that asks one query and exits: a folder index is read with sqlite3 (no
+    SQLAlchemy), and only the vector spaces a query searches are loaded. `one_shot` is
+    accepted and changes nothing (it chose a one-thread reader before every reader was
+    that fast).
     """
 
     def __init__(
@@ -140,7 +142,7 @@ class Searcher:
         from indexer.encoders.query import query_encoder_choice
 
         self.query_encoder = query_encoder_choice(query_encoder)
-        self.store: Store = open_reader(index) if one_shot else open_store(index)
+        self.store: Store = open_store(index)
         try:
             if model is not None:
                 from indexer.encoders.loading import canonical_model_name

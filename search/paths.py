@@ -17,7 +17,7 @@ def default_index() -> str | Path:
 
 def index_target(value: str) -> str | Path:
     """What `--index` names: a database URL as given, else a folder path."""
-    from indexer.store.base import is_database_url
+    from indexer.store.backends import is_database_url
 
     return value if is_database_url(value) else Path(value).expanduser()
 

@@ -115,7 +115,7 @@ def _code_strings(path: Path) -> list[str]:
 
 
 def test_only_the_store_touches_sqlite_faiss_files_fts5_or_postgresql():
-    """Callers go through `indexer.store.base`: no SQL dialect, FAISS file or FTS5 leaks out.
+    """Callers go through `indexer.store.backends`: no SQL dialect, FAISS file or FTS5 leaks out.
 
     The lab may use FAISS for its own exact benchmark indexes, the store's FTS5
     collection for its BM25 baseline and psycopg to start a throw-away PostgreSQL;
@@ -135,3 +135,62 @@ def test_only_the_store_touches_sqlite_faiss_files_fts5_or_postgresql():
             continue
         assert not any(n.split(".")[0] in ("faiss", "psycopg", "pgvector") for n in names), path
         assert not any(n.startswith(backend_modules) for n in names), path
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Each module of `indexer` and `search` with the product modules it imports, at any
+    depth of its code (inside functions and `TYPE_CHECKING` blocks too)."""
+    files = {}
+    for package in ("indexer", "search"):
+        for path in Path(ROOT, package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names if alias.name in files}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:  # `from package import module` names the module
+                    submodule = f"{node.module}.{alias.name}"
+                    found.add(submodule if submodule in files else node.module)
+        graph[name] = (found & files.keys()) - {name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return groups
+
+
+# Issue 25 item 2 (one run type) removes this one, in its own change.
+KNOWN_CYCLES = [["indexer.pipeline", "indexer.record_runs"]]
+
+
+def test_no_module_of_the_product_imports_itself_through_others():
+    assert [group for group in _cycles(_import_graph()) if group not in KNOWN_CYCLES] == []

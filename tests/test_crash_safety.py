@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.faults import KILL_POINTS, PUBLISH_POINTS
-from indexer.store.base import verify_target as verify_index
+from indexer.store.backends import verify_target as verify_index
 from search.cli import cli
 from tests.conftest import ROOT
 from tests.crash_harness import (

@@ -81,7 +81,7 @@ def test_a_query_process_never_imports_torch(sample_index, mode):
     assert payload["results"]
     assert "torch" not in payload["query_encoder"].values()
     assert not _imported(importtime) & set(HEAVY)
-    assert "sqlalchemy" not in _imported(importtime)  # the light reader of a folder index
+    assert "sqlalchemy" not in _imported(importtime)  # a folder index reads with sqlite3
     assert not _imported(importtime) & {"pydantic", "fastapi"}  # the HTTP model of a request
     if mode != "static":
         assert payload["query_encoder"]["contextual"] == "onnx"

@@ -73,16 +73,14 @@ def test_a_file_can_be_the_filter_and_nothing_allowed_means_no_hits(
         assert searcher.search("otters", under=str(tmp_path / "nowhere")).results == []
 
 
-def test_the_light_reader_allows_exactly_the_chunks_the_store_allows(
-    tmp_path, filtered_corpus, tiny_model_dir
+def test_each_filter_allows_exactly_the_chunks_of_its_documents_on_every_backend(
+    any_index, filtered_corpus, tiny_model_dir
 ):
-    """`SearchFilter.sqlite_chunk_ids` (plain SQL, for `ctxsearch query`) and `clause`
-    (SQLAlchemy, for the store) are two writings of one condition."""
-    from indexer.store.base import open_store
-    from indexer.store.local.reader import LocalReader
+    """One filter SQL per dialect (`SearchFilter.sql`): GLOB or its regex, folders,
+    types and metadata, ANDed across kinds and ORed within one."""
+    from indexer.store.backends import open_store
 
-    index = tmp_path / "ix"
-    indexer = Indexer(index, model=str(tiny_model_dir))
+    indexer = Indexer(any_index, model=str(tiny_model_dir))
     indexer.index_folder(filtered_corpus)
     indexer.upsert_records(
         [
@@ -90,30 +88,35 @@ def test_the_light_reader_allows_exactly_the_chunks_the_store_allows(
             {"id": "b", "text": "Kettles in a record.", "metadata": {"kind": "memo", "n": 1}},
         ]
     )
-    far, root = str(filtered_corpus / "far"), str(filtered_corpus)
-    filters = [
-        make_filter(under=far),
-        make_filter(under=[far, str(filtered_corpus / "Far")], paths="*.md"),
-        make_filter(paths=["deep/f0?.md", "/nowhere/*"], types=["txt", ".MD"]),
-        make_filter(types="code"),
-        make_filter(under=root + "/", types="md"),
-        make_filter(where={"kind": "note"}),
-        make_filter(where=["n=1"]),
-        make_filter(where={"kind": "memo", "n": 2}),
-        make_filter(under=far, where={"kind": "note"}),
-    ]
-    store, reader = open_store(index), LocalReader(index)
+    root = str(filtered_corpus)
+    far, deep = f"{root}/far", f"{root}/far/deep"
+    markdown = {f"{deep}/f{n:02}.md" for n in range(0, 10, 2)}
+    text = {f"{deep}/f{n:02}.txt" for n in range(1, 10, 2)}
+    near = {f"{root}/near/n{n:02}.md" for n in range(40)}
+    expected = {
+        make_filter(under=far): markdown | text,
+        make_filter(under=[far, f"{root}/Far"], paths="*.md"): markdown | {f"{root}/Far/upper.md"},
+        make_filter(paths=["deep/f0?.md", "/nowhere/*"], types=["txt", ".MD"]): markdown,
+        make_filter(types="code"): set(),
+        make_filter(under=root + "/", types="md"): near | markdown | {f"{root}/Far/upper.md"},
+        make_filter(paths="/*/n[0-1][^2-9].md"): {
+            f"{root}/near/n{n:02}.md" for n in (0, 1, 10, 11)
+        },
+        make_filter(where={"kind": "note"}): {"record:a"},
+        make_filter(where=["n=1"]): {"record:a", "record:b"},
+        make_filter(where={"kind": "memo", "n": 2}): set(),
+        make_filter(under=far, where={"kind": "note"}): set(),
+    }
+    store = open_store(any_index)
     try:
-        with store.snapshot() as full, reader.snapshot() as light:
-            for where in filters:
-                expected = full.allowed_chunks(where).tolist()  # type: ignore[attr-defined]
-                assert light.allowed_chunks(where).tolist() == expected, where
-                assert light.chunk_count(where) == len(expected)
-            assert len(full.allowed_chunks(filters[0])) == 10  # type: ignore[attr-defined]
-            assert len(full.allowed_chunks(filters[6])) == 2  # type: ignore[attr-defined]
+        with store.snapshot() as snapshot:
+            for where, paths in expected.items():
+                allowed = snapshot.allowed_chunks(where).tolist()  # type: ignore[attr-defined]
+                found = {chunk.path for chunk in snapshot.chunks(allowed).values()}
+                assert found == paths, where
+                assert snapshot.chunk_count(where) == len(allowed) >= len(paths)
     finally:
         store.close()
-        reader.close()
 
 
 def test_bad_filters_are_refused_in_one_line():

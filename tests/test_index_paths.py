@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from indexer.store.base import is_database_url, open_store
+from indexer.store.backends import is_database_url, open_store
 from indexer.store.local.fts import TextCollection
 from search.cli import cli
 from tests.test_reliability import ctxsearch
@@ -76,7 +76,7 @@ def test_every_command_reads_and_writes_the_index_the_path_names(place, tiny_mod
     assert sorted(os.listdir(place)) == sorted([*before, name])  # nothing stray beside it
     assert (index / "ctxsearch.sqlite").is_file()
     assert tables(place / "app") == ["settings"]
-    for mode in ("lexical", "contextual", "hybrid"):  # the light reader
+    for mode in ("lexical", "contextual", "hybrid"):  # the sqlite3 read path
         found = run("query", "herons", "--index", index, "--mode", mode, "--json")
         [hit] = json.loads(found.stdout)["results"]
         assert hit["snippet"] == HERONS
@@ -98,7 +98,7 @@ def test_every_command_reads_and_writes_the_index_the_path_names(place, tiny_mod
 
 
 def test_an_index_of_such_a_name_in_a_read_only_folder(tmp_path, tiny_model_dir):
-    """The read-only readers (immutable SQLite) of the store, the light reader and `info`."""
+    """The read-only readers (immutable SQLite): `query`, `info` and `verify`."""
     name = "ro?mode=rwc#b%41 ü"
     index = tmp_path / name
     herons = a_folder(tmp_path / "herons", HERONS)

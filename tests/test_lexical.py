@@ -3,8 +3,8 @@
 import pytest
 
 from indexer import Indexer
-from indexer.store.base import verify_target
-from indexer.store.local.fts import match_expression
+from indexer.store.backends import verify_target
+from indexer.store.local.bm25 import match_expression
 from indexer.terms import query_terms
 from search import Searcher
 

@@ -10,7 +10,7 @@ from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.orm import Session
 
 from indexer.errors import IndexCorrupt, IndexNotFound, ModelMismatch
-from indexer.store.base import open_store
+from indexer.store.backends import open_store
 from indexer.store.local.fts import TextCollection
 from indexer.store.local.layout import DATABASE_FILE
 from indexer.store.migrations import MIGRATIONS, _m0001_initial, migrate, pending
@@ -161,9 +161,10 @@ def test_later_migrations_keep_the_rows_of_an_0001_database(tmp_path):
             "0004_locations_and_root_rules",
             "0005_records",
         ]
-        from indexer.store.local.fts import bm25_search
+        from indexer.store.local.bm25 import bm25_search
+        from indexer.store.records import session_rows
 
-        assert bm25_search(connection, "otter", 5)[0][0] == 7
+        assert bm25_search(session_rows(connection), "otter", 5)[0][0] == 7
         assert connection.execute(text("SELECT host, path FROM documents")).all() == [
             ("", "/a.txt")
         ]
@@ -174,3 +175,63 @@ def test_a_text_collection_ranks_by_bm25(tmp_path):
     collection = TextCollection.write(tmp_path / "c.sqlite", ["otters swim", "herons fish"])
     assert collection.search("heron", 5)[0][0] == 1
     collection.close()
+
+
+def test_a_snapshot_loads_only_the_spaces_it_asks_for(sample_index):
+    store = open_store(sample_index)
+    try:
+        with store.snapshot([]) as snapshot:
+            assert snapshot.spaces == {} and snapshot.lexical_search("crane", 3)
+        with store.snapshot(["static"]) as snapshot:
+            assert set(snapshot.spaces) == {"static"}
+        with store.snapshot() as snapshot:
+            assert set(snapshot.spaces) == {"contextual", "static"}
+    finally:
+        store.close()
+
+
+def test_threads_read_side_by_side_each_in_a_transaction_of_its_own(sample_index):
+    """The HTTP server's threads share one store: every snapshot held at the same time has
+    a connection of its own (one sqlite3 connection cannot hold two transactions)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    readers = 6
+    together = Barrier(readers, timeout=60)
+    store = open_store(sample_index)
+
+    def read(_n: int) -> tuple[int, dict, list]:
+        with store.snapshot() as snapshot:
+            together.wait()  # every reader holds its snapshot now
+            return id(snapshot.connection), snapshot.counts(), snapshot.lexical_search("bank", 5)
+
+    try:
+        with store.snapshot() as snapshot:
+            expected = snapshot.counts(), snapshot.lexical_search("bank", 5)
+        with ThreadPoolExecutor(readers) as pool:
+            found = list(pool.map(read, range(readers)))
+    finally:
+        store.close()
+    assert len({connection for connection, _, _ in found}) == readers
+    assert all((counts, hits) == expected for _, counts, hits in found)
+
+
+def test_an_index_from_before_a_migration_is_migrated_when_first_read(sample_index, tmp_path):
+    """The read path checks the schema with sqlite3 and migrates it (with SQLAlchemy)
+    only where a migration is missing: here 0005, as an index made before records lacks it."""
+    import shutil
+
+    from search.engine import Searcher
+
+    copy = shutil.copytree(sample_index, tmp_path / "ix")
+    with sqlite3.connect(copy / DATABASE_FILE) as connection:
+        connection.execute("DROP TABLE record_metadata")
+        connection.execute("ALTER TABLE documents DROP COLUMN metadata_json")
+        connection.execute("DELETE FROM migrations WHERE name = '0005_records'")
+    connection.close()
+    with Searcher(copy) as searcher:
+        assert searcher.search("bank", mode="lexical", k=3).results
+    with sqlite3.connect(copy / DATABASE_FILE) as connection:
+        applied = [row[0] for row in connection.execute("SELECT name FROM migrations")]
+    connection.close()
+    assert applied == [name for name, _ in MIGRATIONS]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from indexer import Indexer
-from indexer.store.base import open_store, verify_target
+from indexer.store.backends import open_store, verify_target
 from search.engine import Searcher
 
 

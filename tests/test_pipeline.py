@@ -5,7 +5,7 @@ import os
 import pytest
 
 from indexer import Indexer, ModelMismatch, SourceNotFound
-from indexer.store.base import open_store, verify_target
+from indexer.store.backends import open_store, verify_target
 from search import Searcher
 from tests.conftest import make_pdf
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from indexer import Indexer
 from indexer.errors import IndexLocked
-from indexer.store.base import open_store, verify_target
+from indexer.store.backends import open_store, verify_target
 from search import Searcher
 from search.cli import cli
 from search.lab.postgres_server import create_database

@@ -9,7 +9,7 @@ from indexer import Indexer
 from indexer.encoders.precision import native_bf16, resolve_precision
 from indexer.encoders.transformer import ContextualEncoder
 from indexer.errors import InvalidSettings
-from indexer.store.base import open_store
+from indexer.store.backends import open_store
 from tests.test_encoders import TEXTS
 
 

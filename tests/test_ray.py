@@ -22,7 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexer import Indexer
-from indexer.store.base import Target, open_index
+from indexer.store.backends import open_index
+from indexer.store.base import Target
 from search.cli import cli
 from tests.conftest import ROOT, SHARED_EVAL
 from tests.crash_harness import mutate_corpus, state, write_corpus

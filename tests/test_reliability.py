@@ -26,7 +26,7 @@ from indexer.errors import (
     IndexNotFound,
     InvalidSettings,
 )
-from indexer.store.base import open_store, verify_target
+from indexer.store.backends import open_store, verify_target
 from search import Searcher
 from search.cli import cli
 from tests.conftest import ROOT, make_pdf

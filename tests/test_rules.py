@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from indexer import Indexer
 from indexer.rules import RootRules
 from indexer.sources import walk_folder
-from indexer.store.base import open_store
+from indexer.store.backends import open_store
 from search.cli import cli
 
 

@@ -241,7 +241,7 @@ def test_writes_need_the_token_and_a_token_off_loopback(record_index, tmp_path):
 def test_a_write_while_another_process_writes_answers_503_and_changes_nothing(
     writable, record_index
 ):
-    from indexer.store.base import open_store
+    from indexer.store.backends import open_store
 
     store = open_store(record_index)
     try:

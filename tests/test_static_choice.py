@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer import Indexer, ModelMismatch
-from indexer.store.base import open_store, verify_target
+from indexer.store.backends import open_store, verify_target
 from search import Searcher
 from search.cli import cli
 

@@ -18,7 +18,8 @@ import pytest
 from indexer.chunking import Chunk
 from indexer.errors import IndexLocked, IndexNotFound
 from indexer.sources import Document
-from indexer.store.base import NewDocument, Store, open_store, store_exists
+from indexer.store.backends import open_store, store_exists
+from indexer.store.base import NewDocument, Store
 from indexer.store.manifest import Manifest
 from tests.conftest import ROOT
 
@@ -269,7 +270,7 @@ import os, signal, sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from tests.test_store_contract import new_document
-from indexer.store.base import open_store
+from indexer.store.backends import open_store
 store = open_store(sys.argv[1] if "://" in sys.argv[1] else Path(sys.argv[1]))
 with store.writer(), store.change() as change:
     change.remove_documents([store.documents_under(Path("/docs"))["/docs/a.txt"].id])

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer import Indexer
-from indexer.store.base import open_store
+from indexer.store.backends import open_store
 from indexer.store.index_types import HNSW_FROM_VECTORS, structure_for
 from indexer.store.local.vectors import VectorSpace
 from search import Searcher

@@ -1,4 +1,4 @@
-"""The storage seam: one `Store` interface, whatever keeps the index, and `open_store`.
+"""The storage seam: the `Store` interface, whatever keeps the index, and its types.
 
 A store keeps a whole index: its manifest, documents and chunks, one vector space per
 encoder and a lexical space. Callers never see files, SQL dialects or FAISS: they
@@ -13,18 +13,18 @@ encoder and a lexical space. Callers never see files, SQL dialects or FAISS: the
 
 Two backends: a folder path is the embedded store (SQLite + FTS5 + FAISS files, see
 `local/`); a `postgresql+psycopg://` URL is PostgreSQL + pgvector (see `postgres/`).
+`indexer.store.backends` picks one for a target and opens it (`open_store`).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
-if TYPE_CHECKING:  # kept cheap to import: `ctxsearch info` and `--help` use this module
+if TYPE_CHECKING:  # kept cheap to import: every command imports this module
     import numpy as np
 
     from indexer.chunking import Chunk
@@ -39,8 +39,6 @@ Ranked = list[tuple[int, float]]
 # Encodes chunk texts into one array of unit vectors per vector space (for `rebuild`).
 SpaceEncoder = Callable[[list[str]], "dict[str, np.ndarray]"]
 RebuildProgress = Callable[[int, int], None]
-# A database URL's scheme; anything else is a folder path, taken literally.
-_DATABASE_URL = re.compile(r"postgresql(\+[^:/]*)?:")
 
 
 @dataclass(frozen=True)
@@ -265,95 +263,22 @@ class Store(Protocol):
         ...
 
 
-def is_database_url(target: Target) -> bool:
-    """Whether `target` names a database (a URL: `postgresql:` or `postgresql+DRIVER:`)
-    rather than a folder (`postgresql-notes` is a folder)."""
-    return isinstance(target, str) and _DATABASE_URL.match(target) is not None
+class Backend(Protocol):
+    """One kind of target (a folder, a URL scheme): how to tell whether it holds an index,
+    whether one may be made there, and how to open it (see `indexer.store.backends`)."""
 
+    def normalise(self, target: Target) -> Target:
+        """The target as a run records it (a folder as an absolute path)."""
+        ...
 
-def open_store(target: Target, create: bool = False, read_only: bool = False) -> Store:
-    """The store at `target`: a folder path (embedded) or a `postgresql+psycopg://` URL.
+    def exists(self, target: Target) -> bool:
+        """Whether the target holds an index whose first run published (cheap)."""
+        ...
 
-    Without `create`, a target holding no index raises `IndexNotFound`; with it, a store
-    that may still be empty is returned (its manifest is None until `initialise`).
-    """
-    if is_database_url(target):
-        from indexer.store.postgres.store import PostgresStore
+    def check_can_create(self, target: Target) -> None:
+        """Raise `IndexNotFound` unless a new index may be made at the target (nothing lost)."""
+        ...
 
-        return PostgresStore(str(target), create=create)
-    from indexer.store.local.store import LocalStore
-
-    return LocalStore(Path(target), create=create, read_only=read_only)
-
-
-def open_reader(target: Target) -> Store:
-    """An existing index opened to read, as cheaply as it can be: for a folder, the light
-    reader (sqlite3, no SQLAlchemy, spaces loaded when a snapshot asks for them; one
-    thread), or the store where the index's schema needs a migration first."""
-    if is_database_url(target):
-        return open_store(target)
-    from indexer.store.local.reader import LocalReader, SchemaNotCurrent
-
-    try:
-        return LocalReader(Path(target))  # type: ignore[return-value]
-    except SchemaNotCurrent:
-        return open_store(target)
-
-
-def open_index(target: Target) -> Store:
-    """An existing index as a `Store` (the public name of `open_store` for readers)."""
-    return open_store(target)
-
-
-def store_exists(target: Target) -> bool:
-    """Whether `target` holds an index whose first run published (cheap; loads no model)."""
-    if is_database_url(target):
-        from indexer.store.postgres.store import postgres_index_exists
-
-        return postgres_index_exists(str(target))
-    from indexer.store.local.store import local_index_exists
-
-    return local_index_exists(Path(target))
-
-
-def check_can_create(target: Target) -> None:
-    """Raise `IndexNotFound` unless a new index may be made at `target` (nothing lost)."""
-    if is_database_url(target):
-        return  # a schema of our own: made by the first run, next to anything else
-    from indexer.store.local.store import check_folder_can_hold_index
-
-    check_folder_can_hold_index(Path(target))
-
-
-def batches(values: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
-    """`values` in slices of at most `size`."""
-    for first in range(0, len(values), size):
-        yield values[first : first + size]
-
-
-def describe_store(target: Target) -> dict[str, Any]:
-    """`info`: the manifest, counts and sizes, read without loading any vector space."""
-    if is_database_url(target):
-        store = open_store(target)
-        try:
-            return store.describe()
-        finally:
-            store.close()
-    from indexer.store.local.describe import describe_folder
-
-    return describe_folder(Path(target))
-
-
-def verify_target(target: Target) -> VerifyReport:
-    """`verify`: open the index and cross-check everything; an index that does not open
-    is one problem of the report, not an error."""
-    from indexer.errors import CtxsearchError
-
-    try:
-        store = open_store(target)
-    except CtxsearchError as error:
-        return VerifyReport(str(target), problems=[f"the index does not open: {error}"])
-    try:
-        return store.verify()
-    finally:
-        store.close()
+    def open(self, target: Target, create: bool = False, read_only: bool = False) -> Store:
+        """The store at the target (`IndexNotFound` without `create` where there is none)."""
+        ...

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from indexer.record_input import RECORD_PREFIX
 from indexer.store.index_types import structure_for
-from indexer.store.manifest import Manifest
+
+if TYPE_CHECKING:
+    from indexer.store.sql_reads import SqlReads
 
 OUTSIDE_ROOTS = "(no root)"
 RECORDS = "(records)"  # the row of `ls` that counts records from apps
@@ -47,22 +49,30 @@ def folders(
     ]
 
 
-def description(
-    where: str,
-    backend: str,
-    manifest: Manifest,
-    counts: dict[str, int],
-    roots: list[str],
-    sizes: dict[str, int | None],
-    folder_counts: list[dict[str, Any]] | None = None,
+def describe_tables(
+    snapshot: SqlReads, where: str, backend: str, sizes: dict[str, int | None]
 ) -> dict[str, Any]:
-    """`info --json`: where the index is, what it holds, how it was built, what it takes."""
+    """`info --json` from a snapshot's tables: where the index is, what it holds, how it
+    was built, and what it takes (`sizes`: the backend's files or tables)."""
+    rows, manifest = snapshot.rows, snapshot.manifest
+    counts = snapshot.counts()
+    counts["records"] = int(
+        rows("SELECT count(*) FROM documents WHERE metadata_json IS NOT NULL", {})[0][0]
+    )
+    roots = [
+        (host, path) for host, path in rows("SELECT host, path FROM roots ORDER BY host, path", {})
+    ]
+    documents = rows(
+        "SELECT documents.host, documents.path, count(chunks.id) FROM documents "
+        "LEFT JOIN chunks ON chunks.document_id = documents.id GROUP BY documents.id",
+        {},
+    )
     return {
         "index": where,
         "backend": backend,
         **counts,
-        "roots": roots,
-        "folders": folder_counts or [],
+        "roots": [f"{host}:{path}" if host else path for host, path in roots],
+        "folders": folders(roots, [(host, path, int(n)) for host, path, n in documents]),
         "vector_structure": structure_for(manifest.index_type, counts["chunks"]),
         "manifest": {
             **asdict(manifest),

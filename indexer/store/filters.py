@@ -1,9 +1,9 @@
 """Which documents a search may return: by folder, by path glob, by file type, by metadata.
 
-A `SearchFilter` becomes one SQL condition on the `documents` table, the same meaning on
-every dialect, so each backend applies it inside its searches (FAISS through an id
-selector of the allowed chunks, pgvector, FTS5 and tsvector through a join), never by
-cutting a top-k afterwards. Paths compare case-sensitively; extensions do not.
+A `SearchFilter` becomes one SQL condition on the `documents` table (`SearchFilter.sql`),
+the same meaning on every dialect, so each backend applies it inside its searches (FAISS
+through an id selector of the allowed chunks, pgvector, FTS5 and tsvector through a
+join), never by cutting a top-k afterwards. Paths compare case-sensitively; extensions do not.
 
 - `under`: a folder or a file (absolute): the file itself or anything below the folder.
 - `paths`: globs (`*`, `?`, `[...]`; `*` also crosses `/`). A glob without `/` matches
@@ -21,16 +21,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from indexer.errors import InvalidQuery
 from indexer.file_types import FILE_TYPES
 from indexer.record_input import where_pairs
 from indexer.store.globs import check_glob, glob_regex
-
-if TYPE_CHECKING:  # SQLAlchemy is imported only to search with a filter: a query process
-    # without one reads through the light reader, which never imports it
-    from sqlalchemy import ColumnElement
 
 MAX_FILTER_VALUES = 64
 MAX_FILTER_CHARS = 4096
@@ -57,62 +52,19 @@ class SearchFilter:
             "where": {key: texts[0] for key, texts in self.metadata},
         }
 
-    def clause(self, dialect: str) -> ColumnElement[bool]:
-        """The SQL condition on `documents` for `dialect` (`sqlite` or `postgresql`)."""
-        from sqlalchemy import and_, func, or_, select, true
-
-        from indexer.store.schema import DocumentRow, RecordMetadataRow
-
-        parts = []
-        if self.under:
-            parts.append(or_(*(_under(folder) for folder in self.under)))
-        if self.paths:
-            parts.append(or_(*(_glob(pattern, dialect) for pattern in self.paths)))
-        if self.types:
-            suffixes = sorted({s for kind in self.types for s in suffixes_of(kind)})
-            lowered = func.lower(DocumentRow.path)
-            parts.append(or_(*(lowered.like(f"%{suffix}") for suffix in suffixes)))
-        for key, texts in self.metadata:
-            holding = select(RecordMetadataRow.document_id).where(
-                RecordMetadataRow.key == key, RecordMetadataRow.value.in_(texts)
-            )
-            parts.append(DocumentRow.id.in_(holding))
-        return and_(*parts) if parts else true()
-
-    def sqlite_chunk_ids(self) -> tuple[str, list]:
-        """The SQLite query of the ids of the chunks this filter allows, in order, with its
-        positional parameters: `clause("sqlite")` written out for the light reader, which
-        runs plain sqlite3 (importing SQLAlchemy to compile it cost a quarter second per
-        query process; a test keeps the two equal)."""
-        parts: list[str] = []
-        parameters: list = []
-        if self.under:
-            tests = []
-            for folder in self.under:
-                prefix = folder.rstrip("/") + "/"
-                tests.append("(d.path = ? OR substr(d.path, 1, ?) = ?)")
-                parameters += [folder, len(prefix), prefix]
-            parts.append("(" + " OR ".join(tests) + ")")
-        if self.paths:
-            parts.append("(" + " OR ".join("d.path GLOB ?" for _ in self.paths) + ")")
-            parameters += [_anchored(pattern) for pattern in self.paths]
-        if self.types:
-            suffixes = sorted({s for kind in self.types for s in suffixes_of(kind)})
-            parts.append("(" + " OR ".join("lower(d.path) LIKE ?" for _ in suffixes) + ")")
-            parameters += [f"%{suffix}" for suffix in suffixes]
-        for key, texts in self.metadata:
-            values = ", ".join("?" for _ in texts)
-            parts.append(
-                "d.id IN (SELECT document_id FROM record_metadata "
-                f"WHERE key = ? AND value IN ({values}))"
-            )
-            parameters += [key, *texts]
-        condition = " AND ".join(parts) or "1"
-        sql = (
-            "SELECT c.id FROM chunks c JOIN documents d ON c.document_id = d.id "
-            f"WHERE {condition} ORDER BY c.id"
-        )
-        return sql, parameters
+    def sql(self, dialect: str) -> tuple[str, dict[str, str]]:
+        """The condition on the `documents` table for `dialect` (`sqlite` or `postgresql`):
+        SQL text with `:f_...` parameters, and their values. The same text runs through
+        sqlite3 and through SQLAlchemy's `text()`."""
+        parts = [
+            _under_sql(self.under),
+            _paths_sql(self.paths, dialect),
+            _types_sql(sorted({s for kind in self.types for s in suffixes_of(kind)})),
+            *(_metadata_sql(n, key, texts) for n, (key, texts) in enumerate(self.metadata)),
+        ]
+        conditions = [condition for condition, _values in parts if condition]
+        values = {name: value for _condition, named in parts for name, value in named.items()}
+        return " AND ".join(conditions) or "TRUE", values
 
 
 def make_filter(
@@ -168,16 +120,6 @@ def _values(value: list[str] | tuple[str, ...] | str | None, name: str) -> list[
     return values
 
 
-def _under(folder: str) -> ColumnElement[bool]:
-    from sqlalchemy import func, or_
-
-    from indexer.store.schema import DocumentRow
-
-    prefix = folder.rstrip("/") + "/"
-    # substr, not LIKE: SQLite's LIKE ignores case, and a folder may hold % or _.
-    return or_(DocumentRow.path == folder, func.substr(DocumentRow.path, 1, len(prefix)) == prefix)
-
-
 def _anchored(pattern: str) -> str:
     """The glob over the whole stored (absolute) path."""
     if pattern.startswith("/"):
@@ -185,10 +127,50 @@ def _anchored(pattern: str) -> str:
     return "*/" + pattern
 
 
-def _glob(pattern: str, dialect: str) -> ColumnElement[bool]:
-    from indexer.store.schema import DocumentRow
+Condition = tuple[str, dict[str, str]]  # SQL text (empty: no condition) and its values
 
-    whole = _anchored(pattern)
-    if dialect == "sqlite":
-        return DocumentRow.path.op("GLOB")(whole)  # case-sensitive, * crosses /
-    return DocumentRow.path.op("~")(glob_regex(whole))
+
+def _any(tests: list[str], values: dict[str, str]) -> Condition:
+    """One condition that holds when any test does (parenthesised: conditions are ANDed)."""
+    if not tests:
+        return "", {}
+    return "(" + " OR ".join(f"({test})" for test in tests) + ")", values
+
+
+def _under_sql(folders: tuple[str, ...]) -> Condition:
+    # substr, not LIKE: SQLite's LIKE ignores case, and a folder may hold % or _.
+    tests, values = [], {}
+    for n, folder in enumerate(folders):
+        prefix = folder.rstrip("/") + "/"
+        values |= {f"f_under{n}": folder, f"f_under{n}_prefix": prefix}
+        tests.append(
+            f"documents.path = :f_under{n} OR "
+            f"substr(documents.path, 1, {len(prefix)}) = :f_under{n}_prefix"
+        )
+    return _any(tests, values)
+
+
+def _paths_sql(patterns: tuple[str, ...], dialect: str) -> Condition:
+    # SQLite's GLOB is case-sensitive and its `*` crosses `/`; PostgreSQL matches the
+    # regex of GLOB's own reading of the glob (`indexer.store.globs`).
+    operator = "GLOB" if dialect == "sqlite" else "~"
+    wholes = [_anchored(pattern) for pattern in patterns]
+    values = {
+        f"f_path{n}": whole if dialect == "sqlite" else glob_regex(whole)
+        for n, whole in enumerate(wholes)
+    }
+    return _any([f"documents.path {operator} :{name}" for name in values], values)
+
+
+def _types_sql(suffixes: list[str]) -> Condition:
+    values = {f"f_type{n}": f"%{suffix}" for n, suffix in enumerate(suffixes)}
+    return _any([f"lower(documents.path) LIKE :{name}" for name in values], values)
+
+
+def _metadata_sql(n: int, key: str, texts: tuple[str, ...]) -> Condition:
+    values = {f"f_key{n}_{m}": text for m, text in enumerate(texts)}
+    condition = (
+        "documents.id IN (SELECT document_id FROM record_metadata "
+        f"WHERE key = :f_key{n} AND value IN ({', '.join(':' + name for name in values)}))"
+    )
+    return condition, {f"f_key{n}": key, **values}

@@ -3,19 +3,27 @@
 One list of names for every SQL backend; each migration writes the SQL of its own time for
 each dialect, never derived from the current models, so an old database always migrates
 the same way. Append; never edit one that has shipped.
+
+Importing this module does not import SQLAlchemy: a reader checks `MIGRATION_NAMES`
+against the database's `migrations` table with sqlite3, and only a database that lacks
+one is opened with SQLAlchemy to migrate it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, inspect, text
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
-Migration = Callable[[Connection], None]
+Migration = Callable[["Connection"], None]
 
 
 def _run(connection: Connection, statements: list[str]) -> None:
+    from sqlalchemy import text
+
     for statement in statements:
         connection.execute(text(statement))
 
@@ -73,9 +81,9 @@ def _m0002_lexical_space(connection: Connection) -> None:
 
         create_fulltext_space(connection)
         return
-    from indexer.store.local.fts import create_fts_space
+    from indexer.store.local.fts import fts_statements
 
-    create_fts_space(connection, "chunks", tokenizer="porter unicode61 remove_diacritics 2")
+    _run(connection, fts_statements("chunks", tokenizer="porter unicode61 remove_diacritics 2"))
 
 
 def _m0003_hosts_and_roots(connection: Connection) -> None:
@@ -140,10 +148,13 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0004_locations_and_root_rules", _m0004_locations_and_root_rules),
     ("0005_records", _m0005_records),
 ]
+MIGRATION_NAMES = tuple(name for name, _ in MIGRATIONS)
 
 
 def migrate(connection: Connection) -> list[str]:
     """Apply every migration not yet recorded, in one transaction; return their names."""
+    from sqlalchemy import text
+
     connection.execute(
         text(
             "CREATE TABLE IF NOT EXISTS migrations "
@@ -166,7 +177,13 @@ def migrate(connection: Connection) -> list[str]:
 
 def pending(connection: Connection) -> list[str]:
     """The names of migrations this database still lacks."""
+    from sqlalchemy import inspect, text
+
     if not inspect(connection).has_table("migrations"):
-        return [name for name, _ in MIGRATIONS]
-    done = {row[0] for row in connection.execute(text("SELECT name FROM migrations"))}
-    return [name for name, _ in MIGRATIONS if name not in done]
+        return list(MIGRATION_NAMES)
+    return missing({row[0] for row in connection.execute(text("SELECT name FROM migrations"))})
+
+
+def missing(applied: set[str]) -> list[str]:
+    """The names of the migrations not among those `applied`, in order."""
+    return [name for name in MIGRATION_NAMES if name not in applied]

@@ -1,44 +1,33 @@
-"""Documents, chunks, roots and the manifest as SQL rows: the part both backends share.
+"""Documents, chunks, roots and the manifest as SQL rows: what writers of both backends share.
 
 Every function takes the session of the caller's transaction, so a backend decides what
-is one transaction (a change, a snapshot) and these functions only say what to read or
-write in it, through the same SQLAlchemy models on every dialect.
+is one transaction (a change, a rebuild) and these functions only say what to read or
+write in it, through the same SQLAlchemy models on every dialect. (What snapshots read
+is SQL text, in `sql_reads.py`.)
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Connection, delete, func, select, text
 from sqlalchemy.orm import Session
 
 from indexer.chunking import Chunk
 from indexer.record_input import metadata_json, value_text
 from indexer.sources import Document, path_text
-from indexer.store.base import StoredChunk, StoredDocument, StoredRecord, batches
+from indexer.store.base import StoredDocument, StoredRecord
 from indexer.store.manifest import Manifest
 from indexer.store.schema import ChunkRow, DocumentRow, ManifestEntry, RecordMetadataRow, RootRow
-
-
-def read_manifest(session: Session) -> Manifest | None:
-    """The stored manifest, or None in a database that has none yet."""
-    rows = {entry.key: entry.value for entry in session.scalars(select(ManifestEntry))}
-    return Manifest.from_rows(rows) if rows else None
+from indexer.store.sql_reads import Rows, batches
 
 
 def write_manifest(session: Session, manifest: Manifest) -> None:
     """Store every setting of the manifest, replacing the old values."""
     for key, value in manifest.to_rows().items():
         session.merge(ManifestEntry(key=key, value=value))
-
-
-def generation(session: Session) -> int:
-    """The generation the manifest names (the last published state)."""
-    value = session.scalar(select(ManifestEntry.value).where(ManifestEntry.key == "generation"))
-    return int(json.loads(value)) if value is not None else 0
 
 
 def folder_prefix(root: Path | str) -> str:
@@ -58,27 +47,6 @@ def roots_under(session: Session, host: str, root: Path | str) -> list[str]:
         RootRow.host == host, _under(RootRow.path, folder_prefix(root))
     )
     return sorted(session.scalars(query))
-
-
-def all_roots(session: Session) -> list[str]:
-    """Every recorded root, as `host:path` where a host is recorded."""
-    rows = session.execute(select(RootRow.host, RootRow.path).order_by(RootRow.host, RootRow.path))
-    return [f"{host}:{path}" if host else path for host, path in rows]
-
-
-def folder_counts(session: Session) -> list[dict]:
-    """Each root with the documents and chunks that belong to it (see `describe.folders`)."""
-    from indexer.store.describe import folders
-
-    chunk_counts = (
-        select(DocumentRow.host, DocumentRow.path, func.count(ChunkRow.id))
-        .outerjoin(ChunkRow, ChunkRow.document_id == DocumentRow.id)
-        .group_by(DocumentRow.id)
-    )
-    roots = session.execute(select(RootRow.host, RootRow.path)).all()
-    return folders(
-        [(h, p) for h, p in roots], [(h, p, int(n)) for h, p, n in session.execute(chunk_counts)]
-    )
 
 
 def documents_at(session: Session, host: str, path: Path | str) -> list[int]:
@@ -235,66 +203,19 @@ def move_document(session: Session, document_id: int, path: Path | str, mtime_ns
     row.mtime_ns = mtime_ns
 
 
-def chunk_ids(session: Session) -> set[int]:
-    """The id of every chunk."""
-    return set(session.scalars(select(ChunkRow.id)))
-
-
 def chunk_texts(session: Session, after: int, limit: int) -> list[tuple[int, str]]:
     """Up to `limit` (id, text) pairs of chunks with ids above `after`, in id order."""
     query = select(ChunkRow.id, ChunkRow.text).where(ChunkRow.id > after).order_by(ChunkRow.id)
     return [(int(i), t) for i, t in session.execute(query.limit(limit))]
 
 
-def chunks(session: Session, ids: Iterable[int]) -> dict[int, StoredChunk]:
-    """The chunks with these ids, with their document paths; missing ids are left out."""
-    found: dict[int, StoredChunk] = {}
-    for batch in batches(list(ids)):
-        query = (
-            select(ChunkRow, DocumentRow.path, DocumentRow.host, DocumentRow.metadata_json)
-            .join(DocumentRow, ChunkRow.document_id == DocumentRow.id)
-            .where(ChunkRow.id.in_(batch))
-        )
-        for chunk, path, host, metadata in session.execute(query):
-            found[chunk.id] = stored_chunk(chunk, path, host, metadata)
-    return found
-
-
-def stored_chunk(chunk: ChunkRow, path: str, host: str, metadata: str | None = None) -> StoredChunk:
-    """A chunk row as the store hands it out."""
-    return StoredChunk(
-        chunk.id, chunk.document_id, path, chunk.ordinal, chunk.start, chunk.end, chunk.text,
-        host, chunk.line, chunk.end_line, chunk.heading, chunk.page, metadata,
-    )  # fmt: skip
-
-
-def document(session: Session, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
-    """A document and its chunks in order; None if there is none."""
-    row = session.get(DocumentRow, document_id)
-    if row is None:
-        return None
-    rows = session.scalars(
-        select(ChunkRow).where(ChunkRow.document_id == document_id).order_by(ChunkRow.ordinal)
-    )
-    found = [stored_chunk(c, row.path, row.host, row.metadata_json) for c in rows]
-    return _stored_document(row), found
-
-
-def counts(session: Session) -> dict[str, int]:
-    """How many documents and chunks the store holds."""
-    return {
-        "documents": session.scalar(select(func.count()).select_from(DocumentRow)) or 0,
-        "chunks": session.scalar(select(func.count()).select_from(ChunkRow)) or 0,
-    }
-
-
-def record_count(session: Session) -> int:
-    """How many of the documents are records."""
-    query = select(func.count()).where(DocumentRow.metadata_json.is_not(None))
-    return session.scalar(query) or 0
-
-
 def _stored_document(row: DocumentRow) -> StoredDocument:
     return StoredDocument(
         row.id, row.path, row.size, row.mtime_ns, row.sha256, row.host, row.metadata_json
     )
+
+
+def session_rows(session: Session | Connection) -> Rows:
+    """The `Rows` of a session or connection (see `sql_reads`): SQL text with `:name`
+    parameters, run in its transaction."""
+    return lambda sql, values: session.execute(text(sql), values).all()

@@ -399,7 +399,7 @@ def query(
     if as_json and output_format not in (None, "json"):
         raise click.UsageError("--json and --format " + output_format + " do not go together")
     output_format = "json" if as_json else output_format or "table"
-    with Searcher(target, query_encoder=query_encoder, one_shot=True) as searcher:
+    with Searcher(target, query_encoder=query_encoder) as searcher:
         response = searcher.search(request)
     if verbose and response.query_encoder_note:
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
@@ -523,7 +523,7 @@ def info(target: Target, as_json: bool) -> None:
       ctxsearch info
       ctxsearch info --index /tmp/ix --json
     """
-    from indexer.store.base import describe_store
+    from indexer.store.backends import describe_store
 
     description = describe_store(target)
     if as_json:
@@ -563,7 +563,7 @@ def list_roots(target: Target, as_json: bool) -> None:
       ctxsearch ls
       ctxsearch ls --index /tmp/ix --json
     """
-    from indexer.store.base import describe_store
+    from indexer.store.backends import describe_store
 
     folders = describe_store(target)["folders"]
     if as_json:
@@ -625,7 +625,7 @@ def verify(target: Target, as_json: bool) -> None:
     """
     from dataclasses import asdict
 
-    from indexer.store.base import verify_target
+    from indexer.store.backends import verify_target
 
     report = verify_target(target)
     if as_json:
@@ -660,7 +660,7 @@ def repair(target: Target, wait: bool, as_json: bool) -> None:
       ctxsearch repair --index /tmp/ix --json
     """
     from indexer.repair import repair_index
-    from indexer.store.base import verify_target
+    from indexer.store.backends import verify_target
 
     result = repair_index(target, wait=wait)
     report = verify_target(target)

@@ -23,7 +23,8 @@ import numpy as np
 
 from indexer.chunking import Chunk
 from indexer.sources import Document
-from indexer.store.base import NewDocument, Target, open_store
+from indexer.store.backends import open_store
+from indexer.store.base import NewDocument, Target
 from indexer.store.manifest import Manifest
 from search.lab.bench_faiss import DIM, synthetic_vectors
 

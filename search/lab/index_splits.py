@@ -19,7 +19,7 @@ from indexer.spaces import Space
 from search.completion import exact_scores
 
 if TYPE_CHECKING:
-    from search.lab.fusion_tuning import Split
+    from search.lab.splits import Split
 
 
 def index_dir_of(folder: Path, work_dir: Path | None = None, model: str | None = None) -> Path:
@@ -45,7 +45,7 @@ def load_index_split(
     from indexer import Indexer
     from search.engine import Searcher
     from search.lab.datasets import load_retrieval_dataset
-    from search.lab.fusion_tuning import MAX_DEPTH, Split
+    from search.lab.splits import MAX_DEPTH, Split
 
     folder = Path(folder).absolute()
     dataset = load_retrieval_dataset(folder, split)

@@ -16,8 +16,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from sqlalchemy import text
-
 from indexer.store.local.fts import TextCollection
 from indexer.terms import query_terms, stop_words
 from search.fusion import FUSION_DEPTH, hybrid_fusion, min_max
@@ -42,10 +40,7 @@ def rm3_search(
     top = first[:feedback_docs]
     if not top:
         return first
-    ids = ",".join(str(int(item)) for item, _ in top)
-    with space.engine.connect() as connection:
-        rows = connection.execute(text(f"SELECT id, text FROM chunks WHERE id IN ({ids})"))
-        texts = {int(row[0]): row[1] for row in rows}
+    texts = space.texts([item for item, _ in top])
     total = sum(score for _, score in top)
     own = {stem(term) for term in query_terms(query)}
     model: Counter[str] = Counter()

@@ -1,35 +1,28 @@
-"""The FTS5 query of the lexical space, as plain SQL (no SQLAlchemy: the light reader
-runs it through the standard library's sqlite3, the store through SQLAlchemy)."""
+"""BM25 over the FTS5 lexical space, as plain SQL (run by any snapshot's `rows`).
+
+FTS5's bm25() is negated, so a higher score is better. A filter joins the chunks its
+documents allow inside the query (`rowid IN (...)`), never by cutting a top-k afterwards.
+"""
 
 from __future__ import annotations
 
 import json
 
+from indexer.store.sql_reads import Rows, allowed_chunks_sql
 from indexer.terms import query_terms
 
 FTS_TABLE = "chunks_fts"
-# The best chunks by BM25 (FTS5's bm25() negated, so higher is better), named parameters.
-BM25_SQL = (
+_BM25 = (
     f"SELECT rowid, -bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
-    f"WHERE {FTS_TABLE} MATCH :expression ORDER BY bm25({FTS_TABLE}) LIMIT :k"
+    f"WHERE {FTS_TABLE} MATCH :expression{{among}} ORDER BY bm25({FTS_TABLE}) LIMIT :k"
 )
-
-# The BM25 of given chunks (named parameters: the MATCH expression and a JSON array of
-# chunk ids). FTS5 scores every match once and the ids are picked from that; a
-# `rowid IN (...)` beside MATCH would run the MATCH again for each id.
-BM25_OF_SQL = (
+# The BM25 of given chunks: FTS5 scores every match once and the ids are picked from
+# that; a `rowid IN (...)` beside MATCH would run the MATCH again for each id.
+_BM25_OF = (
     f"WITH matched AS MATERIALIZED (SELECT rowid AS id, -bm25({FTS_TABLE}) AS score "
     f"FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :expression) "
     "SELECT id, score FROM matched WHERE id IN (SELECT value FROM json_each(:ids))"
 )
-
-
-def bm25_of_parameters(query: str, chunk_ids: list[int]) -> dict[str, str] | None:
-    """The named parameters of `BM25_OF_SQL`, or None when there is nothing to ask."""
-    expression = match_expression(query)
-    if expression is None or not chunk_ids:
-        return None
-    return {"expression": expression, "ids": json.dumps(chunk_ids)}
 
 
 def match_expression(query: str) -> str | None:
@@ -40,11 +33,28 @@ def match_expression(query: str) -> str | None:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
-def bm25_sql_among(allowed_chunk_ids_sql: str) -> str:
-    """`BM25_SQL` among the chunks a query selects (positional parameters: the MATCH
-    expression, the selecting query's own, then k)."""
-    return (
-        f"SELECT rowid, -bm25({FTS_TABLE}) AS score FROM {FTS_TABLE} "
-        f"WHERE {FTS_TABLE} MATCH ? AND rowid IN ({allowed_chunk_ids_sql}) "
-        f"ORDER BY bm25({FTS_TABLE}) LIMIT ?"
-    )
+def bm25_search(
+    rows: Rows, query: str, k: int, where: tuple[str, dict[str, str]] | None = None
+) -> list[tuple[int, float]]:
+    """The best `k` chunks by BM25; with `where` (a condition on `documents` and its
+    values, see `SearchFilter.sql`), only the chunks of the documents it allows."""
+    expression = match_expression(query)
+    if expression is None:
+        return []
+    values: dict[str, object] = {"expression": expression, "k": k}
+    among = ""
+    if where is not None:
+        condition, named = where
+        among = f" AND rowid IN ({allowed_chunks_sql(condition)})"
+        values |= named
+    found = rows(_BM25.format(among=among), values)
+    return [(int(rowid), float(score)) for rowid, score in found]
+
+
+def bm25_scores(rows: Rows, query: str, chunk_ids: list[int]) -> dict[int, float]:
+    """The BM25 of each of these chunks that holds a query term."""
+    expression = match_expression(query)
+    if expression is None or not chunk_ids:
+        return {}
+    found = rows(_BM25_OF, {"expression": expression, "ids": json.dumps(chunk_ids)})
+    return {int(rowid): float(score) for rowid, score in found}

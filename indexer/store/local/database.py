@@ -1,9 +1,9 @@
-"""The SQLite database of an embedded index: one engine, real transactions, WAL mode.
+"""The writer's engine on an embedded index's SQLite file: real transactions, WAL mode.
 
 pysqlite's own transaction handling starts a transaction only before a write, so two
 reads could see two states. Here pysqlite is told to stay out of the way and every
-SQLAlchemy transaction sends its own BEGIN: a reader's transaction is one consistent
-snapshot (WAL keeps it while a writer commits), and a writer's is `BEGIN IMMEDIATE`.
+SQLAlchemy transaction sends its own BEGIN: a plain one for the writer's reads, `BEGIN
+IMMEDIATE` for its writes. (Readers use sqlite3 directly: `connections.py`.)
 """
 
 from __future__ import annotations
@@ -22,22 +22,15 @@ from indexer.store.local.sqlite_uri import sqlite_uri
 WRITE = "ctxsearch_write"
 
 
-def sqlite_url(path: Path, immutable: bool = False) -> URL:
+def sqlite_url(path: Path) -> URL:
     """The SQLAlchemy URL of the SQLite file at `path`, whatever characters the path holds
     (its quoted `file:` URI, see `sqlite_uri`; a path pasted into a URL is misread)."""
-    return URL.create(
-        "sqlite", database=sqlite_uri(path, immutable=immutable), query={"uri": "true"}
-    )
+    return URL.create("sqlite", database=sqlite_uri(path), query={"uri": "true"})
 
 
-def sqlite_engine(path: Path, read_only: bool = False) -> Engine:
-    """An engine on the SQLite file at `path`.
-
-    `read_only` opens it as immutable: for an index on a read-only mount or folder,
-    where SQLite could not create the shared-memory file that WAL readers need (and
-    where nobody can change the file under the reader).
-    """
-    engine = create_engine(sqlite_url(path, immutable=read_only))
+def sqlite_engine(path: Path) -> Engine:
+    """An engine on the SQLite file at `path` (created if missing), in WAL mode."""
+    engine = create_engine(sqlite_url(path))
     timeout = busy_timeout_ms()  # here, so that a bad setting is not taken for a bad file
 
     @event.listens_for(engine, "connect")
@@ -47,8 +40,7 @@ def sqlite_engine(path: Path, read_only: bool = False) -> Engine:
         try:
             cursor.execute("PRAGMA foreign_keys = ON")
             cursor.execute(f"PRAGMA busy_timeout = {timeout}")
-            if not read_only:
-                cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA journal_mode = WAL")
         except Exception as error:  # the file is not a database: reported by the caller
             raise OperationalError("PRAGMA", {}, error) from error
         finally:
@@ -75,9 +67,3 @@ def translated(error: DBAPIError, where: str) -> Exception:
     """The ctxsearch error an SQLite error means, with SQLite's own words."""
     message = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
     return error_for(message, where)
-
-
-def is_read_only_error(error: BaseException) -> bool:
-    """Whether an error says SQLite cannot write (or create) what a reader needs."""
-    text = str(getattr(error, "orig", error)).lower()
-    return "readonly" in text or "unable to open" in text

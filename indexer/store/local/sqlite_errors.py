@@ -1,7 +1,7 @@
 """What an SQLite error means to a user, and how long to wait for a busy database.
 
-Plain functions of messages and settings, with no SQLAlchemy: the store (through
-SQLAlchemy) and the light reader (through the standard library's sqlite3) share them.
+Plain functions of messages and settings, with no SQLAlchemy: the store's readers
+(the standard library's sqlite3) and its writer (SQLAlchemy) share them.
 """
 
 from __future__ import annotations
@@ -24,3 +24,10 @@ def error_for(message: str, where: str) -> Exception:
     if "not a database" in lowered or "malformed" in lowered:
         return IndexCorrupt(f"{where}: not a readable SQLite database ({message})")
     return IndexCorrupt(f"{where}: the index database failed ({message})")
+
+
+def is_read_only_error(error: BaseException) -> bool:
+    """Whether an error says SQLite cannot write (or create) what a reader needs (a
+    sqlite3 error, or SQLAlchemy's wrapping of one)."""
+    text = str(getattr(error, "orig", error)).lower()
+    return "readonly" in text or "unable to open" in text

@@ -2,31 +2,32 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from sqlalchemy import text
-from sqlalchemy.orm import Session
+import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
 
 from indexer.errors import CtxsearchError
-from indexer.store import records
 from indexer.store.base import VerifyReport
-from indexer.store.local import fts
-from indexer.store.local.layout import space_files
+from indexer.store.local.bm25 import FTS_TABLE
+from indexer.store.local.layout import DATABASE_FILE, space_files
+from indexer.store.local.snapshot import LocalSnapshot
+from indexer.store.local.sqlite_errors import busy_timeout_ms, is_read_only_error
+from indexer.store.local.sqlite_uri import sqlite_uri
+from indexer.store.sql_reads import check_offsets
 
-if TYPE_CHECKING:
-    from indexer.store.local.store import LocalStore
 
-
-def verify_store(store: LocalStore) -> VerifyReport:
+def verify_folder(
+    directory: Path, snapshot: Callable[[], AbstractContextManager[LocalSnapshot]]
+) -> VerifyReport:
     """Cross-check SQLite, every FAISS space and the FTS5 space, in one snapshot."""
-    report = VerifyReport(directory=store.target)
+    report = VerifyReport(directory=str(directory))
     try:
-        with store.snapshot() as snapshot:
-            session = snapshot.session
-            _check_sql(session, report)
-            chunk_ids = records.chunk_ids(session)
-            report.counts |= {**records.counts(session), "generation": snapshot.manifest.generation}
-            for name, space in snapshot.spaces.items():
+        with snapshot() as state:
+            _check_sql(state, report)
+            chunk_ids = {row[0] for row in state.rows("SELECT id FROM chunks", {})}
+            report.counts |= {**state.counts(), "generation": state.manifest.generation}
+            for name, space in state.spaces.items():
                 ids = space.ids().tolist()
                 report.counts[f"{name}_vectors"] = len(ids)
                 if len(ids) != len(set(ids)):
@@ -34,10 +35,10 @@ def verify_store(store: LocalStore) -> VerifyReport:
                         f"{name} space: {len(ids) - len(set(ids))} duplicate ids"
                     )
                 compare(report, f"{name} space", set(ids), chunk_ids)
-            lexical = fts.fts_ids(session.connection())
+            lexical = {row[0] for row in state.rows(f"SELECT rowid FROM {FTS_TABLE}", {})}
             report.counts["lexical_entries"] = len(lexical)
             compare(report, "lexical space", lexical, chunk_ids)
-            intact = fts.fts_intact(session.connection())
+            intact = fts_intact(directory / DATABASE_FILE)
             if intact is None:
                 report.notes.append("FTS5 integrity check skipped: the index is read-only here")
             elif not intact:
@@ -45,8 +46,8 @@ def verify_store(store: LocalStore) -> VerifyReport:
             # Files of other generations are harmless leftovers: the next writer sweeps them.
             report.counts["stray_files"] = sum(
                 1
-                for _path, _space, generation in space_files(store.directory)
-                if generation != snapshot.manifest.generation
+                for _path, _space, generation in space_files(directory)
+                if generation != state.manifest.generation
             )
     except CtxsearchError as error:
         report.problems.append(f"the index does not open: {error}")
@@ -61,14 +62,30 @@ def compare(report: VerifyReport, where: str, found: set[int], chunk_ids: set[in
         report.problems.append(f"{where}: {len(extra)} entries name no chunk")
 
 
-def _check_sql(session: Session, report: VerifyReport) -> None:
-    integrity = session.execute(text("PRAGMA integrity_check")).scalar_one()
-    if integrity != "ok":
-        report.problems.append(f"SQLite integrity check: {integrity}")
-    if session.execute(text("PRAGMA foreign_key_check")).first() is not None:
+def fts_intact(database: Path) -> bool | None:
+    """Whether the FTS index agrees with its content table (FTS5 integrity-check); None
+    when it cannot be asked (the check is written as an INSERT, which a read-only
+    database refuses, so it runs on a connection that may write)."""
+    try:
+        connection = sqlite3.connect(sqlite_uri(database), uri=True, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+        connection.execute(
+            f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('integrity-check', 1)"
+        )
+    except sqlite3.Error as error:
+        return None if is_read_only_error(error) else False
+    finally:
+        connection.close()
+    return True
+
+
+def _check_sql(snapshot: LocalSnapshot, report: VerifyReport) -> None:
+    integrity = [row[0] for row in snapshot.rows("PRAGMA integrity_check", {})]
+    if integrity != ["ok"]:
+        report.problems.append(f"SQLite integrity check: {'; '.join(integrity)}")
+    if snapshot.rows("PRAGMA foreign_key_check", {}):
         report.problems.append("chunks whose document does not exist")
-    bad_offsets = session.execute(
-        text('SELECT count(*) FROM chunks WHERE start < 0 OR "end" < start')
-    ).scalar_one()
-    if bad_offsets:
-        report.problems.append(f"{bad_offsets} chunks with invalid offsets")
+    check_offsets(snapshot.rows, report)

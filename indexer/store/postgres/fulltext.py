@@ -10,10 +10,8 @@ it is not BM25, and hybrid fusion normalises each list before combining them.
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Connection, bindparam, func, literal_column, select, text
-from sqlalchemy.dialects.postgresql import TSQUERY
+from sqlalchemy import Connection, text
 
-from indexer.store.schema import ChunkRow, DocumentRow
 from indexer.terms import query_terms
 
 CONFIG = "english"
@@ -38,35 +36,25 @@ def create_fulltext_space(connection: Connection) -> None:
 
 
 def fulltext_search(
-    connection: Connection, query: str, k: int, where: ColumnElement[bool] | None = None
+    connection: Connection, query: str, k: int, where: tuple[str, dict[str, str]] | None = None
 ) -> list[tuple[int, float]]:
     """The best `k` chunks for any of the query's terms, by `RANK` (higher is better);
-    with `where` (a condition on `documents`), only the chunks of the documents it allows."""
+    with `where` (a condition on `documents` and its values, see `SearchFilter.sql`),
+    only the chunks of the documents it allows."""
     terms = query_terms(query)
     if not terms:
         return []
-    parts = " || ".join(f"plainto_tsquery('{CONFIG}', :t{i})" for i in range(len(terms)))
-    values = {f"t{i}": term for i, term in enumerate(terms)}
-    if where is None:
-        sql = text(
-            f"SELECT id, {RANK} AS score FROM chunks, ({'SELECT ' + parts}) AS q(query) "
-            "WHERE tsv @@ query ORDER BY score DESC, id LIMIT :k"
-        ).bindparams(bindparam("k"))
-        return [(int(i), float(s)) for i, s in connection.execute(sql, values | {"k": k})]
-    tsquery = text(f"SELECT {parts} AS query").bindparams(**values).columns(query=TSQUERY)
-    q = tsquery.subquery("q")
-    tsv = literal_column("chunks.tsv")
-    score = func.ts_rank(tsv, q.c.query, 1).label("score")
-    statement = (
-        select(ChunkRow.id, score)
-        .select_from(ChunkRow)
-        .join(q, tsv.op("@@")(q.c.query))
-        .join(DocumentRow, DocumentRow.id == ChunkRow.document_id)
-        .where(where)
-        .order_by(score.desc(), ChunkRow.id)
-        .limit(k)
+    join, condition, values = "", "", {"k": k, **_term_values(terms)}
+    if where is not None:
+        join = "JOIN documents ON documents.id = chunks.document_id "
+        condition = f" AND ({where[0]})"
+        values |= where[1]
+    sql = (
+        f"SELECT chunks.id, {RANK} AS score FROM chunks {join}"
+        f"CROSS JOIN ({_tsquery(terms)}) AS q(query) "
+        f"WHERE tsv @@ query{condition} ORDER BY score DESC, chunks.id LIMIT :k"
     )
-    return [(int(i), float(s)) for i, s in connection.execute(statement)]
+    return [(int(i), float(s)) for i, s in connection.execute(text(sql), values)]
 
 
 def fulltext_scores(connection: Connection, query: str, chunk_ids: list[int]) -> dict[int, float]:
@@ -74,13 +62,22 @@ def fulltext_scores(connection: Connection, query: str, chunk_ids: list[int]) ->
     terms = query_terms(query)
     if not terms or not chunk_ids:
         return {}
-    parts = " || ".join(f"plainto_tsquery('{CONFIG}', :t{i})" for i in range(len(terms)))
-    values = {f"t{i}": term for i, term in enumerate(terms)}
     sql = text(
-        f"SELECT id, {RANK} FROM chunks, ({'SELECT ' + parts}) AS q(query) "
+        f"SELECT id, {RANK} FROM chunks CROSS JOIN ({_tsquery(terms)}) AS q(query) "
         "WHERE id = ANY(:ids) AND tsv @@ query"
     )
-    return {int(i): float(s) for i, s in connection.execute(sql, values | {"ids": chunk_ids})}
+    values = {"ids": chunk_ids, **_term_values(terms)}
+    return {int(i): float(s) for i, s in connection.execute(sql, values)}
+
+
+def _tsquery(terms: list[str]) -> str:
+    """The query that makes the tsquery of any of the terms (parameters `:t0`, `:t1` ...)."""
+    parts = " || ".join(f"plainto_tsquery('{CONFIG}', :t{i})" for i in range(len(terms)))
+    return f"SELECT {parts}"
+
+
+def _term_values(terms: list[str]) -> dict[str, str]:
+    return {f"t{i}": term for i, term in enumerate(terms)}
 
 
 def reindex_fulltext(connection: Connection) -> None:

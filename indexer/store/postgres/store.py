@@ -13,7 +13,6 @@ and removes only its own documents (`$CTXSEARCH_HOST`, else the machine's host n
 from __future__ import annotations
 
 import copy
-import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, text
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, InvalidRequestError
 from sqlalchemy.orm import Session
 
@@ -32,21 +31,22 @@ from indexer.faults import kill_point
 from indexer.store import records
 from indexer.store.base import (
     NewDocument,
-    Ranked,
     RebuildProgress,
     SpaceEncoder,
     StoredDocument,
     VerifyReport,
 )
-from indexer.store.describe import description
-from indexer.store.filters import SearchFilter
+from indexer.store.describe import describe_tables
 from indexer.store.manifest import Manifest
 from indexer.store.migrations import migrate, pending
 from indexer.store.postgres import fulltext, vectors
 from indexer.store.postgres.database import database_errors, first_line, postgres_engine
 from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
-from indexer.store.sql_views import RowChange, RowSnapshot
+from indexer.store.postgres.snapshot import PostgresSnapshot, SpaceSizes
+from indexer.store.records import session_rows
+from indexer.store.row_change import RowChange
+from indexer.store.sql_reads import counts, read_manifest
 
 REBUILD_BATCH = 256
 
@@ -61,9 +61,8 @@ class PostgresStore:
         self.schema = self.location.schema
         self.engine = postgres_engine(self.location)
         self._lock: AdvisoryLock | None = None
-        self._sizes: dict[tuple[str, int, str], int] = {}
+        self._sizes = SpaceSizes()
         self._closed = False
-        self._sizes_lock = threading.Lock()
         try:
             with database_errors(self.target):
                 self._check_vector_extension()
@@ -97,8 +96,8 @@ class PostgresStore:
             )
 
     def _read_manifest(self) -> Manifest | None:
-        with Session(self.engine) as session:
-            return records.read_manifest(session)
+        with self.engine.connect() as connection:
+            return read_manifest(session_rows(connection))
 
     # -- writing -------------------------------------------------------------------------
 
@@ -181,7 +180,7 @@ class PostgresStore:
             connection = session.connection()
             for space in manifest.spaces:
                 vectors.clear(connection, space)
-            total, done, last = records.counts(session)["chunks"], 0, 0
+            total, done, last = counts(session_rows(session))["chunks"], 0, 0
             while batch := records.chunk_texts(session, last, REBUILD_BATCH):
                 ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
                 encoded = encode([value for _, value in batch])
@@ -238,8 +237,8 @@ class PostgresStore:
         """Whether the database holds `manifest` as published (read on another session),
         after `error` took the answer to its commit."""
         try:
-            with Session(self.engine) as session:
-                found = records.read_manifest(session)
+            with self.engine.connect() as connection:
+                found = read_manifest(session_rows(connection))
         except DBAPIError as unknown:
             raise StoreUnavailable(
                 f"{self.target}: the connection was lost while this run committed "
@@ -265,55 +264,33 @@ class PostgresStore:
             connection = connection.execution_options(
                 isolation_level="REPEATABLE READ", postgresql_readonly=True
             )
-            with Session(bind=connection) as session:
-                manifest = records.read_manifest(session)
+            with connection.begin():
+                manifest = read_manifest(session_rows(connection))
                 if manifest is None:
                     raise IndexNotFound(f"{self.target}: the index was removed")
-                yield PostgresSnapshot(session, manifest, self)
-
-    def space_size(self, connection: Connection, manifest: Manifest, space: str) -> int:
-        """How many vectors a space holds in a published state (counted once per state)."""
-        state = (manifest.index_id, manifest.generation)
-        with self._sizes_lock:
-            known = self._sizes.get((*state, space))
-        if known is None:
-            known = vectors.count(connection, space)
-            with self._sizes_lock:
-                self._sizes = {key: n for key, n in self._sizes.items() if key[:2] == state}
-                self._sizes[(*state, space)] = known
-        return known
+                yield PostgresSnapshot(connection, manifest, self._sizes)
 
     # -- describing, checking ------------------------------------------------------------
 
     def describe(self) -> dict[str, Any]:
         """The manifest, the counts, the roots and the size of each table."""
         with self.snapshot() as snapshot:
-            session = snapshot.session
             tables = ["documents", "chunks"] + [
                 vectors.table_name(space) for space in snapshot.manifest.spaces
             ]
             sizes = {
-                table: session.execute(
-                    text("SELECT pg_total_relation_size(CAST(:t AS regclass))"), {"t": table}
-                ).scalar()
+                table: snapshot.rows(
+                    "SELECT pg_total_relation_size(CAST(:t AS regclass))", {"t": table}
+                )[0][0]
                 for table in tables
             }
-            roots = records.all_roots(session)
-            return description(
-                self.target,
-                "postgresql+pgvector",
-                snapshot.manifest,
-                {**records.counts(session), "records": records.record_count(session)},
-                roots,
-                sizes,
-                records.folder_counts(session),
-            )
+            return describe_tables(snapshot, self.target, "postgresql+pgvector", sizes)
 
     def verify(self) -> VerifyReport:
         """Cross-check the rows, every space's vectors and the full-text column."""
-        from indexer.store.postgres.verify import verify_store
+        from indexer.store.postgres.verify import verify_snapshot
 
-        return verify_store(self)
+        return verify_snapshot(self.target, self.snapshot)
 
     def close(self) -> None:
         """Release the database connections; the store answers no more."""
@@ -338,42 +315,6 @@ class PostgresChange(RowChange):
                 matrix = np.concatenate([item.vectors[space] for item in documents])
                 vectors.add_vectors(self.session.connection(), space, ids, matrix)
         return stored
-
-
-class PostgresSnapshot(RowSnapshot):
-    """One read-only REPEATABLE READ transaction of the index's schema."""
-
-    def __init__(self, session: Session, manifest: Manifest, store: PostgresStore):
-        super().__init__(session, manifest)
-        self.store = store
-
-    def vector_search(
-        self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
-    ) -> list[Ranked]:
-        """The `k` nearest chunks of each query row (HNSW when the space has its graph and
-        no filter is given; exact among the chunks `where` allows)."""
-        connection = self.session.connection()
-        dim = self.manifest.dim_of(space)
-        clause = where.clause("postgresql") if where else None
-        return [vectors.search(connection, space, dim, row, k, clause) for row in queries]
-
-    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-        """The cosine of one query vector with each of these chunks' vectors in a space."""
-        dim = self.manifest.dim_of(space)
-        return vectors.similarities(self.session.connection(), space, dim, query, chunk_ids)
-
-    def space_size(self, space: str) -> int:
-        """How many vectors a space holds."""
-        return self.store.space_size(self.session.connection(), self.manifest, space)
-
-    def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
-        """Full-text search over the chunks' tsvectors (of the documents `where` allows)."""
-        clause = where.clause("postgresql") if where else None
-        return fulltext.fulltext_search(self.session.connection(), query, k, clause)
-
-    def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
-        """The full-text rank of each of these chunks that holds a query term."""
-        return fulltext.fulltext_scores(self.session.connection(), query, chunk_ids)
 
 
 def postgres_index_exists(url: str) -> bool:

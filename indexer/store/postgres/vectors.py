@@ -100,10 +100,11 @@ def search(
     dim: int,
     query: np.ndarray,
     k: int,
-    where: ColumnElement[bool] | None = None,
+    where: tuple[str, dict[str, str]] | None = None,
 ) -> list[tuple[int, float]]:
     """The `k` nearest chunk ids and cosines of one query vector; with `where` (a
-    condition on `documents`), only among the chunks of the documents it allows.
+    condition on `documents` and its values, see `SearchFilter.sql`), only among the
+    chunks of the documents it allows.
 
     A filtered search is exact: HNSW with a WHERE clause may return fewer than `k` rows
     (it filters after its graph search), and the filter's guarantee is `k` hits whenever
@@ -121,7 +122,7 @@ def search(
         statement = (
             statement.join(ChunkRow, ChunkRow.id == table.c.chunk_id)
             .join(DocumentRow, DocumentRow.id == ChunkRow.document_id)
-            .where(where)
+            .where(text(where[0]).bindparams(**where[1]))
         )
     rows = connection.execute(statement.order_by(distance, table.c.chunk_id).limit(k))
     return [(int(chunk_id), -float(negative)) for chunk_id, negative in rows]

@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from sqlalchemy import text
 
 from indexer.errors import CtxsearchError
-from indexer.store import records
 from indexer.store.base import VerifyReport
 from indexer.store.index_types import structure_for
 from indexer.store.postgres import vectors
+from indexer.store.postgres.snapshot import PostgresSnapshot
+from indexer.store.sql_reads import check_offsets
 
-if TYPE_CHECKING:
-    from indexer.store.postgres.store import PostgresStore
 
-
-def verify_store(store: PostgresStore) -> VerifyReport:
+def verify_snapshot(
+    target: str, snapshot: Callable[[], AbstractContextManager[PostgresSnapshot]]
+) -> VerifyReport:
     """Cross-check rows, vectors, the full-text column and the HNSW indexes in one snapshot."""
-    report = VerifyReport(directory=store.target)
+    report = VerifyReport(directory=target)
     try:
-        with store.snapshot() as snapshot:
-            session, manifest = snapshot.session, snapshot.manifest
-            connection = session.connection()
-            counts = records.counts(session)
+        with snapshot() as state:
+            connection, manifest = state.connection, state.manifest
+            counts = state.counts()
             report.counts |= {**counts, "generation": manifest.generation}
-            bad_offsets = connection.execute(
-                text('SELECT count(*) FROM chunks WHERE start < 0 OR "end" < start')
-            ).scalar_one()
-            if bad_offsets:
-                report.problems.append(f"{bad_offsets} chunks with invalid offsets")
+            check_offsets(state.rows, report)
             for space in manifest.spaces:
                 _check_space(connection, space, manifest, counts["chunks"], report)
             lexical = connection.execute(

@@ -1,8 +1,7 @@
-"""The row side of a change and of a snapshot, the same on every SQL backend.
+"""The row side of a change, the same on every SQL backend.
 
 A backend's change subclasses `RowChange` and adds what it does with the vectors of the
-rows it inserts and deletes; its snapshot subclasses `RowSnapshot` and adds its own
-vector and lexical search.
+rows it inserts and deletes. (A snapshot's rows: `sql_reads.py`.)
 """
 
 from __future__ import annotations
@@ -12,15 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from indexer.record_input import RECORD_PREFIX, record_path
 from indexer.store import records
-from indexer.store.base import NewDocument, StoredChunk, StoredDocument, StoredRecord
-from indexer.store.filters import SearchFilter
+from indexer.store.base import NewDocument, StoredRecord
 from indexer.store.manifest import Manifest
-from indexer.store.schema import ChunkRow, DocumentRow
 
 
 class RowChange:
@@ -104,43 +100,3 @@ class RowChange:
         if precision != self.manifest.precision:
             self.manifest.precision = precision
             self._changed()
-
-
-class RowSnapshot:
-    """Hydration of hits and counts, read in the snapshot's transaction."""
-
-    def __init__(self, session: Session, manifest: Manifest):
-        self.session = session
-        self.manifest = manifest
-        self._allowed: dict[SearchFilter, np.ndarray] = {}
-
-    def allowed_chunks(self, where: SearchFilter) -> np.ndarray:
-        """The ids of the chunks of the documents `where` allows (sorted; once per snapshot)."""
-        if where not in self._allowed:
-            dialect = self.session.get_bind().dialect.name
-            query = (
-                select(ChunkRow.id)
-                .join(DocumentRow, ChunkRow.document_id == DocumentRow.id)
-                .where(where.clause(dialect))
-                .order_by(ChunkRow.id)
-            )
-            self._allowed[where] = np.fromiter(self.session.scalars(query), np.int64)
-        return self._allowed[where]
-
-    def chunk_count(self, where: SearchFilter | None = None) -> int:
-        """How many chunks there are, or how many `where` allows."""
-        if not where:
-            return records.counts(self.session)["chunks"]
-        return len(self.allowed_chunks(where))
-
-    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
-        """The chunks with these ids, with their documents' paths."""
-        return records.chunks(self.session, chunk_ids)
-
-    def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
-        """A document and its chunks in order."""
-        return records.document(self.session, document_id)
-
-    def counts(self) -> dict[str, int]:
-        """How many documents and chunks there are."""
-        return records.counts(self.session)

@@ -1,0 +1,271 @@
+"""The write side of an index folder: SQLAlchemy over its SQLite file, for the writer.
+
+Every change is published atomically. A writer changes SQL inside one transaction and
+the vector spaces in memory, saves the spaces as the next generation's files, then
+commits the new generation number with the rest: the commit is the instant the new
+state appears. A crash before it leaves the old state whole (SQLite rolls back, the
+new files are ignored and swept); a crash after it leaves the new state whole.
+
+`LocalStore` makes one `FolderWriter` when it first writes (or migrates): a process that
+only reads never imports SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from indexer.errors import CtxsearchError, IndexCorrupt
+from indexer.faults import kill_point
+from indexer.store import records
+from indexer.store.base import NewDocument, RebuildProgress, SpaceEncoder, StoredDocument
+from indexer.store.local import fts
+from indexer.store.local.database import WRITE, sqlite_engine, sqlite_errors
+from indexer.store.local.layout import DATABASE_FILE, space_file, space_files
+from indexer.store.local.lock import WriterLock
+from indexer.store.manifest import Manifest
+from indexer.store.migrations import migrate
+from indexer.store.row_change import RowChange
+from indexer.store.sql_reads import counts
+
+if TYPE_CHECKING:
+    from indexer.store.local.vectors import VectorSpace
+
+REBUILD_BATCH = 256
+
+
+class Owner(Protocol):
+    """The store a writer writes for: it keeps the store's manifest at what is published."""
+
+    directory: Path
+    target: str
+    host: str
+    manifest: Manifest | None
+
+    def read_manifest(self) -> Manifest | None:
+        """The manifest the database publishes now."""
+        ...
+
+
+class FolderWriter:
+    """Migrations, the writer lock, and the change and rebuild transactions of a folder."""
+
+    def __init__(self, store: Owner):
+        self.store = store
+        self.directory = store.directory
+        self.where = store.target
+        self.engine = sqlite_engine(self.directory / DATABASE_FILE)
+        self._lock: WriterLock | None = None
+
+    def migrate(self) -> None:
+        """Apply the migrations the database lacks (making a new index's file)."""
+        with (
+            sqlite_errors(self.where),
+            self.engine.execution_options(**{WRITE: True}).begin() as connection,
+        ):
+            migrate(connection)
+
+    @contextmanager
+    def writer(self, wait: bool) -> Iterator[None]:
+        """Hold the folder's writer lock (flock on `write.lock`) for the block."""
+        with WriterLock(self.directory).acquire(wait) as lock:
+            self._lock = lock
+            try:
+                self.store.manifest = self.store.read_manifest()
+                self.sweep()
+                yield
+            finally:
+                self._lock = None
+
+    def _check_writer(self) -> None:
+        if self._lock is None:
+            raise RuntimeError("take the writer lock (`with store.writer():`) first")
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with sqlite_errors(self.where), Session(self.engine) as session:
+            yield session
+
+    def initialise(self, manifest: Manifest) -> None:
+        """Publish the manifest and the empty generation-0 spaces of a new index."""
+        from indexer.store.local.vectors import VectorSpace
+
+        self._check_writer()
+        manifest = copy.deepcopy(manifest)
+        manifest.created_at = manifest.updated_at = time.time()
+        manifest.generation = 0
+        manifest.index_id = uuid.uuid4().hex
+        manifest.lexical = dict(fts.SETTINGS)
+        for name in manifest.spaces:
+            VectorSpace(manifest.dim_of(name)).save_to(space_file(self.directory, name, 0))
+        with self._session() as session, session.begin():
+            records.write_manifest(session, manifest)
+        self.store.manifest = manifest
+
+    def documents_under(self, root: Path) -> dict[str, StoredDocument]:
+        """This machine's documents under `root` (not those of roots nested in it)."""
+        with self._session() as session:
+            return records.documents_under(session, self.store.host, root)
+
+    def root_rules(self, root: Path) -> str | None:
+        """The rules (JSON) remembered for this host's root `root`, or None."""
+        with self._session() as session:
+            return records.root_rules(session, self.store.host, root)
+
+    def roots_under(self, root: Path) -> list[str]:
+        """The roots indexed on their own strictly under `root`."""
+        with self._session() as session:
+            return records.roots_under(session, self.store.host, root)
+
+    @contextmanager
+    def change(self) -> Iterator[LocalChange]:
+        """A change of SQL and of in-memory copies of the spaces, published on leaving."""
+        self._check_writer()
+        manifest = self._current_manifest()
+        spaces = self._load_spaces(manifest)
+        with self._publishing(manifest, spaces) as session:
+            yield LocalChange(session, spaces, manifest, self.store.host)
+
+    def rebuild(self, encode: SpaceEncoder, progress: RebuildProgress | None) -> dict[str, int]:
+        """Re-encode every stored chunk into new spaces, rebuild FTS5, publish."""
+        from indexer.store.local.vectors import VectorSpace
+
+        self._check_writer()
+        manifest = self._current_manifest()
+        spaces = {name: VectorSpace(manifest.dim_of(name)) for name in manifest.spaces}
+        with self._publishing(manifest, spaces) as session:
+            total, done, last = counts(records.session_rows(session))["chunks"], 0, 0
+            while batch := records.chunk_texts(session, last, REBUILD_BATCH):
+                ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
+                vectors = encode([value for _, value in batch])
+                for name, space in spaces.items():
+                    space.add(ids, vectors[name])
+                done, last = done + len(batch), int(ids[-1])
+                if progress is not None:
+                    progress(done, total)
+            session.execute(text(fts.REBUILD))
+            session.info["changed"] = True
+        return {"chunks": done, "generation": manifest.generation}
+
+    def _current_manifest(self) -> Manifest:
+        if self.store.manifest is None:
+            raise IndexCorrupt(f"{self.directory}: the index has no manifest")
+        return copy.deepcopy(self.store.manifest)
+
+    def _load_spaces(self, manifest: Manifest) -> dict[str, VectorSpace]:
+        """The writer's own copies of the published spaces (readers' stay as they are)."""
+        from indexer.store.local.vectors import VectorSpace
+
+        return {
+            name: VectorSpace(
+                manifest.dim_of(name), space_file(self.directory, name, manifest.generation)
+            )
+            for name in manifest.spaces
+        }
+
+    @contextmanager
+    def _publishing(self, manifest: Manifest, spaces: dict[str, VectorSpace]) -> Iterator[Session]:
+        """One write transaction; on leaving, save the spaces as the next generation and
+        commit it with the manifest. A change that changed nothing publishes nothing.
+
+        Whatever stops it (an error, a signal at any statement, the commit's included),
+        the clean-up asks the database which generation is published, keeps its files and
+        sweeps the others: the old state if the commit did not happen, the new one if it did.
+        """
+        next_generation = manifest.generation + 1
+        with sqlite_errors(self.where):
+            session = Session(self.engine.execution_options(**{WRITE: True}))
+            try:
+                session.begin()
+                session.info["changed"] = False
+                yield session
+                if not session.info["changed"]:
+                    session.rollback()
+                    return
+                kill_point("before-space-save")
+                for name, space in spaces.items():
+                    space.restructure(manifest.index_type)
+                    space.save_to(space_file(self.directory, name, next_generation))
+                manifest.generation = next_generation
+                manifest.updated_at = time.time()
+                records.write_manifest(session, manifest)
+                kill_point("before-publish")
+                session.commit()
+                kill_point("after-commit")
+            except BaseException:
+                self._settle_stopped_publish(session)
+                raise
+            finally:
+                session.close()
+        self.store.manifest = manifest
+        kill_point("after-publish")
+        self.sweep()
+
+    def _settle_stopped_publish(self, session: Session) -> None:
+        """After a publish stopped before its end, perhaps after its commit: roll back what
+        did not commit, then keep the files of what the database publishes, sweep the rest.
+
+        A failure here is left to the next writer's sweep, so that the error that stopped
+        the publish is the one reported (a second signal simply ends this early: the
+        sweep never deletes the published generation's files).
+        """
+        with suppress(SQLAlchemyError):  # refused in the state a stopped commit leaves
+            session.rollback()
+        with suppress(CtxsearchError, SQLAlchemyError, OSError):
+            self.store.manifest = self.store.read_manifest()
+            self.sweep()
+
+    def sweep(self) -> None:
+        """Delete the space files of every generation but the one the database publishes,
+        and leftover temporary files (writer only: holding the writer lock, nobody else
+        publishes or saves meanwhile). The generation is read from the database, never
+        from memory, which may be behind it: a stopped publish may have committed."""
+        self._check_writer()
+        manifest = self.store.read_manifest()
+        published = manifest.generation if manifest else 0
+        for path, _space, generation in space_files(self.directory):
+            if generation != published:
+                path.unlink(missing_ok=True)
+                kill_point("mid-sweep")
+        for leftover in self.directory.glob(".*.faiss.tmp-*"):
+            leftover.unlink(missing_ok=True)
+
+    def dispose(self) -> None:
+        """Release the engine's connections."""
+        self.engine.dispose()
+
+
+class LocalChange(RowChange):
+    """The writer's view inside `change()`: SQL rows and spaces kept in step."""
+
+    def __init__(
+        self, session: Session, spaces: dict[str, VectorSpace], manifest: Manifest, host: str
+    ):
+        super().__init__(session, manifest, host)
+        self.spaces = spaces
+
+    def remove_documents(self, document_ids: Iterable[int]) -> int:
+        """Remove documents, their chunks, and their vectors from every space."""
+        chunk_ids = self._delete_rows(document_ids)
+        for space in self.spaces.values():
+            space.remove(chunk_ids)
+        return len(chunk_ids)
+
+    def add_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
+        """Insert documents and chunks, and add each chunk's vectors under its new id."""
+        if not documents:
+            return []
+        stored, ids = self._insert_rows(documents)
+        for name, space in self.spaces.items():
+            space.add(ids, np.concatenate([item.vectors[name] for item in documents]))
+        return stored

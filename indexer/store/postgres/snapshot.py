@@ -1,0 +1,71 @@
+"""One consistent state of a PostgreSQL index: a read-only REPEATABLE READ transaction."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from sqlalchemy import Connection
+
+from indexer.store.base import Ranked
+from indexer.store.filters import SearchFilter
+from indexer.store.manifest import Manifest
+from indexer.store.postgres import fulltext, vectors
+from indexer.store.records import session_rows
+from indexer.store.sql_reads import SqlReads
+
+
+class SpaceSizes:
+    """How many vectors each space holds in a published state, counted once per state."""
+
+    def __init__(self) -> None:
+        self._sizes: dict[tuple[str, int, str], int] = {}
+        self._lock = threading.Lock()
+
+    def size(self, connection: Connection, manifest: Manifest, space: str) -> int:
+        """The size of `space` in the state `manifest` names (read on `connection`)."""
+        state = (manifest.index_id, manifest.generation)
+        with self._lock:
+            known = self._sizes.get((*state, space))
+        if known is None:
+            known = vectors.count(connection, space)
+            with self._lock:
+                self._sizes = {key: n for key, n in self._sizes.items() if key[:2] == state}
+                self._sizes[(*state, space)] = known
+        return known
+
+
+class PostgresSnapshot(SqlReads):
+    """Rows (`SqlReads`), pgvector spaces and tsvector full text, on one connection."""
+
+    def __init__(self, connection: Connection, manifest: Manifest, sizes: SpaceSizes):
+        super().__init__(session_rows(connection), "postgresql", manifest)
+        self.connection = connection
+        self.sizes = sizes
+
+    def vector_search(
+        self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
+    ) -> list[Ranked]:
+        """The `k` nearest chunks of each query row (HNSW when the space has its graph and
+        no filter is given; exact among the chunks `where` allows)."""
+        dim = self.manifest.dim_of(space)
+        condition = where.sql(self.dialect) if where else None
+        return [vectors.search(self.connection, space, dim, row, k, condition) for row in queries]
+
+    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """The cosine of one query vector with each of these chunks' vectors in a space."""
+        dim = self.manifest.dim_of(space)
+        return vectors.similarities(self.connection, space, dim, query, chunk_ids)
+
+    def space_size(self, space: str) -> int:
+        """How many vectors a space holds."""
+        return self.sizes.size(self.connection, self.manifest, space)
+
+    def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
+        """Full-text search over the chunks' tsvectors (of the documents `where` allows)."""
+        condition = where.sql(self.dialect) if where else None
+        return fulltext.fulltext_search(self.connection, query, k, condition)
+
+    def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
+        """The full-text rank of each of these chunks that holds a query term."""
+        return fulltext.fulltext_scores(self.connection, query, chunk_ids)
