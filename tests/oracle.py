@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.store.base import Target, is_database_url, open_store, store_exists
+from indexer.store.backends import is_database_url, open_store, store_exists
+from indexer.store.base import Target
 
 MIN_COSINE = 0.9999
 # How far scores of the same hit may be apart: vectors agree to a cosine of 0.9999 (the
@@ -91,13 +92,17 @@ class IndexPrint:
         )
 
 
+_ROWS = (
+    "SELECT d.path, d.size, d.mtime_ns, d.sha256, d.metadata_json, c.id, c.ordinal, c.start, "
+    'c."end", c.text, c.line, c.end_line, c.heading, c.page '
+    "FROM documents d LEFT JOIN chunks c ON c.document_id = d.id ORDER BY d.path, c.ordinal"
+)
+
+
 def index_fingerprint(target: Target) -> IndexPrint:
     """Read the whole index at `target` (an empty print when no index is there)."""
-    from sqlalchemy import select
-
     from indexer.errors import CtxsearchError
-    from indexer.store.base import verify_target
-    from indexer.store.schema import ChunkRow, DocumentRow, RootRow
+    from indexer.store.backends import verify_target
 
     if not store_exists(target):
         return IndexPrint(str(target))
@@ -106,25 +111,21 @@ def index_fingerprint(target: Target) -> IndexPrint:
     except CtxsearchError as error:
         return IndexPrint(str(target), problems=(f"the index does not open: {error}",))
     try:
-        with store.snapshot() as snapshot:
-            session = snapshot.session  # type: ignore[attr-defined]  (both backends are SQL)
-            rows = session.execute(
-                select(DocumentRow, ChunkRow)
-                .outerjoin(ChunkRow, ChunkRow.document_id == DocumentRow.id)
-                .order_by(DocumentRow.path, ChunkRow.ordinal)
-            ).all()
-            roots = tuple(sorted(session.scalars(select(RootRow.path))))
+        with store.snapshot() as snapshot:  # both backends read SQL text (`SqlReads.rows`)
+            read = snapshot.rows  # type: ignore[attr-defined]
+            rows = read(_ROWS, {})
+            roots = tuple(sorted(row[0] for row in read("SELECT path FROM roots", {})))
             spaces = _space_vectors(snapshot, target)
             manifest = snapshot.manifest
     finally:
         store.close()
-    documents: dict[str, tuple[DocumentRow, list[ChunkPrint]]] = {}
+    documents: dict[str, tuple[tuple, list[ChunkPrint]]] = {}
     key_of: dict[int, tuple[str, int]] = {}
-    for document, chunk in rows:
-        documents.setdefault(document.path, (document, []))
-        if chunk is not None:
-            documents[document.path][1].append(_chunk_print(chunk))
-            key_of[chunk.id] = (document.path, chunk.ordinal)
+    for path, size, mtime_ns, sha256, metadata_json, chunk_id, ordinal, *chunk in rows:
+        documents.setdefault(path, ((size, mtime_ns, sha256, metadata_json), []))
+        if chunk_id is not None:
+            documents[path][1].append(ChunkPrint(ordinal, *chunk))
+            key_of[chunk_id] = (path, ordinal)
     problems = list(verify_target(target).problems)
     vectors: dict[str, dict[tuple[str, int], np.ndarray]] = {}
     for space, (ids, matrix) in spaces.items():
@@ -141,26 +142,19 @@ def index_fingerprint(target: Target) -> IndexPrint:
         documents={
             path: DocumentPrint(
                 path=path,
-                size=row.size,
-                mtime_ns=row.mtime_ns if row.metadata_json is None else None,
-                sha256=row.sha256,
-                metadata_json=row.metadata_json,
+                size=size,
+                mtime_ns=mtime_ns if metadata_json is None else None,
+                sha256=sha256,
+                metadata_json=metadata_json,
                 chunks=tuple(chunks),
             )
-            for path, (row, chunks) in documents.items()
+            for path, ((size, mtime_ns, sha256, metadata_json), chunks) in documents.items()
         },
         vectors=vectors,
         roots=roots,
         pooling=manifest.pooling,
         problems=tuple(problems),
     )
-
-
-def _chunk_print(chunk) -> ChunkPrint:  # chunk: indexer.store.schema.ChunkRow
-    return ChunkPrint(
-        chunk.ordinal, chunk.start, chunk.end, chunk.text,
-        chunk.line, chunk.end_line, chunk.heading, chunk.page,
-    )  # fmt: skip
 
 
 def _space_vectors(snapshot, target: Target) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -174,7 +168,7 @@ def _space_vectors(snapshot, target: Target) -> dict[str, tuple[np.ndarray, np.n
     found = {}
     for name in snapshot.manifest.spaces:
         table = space_table(name, snapshot.manifest.dim_of(name))
-        rows = snapshot.session.execute(select(table.c.chunk_id, table.c.embedding)).all()
+        rows = snapshot.connection.execute(select(table.c.chunk_id, table.c.embedding)).all()
         ids = np.asarray([chunk_id for chunk_id, _ in rows], dtype=np.int64)
         dim = snapshot.manifest.dim_of(name)
         matrix = np.asarray([vector for _, vector in rows], dtype=np.float32).reshape(-1, dim)

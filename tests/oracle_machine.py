@@ -48,7 +48,8 @@ from indexer import Indexer
 from indexer.errors import IndexLocked, IndexNotFound
 from indexer.faults import KILL_POINTS
 from indexer.sources import path_text
-from indexer.store.base import Target, is_database_url, store_exists
+from indexer.store.backends import is_database_url, store_exists
+from indexer.store.base import Target
 from tests import oracle_tree as tree_ops
 from tests.oracle import (
     IndexPrint,

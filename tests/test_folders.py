@@ -155,7 +155,7 @@ def test_a_folder_that_is_gone_is_taken_as_empty_only_when_asked(tmp_path, tiny_
     import shutil
 
     from indexer.errors import SourceNotFound
-    from indexer.store.base import open_store
+    from indexer.store.backends import open_store
 
     docs = write(tmp_path / "docs", ["a.md", "b.md", "skip.md"])
     index = tmp_path / "ix"
