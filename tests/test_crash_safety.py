@@ -196,3 +196,20 @@ def test_killed_during_the_very_first_run_then_recovered(tmp_path, tiny_model_di
     assert verify_index(index_dir).consistent
     summary = index_in_process(index_dir, folder, tiny_model_dir)
     assert summary.added == 6 and verify_index(index_dir).consistent
+
+
+@pytest.mark.parametrize("point", ["mid-space-save:1", "mid-space-save:2", "before-publish:1"])
+def test_a_new_index_killed_in_its_first_run_is_made_by_the_next(tmp_path, tiny_model_dir, point):
+    """A new index killed while it saves its first (empty) spaces or before its first
+    publish: the next run makes the index, and it equals an uninterrupted one (found by
+    the oracle machine: a .faiss.tmp file left behind made the folder 'not empty')."""
+    folder = write_corpus(tmp_path / "docs", files=6)
+    index = tmp_path / "ix"
+    killed = run_indexer_process(index, folder, tiny_model_dir, env={"CTXSEARCH_KILL_AT": point})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    again = run_indexer_process(index, folder, tiny_model_dir)
+    assert again.returncode == 0, again.stderr
+    reference = tmp_path / "reference"
+    assert run_indexer_process(reference, folder, tiny_model_dir).returncode == 0
+    assert state(index) == state(reference)
+    assert verify_index(index).consistent

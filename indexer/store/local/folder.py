@@ -7,7 +7,13 @@ from pathlib import Path
 
 from indexer.errors import CtxsearchError, IndexNotFound
 from indexer.store.local.connections import ReadConnections, sqlite_rows
-from indexer.store.local.layout import DATABASE_FILE, LOCK_FILE, is_index, space_files
+from indexer.store.local.layout import (
+    DATABASE_FILE,
+    LOCK_FILE,
+    SPACE_TEMPORARY_GLOB,
+    is_index,
+    space_files,
+)
 from indexer.store.sql_reads import read_manifest
 
 
@@ -52,5 +58,8 @@ def clear_aborted_creation(directory: Path) -> None:
 
 
 def _our_files(directory: Path) -> set[str]:
+    """What an index (or an aborted creation of one) leaves in its folder: the database
+    and its journals, the lock, space files, and space files half-written by a killed run."""
     ours = {DATABASE_FILE, f"{DATABASE_FILE}-wal", f"{DATABASE_FILE}-shm", LOCK_FILE}
-    return ours | {path.name for path, _space, _generation in space_files(directory)}
+    ours |= {path.name for path, _space, _generation in space_files(directory)}
+    return ours | {path.name for path in directory.glob(SPACE_TEMPORARY_GLOB)}

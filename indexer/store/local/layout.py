@@ -19,6 +19,8 @@ from indexer.errors import IndexNotFound
 DATABASE_FILE = "ctxsearch.sqlite"
 LOCK_FILE = "write.lock"
 _SPACE_FILE = re.compile(r"^(?P<space>[a-z]+)-(?P<generation>\d{6})\.faiss$")
+# A space file being written (`.contextual-000008.faiss.tmp-PID`), renamed when whole.
+SPACE_TEMPORARY_GLOB = ".*.faiss.tmp-*"
 
 
 def is_index(directory: Path) -> bool:

@@ -31,7 +31,7 @@ from indexer.store import records
 from indexer.store.base import NewDocument, RebuildProgress, SpaceEncoder, StoredDocument
 from indexer.store.local import fts
 from indexer.store.local.database import WRITE, sqlite_engine, sqlite_errors
-from indexer.store.local.layout import DATABASE_FILE, space_file, space_files
+from indexer.store.local.layout import DATABASE_FILE, SPACE_TEMPORARY_GLOB, space_file, space_files
 from indexer.store.local.lock import WriterLock
 from indexer.store.manifest import Manifest
 from indexer.store.migrations import migrate
@@ -237,7 +237,7 @@ class FolderWriter:
             if generation != published:
                 path.unlink(missing_ok=True)
                 kill_point("mid-sweep")
-        for leftover in self.directory.glob(".*.faiss.tmp-*"):
+        for leftover in self.directory.glob(SPACE_TEMPORARY_GLOB):
             leftover.unlink(missing_ok=True)
 
     def dispose(self) -> None:
