@@ -41,6 +41,8 @@ KIND_COLOUR = {
     "lexical": KIND_COLOURS["lexical"],
 }
 
+DISAGREEMENT_COLOUR = "#c00000"
+
 Block = tuple[str, Any]
 
 
@@ -163,7 +165,7 @@ def write_classification_report(
         ],
         out_dir / CLASSIFICATION_PNG,
         f"Linear probe on frozen vectors — {result['dataset']}",
-        baseline=result.get("majority_accuracy"),
+        baseline=(0, result.get("majority_accuracy")),
     )
     blocks.append(("img", (CLASSIFICATION_PNG, "Test accuracy and macro-F1 of each probe")))
     (out_dir / SIDE_BY_SIDE_PNG).unlink(missing_ok=True)
@@ -262,7 +264,7 @@ def draw_side_by_side(words: dict[str, Any], classify: dict[str, Any], path: Pat
         path,
         f"Intrinsic (words) beside extrinsic (classification) — {classify['model']}",
         ranks=True,
-        baseline=classify.get("majority_accuracy"),
+        baseline=(len(panels) - 1, classify.get("majority_accuracy")),
     )
 
 
@@ -273,11 +275,17 @@ def _bar_panels(
     path: Path,
     title: str,
     ranks: bool = False,
-    baseline: float | None = None,
+    baseline: tuple[int, float | None] | None = None,
 ) -> None:
-    """Horizontal bars, one row per method (first on top), one panel per measure; the last
-    panel gets a dashed line at `baseline` (the majority class)."""
+    """Horizontal bars, one row per method (first on top), one panel per measure.
+
+    `baseline` (panel, value) draws a dashed line there (the majority class's accuracy).
+    With `ranks`, each bar is labelled with its rank in its panel, in red where that
+    differs from its rank in the last panel."""
     plt = pyplot()
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     rows = list(range(len(names)))[::-1]
     height = max(3.6, 1.8 + 0.42 * len(names))
     with plt.rc_context(plot_style()):
@@ -291,11 +299,12 @@ def _bar_panels(
         )
         try:
             colours = [KIND_COLOUR.get(kind, "#7f7f7f") for kind in kinds]
+            last = _ranks(panels[-1][1]) if ranks else {}
             for number, (ax, (label, values)) in enumerate(zip(axes[0], panels, strict=True)):
                 drawn = [math.nan if v is None else float(v) for v in values]
                 bars = ax.barh(rows, [0.0 if math.isnan(v) else v for v in drawn], color=colours)
                 order = _ranks(values) if ranks else {}
-                ax.bar_label(
+                texts = ax.bar_label(
                     bars,
                     labels=[
                         MISSING
@@ -306,13 +315,30 @@ def _bar_panels(
                     padding=3,
                     fontsize=9,
                 )
+                for i, text in enumerate(texts):
+                    if i in order and i in last and order[i] != last[i]:
+                        text.set_color(DISAGREEMENT_COLOUR)  # ranked otherwise by accuracy
                 known = [v for v in drawn if not math.isnan(v)]
                 top = max(known, default=1.0)
-                ax.set_xlim(min(0.0, min(known, default=0.0)), max(top, 0.05) * 1.45)
-                if baseline is not None and number == len(panels) - 1:
-                    ax.axvline(baseline, linestyle="--", color="#555555", linewidth=1)
+                ax.set_xlim(min(0.0, min(known, default=0.0)), max(top, 0.05) * 1.3)
+                # Room for the labels on the right, but no tick past a score's 1.0.
+                ax.set_xticks([tick for tick in ax.get_xticks() if tick <= 1.0])
+                if baseline is not None and baseline[1] is not None and number == baseline[0]:
+                    ax.axvline(baseline[1], linestyle="--", color="#555555", linewidth=1)
                 ax.set_title(label, fontsize=11)
                 ax.grid(axis="x", alpha=0.3)
+            legend = [
+                Patch(color=KIND_COLOUR[kind], label=kind)
+                for kind in dict.fromkeys(kinds)
+                if kind in KIND_COLOUR
+            ]
+            if baseline is not None and baseline[1] is not None:
+                legend.append(
+                    Line2D([], [], linestyle="--", color="#555555", label="majority class")
+                )
+            if ranks:
+                legend.append(Patch(color=DISAGREEMENT_COLOUR, label="rank unlike accuracy's"))
+            fig.legend(handles=legend, loc="outside lower center", ncols=len(legend), frameon=False)
             axes[0][0].set_yticks(rows, list(names))
             fig.suptitle(title, fontsize=13)
             fig.savefig(path)
