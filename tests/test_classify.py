@@ -131,6 +131,15 @@ def test_without_dev_a_tenth_of_train_is_held_out_and_any_labels_work(tmp_path):
     assert payload["methods"]["tfidf"]["accuracy"] > 0.5
 
 
+def test_a_classification_folder_is_a_corpus_of_its_training_texts(tmp_path):
+    from search.lab.datasets import load_texts
+
+    folder = _folder(tmp_path)
+    texts = load_texts(folder)
+    assert texts == load_classification_set(folder).train.texts and len(texts) == 60
+    assert not any("\t" in text for text in texts)
+
+
 def test_hold_out_keeps_a_class_with_one_row_in_train():
     kept, held = hold_out(LabelledTexts(["a", "b", "c", "d"], ["x", "x", "x", "y"]), share=0.5)
     assert kept.labels.count("y") == 1 and "y" not in held.labels and len(held) == 2
