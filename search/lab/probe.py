@@ -9,6 +9,7 @@ the reference figures, which is never chosen on test either.
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -48,10 +49,13 @@ def probe(
     started = time.perf_counter()
     fitted: dict[float, Any] = {}
     dev_accuracy: dict[float, float] = {}
+    # From the strongest regularisation up, each fit starting where the last one ended:
+    # the optimum is the same (the loss is convex), reached in fewer iterations.
+    model = linear_model.LogisticRegression(max_iter=MAX_ITERATIONS, warm_start=True)
     for c in sorted(set(grid) | {REFERENCE_C}):
-        model = linear_model.LogisticRegression(C=c, max_iter=MAX_ITERATIONS)
+        model.set_params(C=c)
         model.fit(*train)
-        fitted[c] = model
+        fitted[c] = copy.deepcopy(model)
         if c in grid:
             dev_accuracy[c] = float((model.predict(dev[0]) == dev[1]).mean())
     chosen = min(dev_accuracy, key=lambda c: (-dev_accuracy[c], c))
