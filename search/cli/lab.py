@@ -672,8 +672,9 @@ def neighbours(
     multiple=True,
     type=click.Path(exists=True, path_type=Path),
     help="What word2vec and fasttext are trained on and contextual-corpus averages over: a "
-    "BEIR folder, a folder of documents or a file of one text per line; repeatable "
-    "(default: the 424 sentences that ship with ctxsearch).",
+    "BEIR folder, a classification folder (the texts of its train.tsv), a folder of "
+    "documents or a file of one text per line; repeatable (default: the 424 sentences "
+    "that ship with ctxsearch).",
 )
 @click.option(
     "--vocabulary",
@@ -740,7 +741,7 @@ def words_command(
     Examples:
       ctxsearch words
       ctxsearch words --methods glove --unrestricted --json
-      ctxsearch words --corpus ../shared/eval/scifact --out reports/words
+      ctxsearch words --corpus ../shared/eval/sst2 --out reports/words
       ctxsearch words --methods static,contextual,layers
     """
     from search.cli.progress import ProgressBars
