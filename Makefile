@@ -71,7 +71,7 @@ eval: $(VENV)/.installed-test
 	    --methods glove,word2vec,fasttext,static,model2vec,contextual,contextual-corpus,layers \
 	    --json > $(REPORTS)/words.json
 	$(BIN)/ctxsearch classify $(EVAL_DATA)/sst2 --intrinsic $(REPORTS)/words.json \
-	    --methods glove,word2vec,fasttext,static,model2vec,contextual,cls,max,mean-last2,mean-last4,layers,tfidf \
+	    --methods glove,word2vec,fasttext,static,model2vec,contextual,cls,max,mean-last2,mean-last4,tfidf \
 	    --out $(REPORTS)/sst2
 	$(BIN)/python -m pytest -q -m slow -v
 
