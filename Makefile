@@ -65,13 +65,20 @@ test: $(VENV)/.installed-test browser
 soak: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m soak
 
-# The full benchmarks (SciFact, STS-B, WiC from ../shared/eval): reports/ and the slow tests.
+# The full benchmarks (SciFact, STS-B, WiC, SST-2 from ../shared/eval; gensim's word sets):
+# reports/ and the slow tests.
 eval: $(VENV)/.installed-test
 	$(BIN)/ctxsearch eval $(EVAL_DATA)/scifact --split test --out $(REPORTS)/scifact
 	$(BIN)/ctxsearch sts $(EVAL_DATA)/stsb --split test --json > $(REPORTS)/stsb.json
 	$(BIN)/ctxsearch sts $(EVAL_DATA)/stsb --split test
 	$(BIN)/ctxsearch wic $(EVAL_DATA)/wic --split dev --json > $(REPORTS)/wic.json
 	$(BIN)/ctxsearch wic $(EVAL_DATA)/wic --split dev
+	$(BIN)/ctxsearch words --corpus $(EVAL_DATA)/sst2 --unrestricted --out $(REPORTS)/words \
+	    --methods glove,word2vec,fasttext,static,model2vec,contextual,contextual-corpus,layers \
+	    --json > $(REPORTS)/words.json
+	$(BIN)/ctxsearch classify $(EVAL_DATA)/sst2 --intrinsic $(REPORTS)/words.json \
+	    --methods glove,word2vec,fasttext,static,model2vec,contextual,cls,max,mean-last2,mean-last4,tfidf \
+	    --out $(REPORTS)/sst2
 	$(BIN)/python -m pytest -q -m slow -v
 
 clean:

@@ -31,7 +31,17 @@ from search.cli.common import (
     json_option,
     translate_errors,
 )
-from search.cli.lab import eval_command, eval_index, neighbours, polysemy, sts, tune_fusion, wic
+from search.cli.lab import (
+    classify_command,
+    eval_command,
+    eval_index,
+    neighbours,
+    polysemy,
+    sts,
+    tune_fusion,
+    wic,
+    words_command,
+)
 from search.cli.request_options import parameter_option, request_options, takes_request
 from search.cli.serve import loadtest, serve
 from search.cli.watch import watch
@@ -687,6 +697,8 @@ for command, name in (
     (wic, "wic"),
     (polysemy, "polysemy"),
     (neighbours, "neighbours"),
+    (words_command, "words"),
+    (classify_command, "classify"),
     (tune_fusion, "tune-fusion"),
     (serve, "serve"),
     (loadtest, "loadtest"),

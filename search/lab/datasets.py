@@ -69,13 +69,18 @@ def load_retrieval_dataset(path: Path, split: str = "test") -> RetrievalDataset:
 
 
 def load_texts(path: Path) -> list[str]:
-    """Texts to train word vectors on: a BEIR folder's corpus (title and text), a folder
-    of documents, or a text file with one text per line."""
+    """Texts to train word vectors on: a BEIR folder's corpus (title and text), a
+    classification folder's training texts (train.tsv with a `label` column, labels
+    left out), a folder of documents, or a text file with one text per line."""
     path = Path(path)
     if path.is_file():
         return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     if not path.is_dir():
         raise SourceNotFound(f"{path}: no such corpus file or folder")
+    if (path / "train.tsv").exists() and not (path / "corpus.jsonl").exists():
+        from search.lab.classification_data import load_classification_set
+
+        return load_classification_set(path).train.texts
     if (path / "corpus.jsonl").exists():
         return [
             f"{record.get('title', '')} {record['text']}".strip()

@@ -104,8 +104,8 @@ def write_report(result: dict, out_dir: Path) -> Path:
 
     blocks = _build_blocks(result, methods, layers, images)
     markdown_path = out_dir / REPORT_MD
-    markdown_path.write_text(_render_markdown(blocks), encoding="utf-8")
-    (out_dir / REPORT_HTML).write_text(_render_html(blocks, _title(result)), encoding="utf-8")
+    markdown_path.write_text(render_markdown(blocks), encoding="utf-8")
+    (out_dir / REPORT_HTML).write_text(render_html(blocks, _title(result)), encoding="utf-8")
     return markdown_path
 
 
@@ -445,7 +445,9 @@ def _md_cell(cell: Cell) -> str:
     return f"**{text}**" if cell.bold else text
 
 
-def _render_markdown(blocks: list[tuple[str, Any]]) -> str:
+def render_markdown(blocks: list[tuple[str, Any]]) -> str:
+    """Markdown of report blocks: ("h1"|"h2", text), ("p", runs), ("table", (header, rows)),
+    ("img", (src, alt))."""
     out: list[str] = []
     for kind, content in blocks:
         if kind == "h1":
@@ -495,7 +497,8 @@ code { background: #f2f2f2; padding: 0 0.2rem; border-radius: 3px; }
 """
 
 
-def _render_html(blocks: list[tuple[str, Any]], title: str) -> str:
+def render_html(blocks: list[tuple[str, Any]], title: str) -> str:
+    """A standalone HTML page of the same report blocks as `render_markdown`."""
     body: list[str] = []
     for kind, content in blocks:
         if kind in ("h1", "h2"):
@@ -525,7 +528,8 @@ def _render_html(blocks: list[tuple[str, Any]], title: str) -> str:
 # --- plots -------------------------------------------------------------------------------------
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (files only, no display), imported on first use."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -534,7 +538,8 @@ def _pyplot() -> Any:
     return plt
 
 
-def _plot_style() -> dict[str, Any]:
+def plot_style() -> dict[str, Any]:
+    """The rc settings every lab plot is drawn with."""
     return {
         "font.size": 11,
         "axes.titlesize": 13,
@@ -562,7 +567,7 @@ def _colour(method: Method) -> str:
 
 
 def _plot_methods(result: dict, methods: list[Method], path: Path) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.patches import Patch
 
     # Best first in the table means best on top here, and barh draws index 0 at the bottom.
@@ -571,7 +576,7 @@ def _plot_methods(result: dict, methods: list[Method], path: Path) -> None:
     if any(m.metric("recall@100") is not None for m in shown):
         panels.append(("recall@100", "Recall@100"))
     height = max(3.6, 1.9 + 0.42 * len(shown))
-    with plt.rc_context(_plot_style()):
+    with plt.rc_context(plot_style()):
         fig, axes = plt.subplots(
             1,
             len(panels),
@@ -619,7 +624,7 @@ def _plot_methods(result: dict, methods: list[Method], path: Path) -> None:
 
 
 def _plot_layers(result: dict, layers: list[Method], static: Method | None, path: Path) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.ticker import MaxNLocator
 
     shown = [m for m in layers if m.layer is not None and m.metric(HEADLINE) is not None]
@@ -627,7 +632,7 @@ def _plot_layers(result: dict, layers: list[Method], static: Method | None, path
         # Layers without a number cannot be placed on the x axis; number them in order.
         shown = [Method(m.name, m.kind, i, m.values) for i, m in enumerate(layers)]
     xs = [m.layer for m in shown]
-    with plt.rc_context(_plot_style()):
+    with plt.rc_context(plot_style()):
         fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.5), layout="constrained")
         try:
             best = max(shown, key=lambda m: m.metric(HEADLINE) or 0.0)
@@ -697,7 +702,7 @@ def _plot_static_vs_contextual(
     Rows are grouped (static, contextual, lexical) with a gap between groups, so the
     quality-speed trade-off reads at a glance: long bars on the left, short on the right.
     """
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.patches import Patch
 
     rows: list[tuple[Method | None, str]] = []
@@ -718,7 +723,7 @@ def _plot_static_vs_contextual(
         return colours[group]
 
     height = max(4.0, 2.0 + 0.3 * len(rows))
-    with plt.rc_context(_plot_style()):
+    with plt.rc_context(plot_style()):
         fig, (quality, speed) = plt.subplots(
             1,
             2,
