@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from indexer.config import eval_cache_dir
 from indexer.encoders.classic import (
     STATIC_METHODS,
     missing_note,
@@ -33,7 +34,7 @@ from indexer.encoders.layers import POOLING_METHODS, LayerwiseEncoder
 from indexer.encoders.loading import LoadedModel, load_model
 from indexer.errors import InvalidQuery
 from search.lab.classification_data import SPLITS, ClassificationSet, load_classification_set
-from search.lab.evaluation import default_work_dir, static_models_dir
+from search.lab.evaluation import static_models_dir
 from search.lab.probe import C_GRID, probe, require_sklearn
 from search.lab.similarity import choose_methods
 
@@ -69,7 +70,7 @@ def evaluate_classification(
     require_packages(chosen)
     labels = {split: np.array(getattr(data, split).labels) for split in SPLITS}
     contextual = [m for m in chosen if m not in STATIC_METHODS and m != LEXICAL_METHOD]
-    cache = _VectorCache(data, loaded, Path(work_dir or default_work_dir()))
+    cache = _VectorCache(data, loaded, Path(work_dir or eval_cache_dir()))
     shared = cache.contextual(contextual, report) if contextual else {}
     results: dict[str, dict[str, Any]] = {}
     for number, method in enumerate(chosen):
