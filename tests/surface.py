@@ -1,7 +1,7 @@
 """What users and other programs rely on: every command and option of the CLI, every HTTP
 endpoint with its query parameters and JSON body keys. `python -m tests.surface` prints it
-as JSON; tests/data/surface-0.3.json holds it as it was before the consolidation of issue
-25, and a test checks that nothing of it has gone since."""
+as JSON; tests/data/surface-before-issue-25.json holds it as it was before issue 25's
+consolidation (commit f02984f), and a test checks that nothing of it has gone since."""
 
 from __future__ import annotations
 
