@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from indexer.boundaries import PARAGRAPH, break_score
+from indexer.boundaries import PARAGRAPH, break_scores
 
 # A section start inside the run scores above a paragraph break, and more the higher
 # its heading (level 1 highest).
@@ -45,17 +45,20 @@ def cut_priorities(
 ) -> np.ndarray:
     """The priority of the place before each token (index 0: none, -1); `scores` gives
     the boundary score of some places (section starts) instead of `break_score`."""
-    count = len(spans)
-    priority = np.full(count, -1, dtype=np.int64)
-    for index in range(1, count):
-        score = scores.get(index)
-        if score is None:
-            score = break_score(text, spans, index)
-        first = spans[max(index - _HASHED_TOKENS, 0)][0]
-        last = spans[min(index + _HASHED_TOKENS, count) - 1][1]
-        digest = zlib.crc32(text[first:last].encode("utf-8", "surrogatepass"))
-        priority[index] = (score << _SCORE_SHIFT) | digest
+    priority = break_scores(text, spans)
+    for index, score in scores.items():
+        priority[index] = score
+    digests = [_context_digest(text, spans, index) for index in range(1, len(spans))]
+    priority[1:] = (priority[1:] << _SCORE_SHIFT) | np.array(digests, dtype=np.int64)
     return priority
+
+
+def _context_digest(text: str, spans: Sequence[tuple[int, int]], index: int) -> int:
+    """A hash of the text from `_HASHED_TOKENS` tokens before place `index` to as many
+    after it."""
+    first = spans[max(index - _HASHED_TOKENS, 0)][0]
+    last = spans[min(index + _HASHED_TOKENS, len(spans)) - 1][1]
+    return zlib.crc32(text[first:last].encode("utf-8", "surrogatepass"))
 
 
 def content_cuts(priority: np.ndarray, lo: int, hi: int, limit: int, window: int) -> list[int]:

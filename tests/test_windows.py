@@ -4,11 +4,13 @@ than their window."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from indexer.boundaries import break_score, break_scores
 from indexer.windows import _local_maxima, content_cuts
 
 # Few distinct values, so that ties (repeated text) are common.
@@ -75,3 +77,19 @@ def test_cuts_fit_the_limit_and_only_those_near_an_edit_move(values, limit, shar
         assert [c + shift for c in cuts if c >= right] == [
             c for c in new_cuts if c >= right + shift
         ]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=300)
+    | st.lists(st.sampled_from(["word", ".", " ", "\n", "\n\n", "?", "\u3000", "x\u00a0"])).map(
+        "".join
+    ),
+    st.sampled_from(["words", "letters", "clumps"]),
+)
+def test_all_break_scores_at_once_are_each_break_score(text, tokenizer):
+    """The vectorised scores equal the one-by-one ones, for any text and tokenization."""
+    pattern = {"words": r"\w+|[^\w\s]", "letters": r"\S", "clumps": r"\S{1,3}"}[tokenizer]
+    spans = [match.span() for match in re.finditer(pattern, text)]
+    expected = [-1] + [break_score(text, spans, index) for index in range(1, len(spans))]
+    assert break_scores(text, spans).tolist() == (expected if spans else [])

@@ -6,13 +6,14 @@ change a sentence in the middle), the file is read again by ctxsearch's own read
 the passages whose text is new (in no passage of the unedited file, so a content-keyed
 store would encode them) are counted.
 
-    python -m search.lab.passage_locality FILE... [--overlap 32] [--json]
+    python -m search.lab.passage_locality FILE... [--overlap 32] [--random N] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import statistics
 import tempfile
@@ -54,12 +55,20 @@ def prepend_section(data: bytes, kind: str) -> bytes:
 
 def change_sentence(data: bytes, kind: str) -> bytes:
     """A few words added to a sentence of text near the middle of the file."""
-    pattern = rb">([^<>]*[a-z]{3,} [a-z]{3,}[^<>]*)<" if kind == "html" else rb"[a-z]{3,} [a-z]{3,}"
-    match = re.compile(pattern).search(data, len(data) // 2)
+    return add_words(data, kind, len(data) // 2, b" (changed in the middle)")
+
+
+def add_words(data: bytes, kind: str, after: int, words: bytes) -> bytes:
+    """`words` added after the first space between two words of text from byte `after` on
+    (from the start if there is none after it); outside tags in an HTML page."""
+    pattern = re.compile(
+        rb">[^<>]*?[a-z]{3,}( )[a-z]{3,}[^<>]*<" if kind == "html" else rb"[a-z]{3,}( )[a-z]{3,}"
+    )
+    match = pattern.search(data, after) or pattern.search(data)
     if match is None:
-        raise ValueError("no sentence to change after the middle")
-    at = data.index(b" ", match.start() + 1)
-    return data[:at] + b" (changed in the middle)" + data[at:]
+        raise ValueError("no two words of text to add words between")
+    at = match.start(1)
+    return data[:at] + words + data[at:]
 
 
 EDITS: dict[str, Edit] = {
@@ -104,8 +113,9 @@ def lengths(texts: list[str], loaded) -> dict[str, float]:
     }
 
 
-def measure(path: Path, loaded, overlap: int) -> dict:
-    """The lengths and the passages each edit makes new, before and after, for one file."""
+def measure(path: Path, loaded, overlap: int, random_edits: int = 0) -> dict:
+    """The lengths and the passages each edit makes new, before and after, for one file;
+    with `random_edits`, also for that many words added at random places (seeded)."""
     data, name = path.read_bytes(), path.name
     kind = section_kind(name)
     document = read_bytes(data, name)
@@ -125,6 +135,22 @@ def measure(path: Path, loaded, overlap: int) -> dict:
             way: sum(1 for text in edited[way] if text not in known[way])
             for way in ("before", "after")
         }
+    rng = random.Random(26)
+    counts: dict[str, list[int]] = {"before": [], "after": []}
+    for _ in range(random_edits):
+        changed = add_words(data, kind, rng.randrange(len(data)), b" and a few words")
+        edited = split_both(read_bytes(changed, name), name, loaded, overlap)
+        for way in counts:
+            counts[way].append(sum(1 for text in edited[way] if text not in known[way]))
+    if random_edits:
+        report["new passages per random edit"] = {
+            way: {
+                "mean": round(statistics.fmean(c), 2),
+                "max": max(c),
+                "over 5": sum(n > 5 for n in c),
+            }
+            for way, c in counts.items()
+        }
     return report
 
 
@@ -133,12 +159,13 @@ def main() -> None:
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--overlap", type=int, default=32)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--random", type=int, default=0, help="this many random edits too")
     arguments = parser.parse_args()
     from indexer.encoders.loading import load_model
 
     loaded = load_model()
     for path in arguments.files:
-        report = measure(path, loaded, arguments.overlap)
+        report = measure(path, loaded, arguments.overlap, arguments.random)
         if arguments.json:
             print(json.dumps(report))
             continue
@@ -147,6 +174,8 @@ def main() -> None:
             print(f"  {way:6} {figures}")
         for edit_name, counts in report["new passages per edit"].items():
             print(f"  {edit_name:32} new: before {counts['before']}, after {counts['after']}")
+        for way, figures in report.get("new passages per random edit", {}).items():
+            print(f"  random edits, new passages {way:6} {figures}")
 
 
 if __name__ == "__main__":
