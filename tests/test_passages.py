@@ -177,6 +177,18 @@ def test_real_tokenizer_passages_fit_the_model_window(model):
         assert_passages_hold(text, passages, model.token_spans, budget)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    MARKDOWN_DOCUMENTS | st.text(alphabet=st.characters(codec="utf-8"), max_size=600),
+    st.sampled_from([(6, 2), (12, 3), (30, 8)]),
+)
+def test_real_tokenizer_passages_fit_any_limit(model, text, limits):
+    """Cuts inside words (word pieces) still give passages the tokenizer counts within."""
+    max_tokens, overlap = limits
+    passages = document_passages(text, "markdown", None, model.token_spans, max_tokens, overlap)
+    assert_passages_hold(text, passages, model.token_spans, max_tokens)
+
+
 @pytest.mark.parametrize("text", ["", "  \n\t\n"])
 def test_blank_text_has_no_passages(text):
     assert document_passages(text, "markdown", None, word_spans, 10, 2) == []
