@@ -10,13 +10,10 @@ of every token of a text, which the encoder's tokenizer provides.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-TokenSpans = Callable[[str], Sequence[tuple[int, int]]]
-
-_SENTENCE_END = frozenset(".!?;:\u3002\uff01\uff1f")  # with CJK full stops
-_PARAGRAPH, _SENTENCE, _LINE, _WORD, _PUNCTUATION, _INSIDE_WORD = 5, 4, 3, 2, 1, 0
+from indexer.boundaries import TokenSpans, break_score
 
 
 @dataclass(frozen=True)
@@ -76,28 +73,10 @@ def _best_break(text: str, spans: Sequence[tuple[int, int]], lo: int, hi: int, l
     """The token index in [lo, hi] before which the text breaks best."""
     best_index, best_score = hi, -1
     for index in range(lo, hi + 1):
-        score = _break_score(text, spans, index)
+        score = break_score(text, spans, index)
         if score > best_score or (latest and score == best_score):
             best_index, best_score = index, score
     return best_index
-
-
-def _break_score(text: str, spans: Sequence[tuple[int, int]], index: int) -> int:
-    """How good a boundary lies between token `index - 1` and token `index`."""
-    previous_start, previous_end = spans[index - 1]
-    gap = text[previous_end : spans[index][0]]
-    if not gap:
-        next_char = text[spans[index][0] : spans[index][0] + 1]
-        if text[previous_end - 1 : previous_end].isalnum() and next_char.isalnum():
-            return _INSIDE_WORD
-        return _PUNCTUATION
-    if gap.count("\n") >= 2:
-        return _PARAGRAPH
-    if text[previous_start:previous_end] in _SENTENCE_END and not gap.strip():
-        return _SENTENCE
-    if "\n" in gap:
-        return _LINE
-    return _WORD
 
 
 def _end_before(text: str, spans: Sequence[tuple[int, int]], stop: int) -> int:

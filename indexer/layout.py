@@ -13,6 +13,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from indexer.outline import Heading, markdown_outline, rst_outline
+
 # Anchors: (offset in the extracted text, value), sorted by offset; a value holds from
 # its offset up to the next anchor.
 Anchors = list[tuple[int, int]]
@@ -25,11 +27,6 @@ PDF_SUFFIXES = (".pdf",)
 # text is not the file's, so it has headings and no lines.
 OFFICE_SUFFIXES = (".docx", ".pptx", ".odt", ".epub")
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}[ \t]*$")
-
 
 @dataclass(frozen=True)
 class Layout:
@@ -37,12 +34,14 @@ class Layout:
 
     `lines` maps text offsets to 1-based source lines (None: the text is the file, count
     its newlines); `pages` maps them to 1-based PDF pages; `headings` are the offsets and
-    titles of the headings in the text.
+    titles of the headings in the text; `outline` has the same headings with their levels
+    and extents where the reader knows them (HTML), for `indexer.structure`.
     """
 
     lines: Anchors | None = None
     pages: Anchors | None = None
     headings: list[tuple[int, str]] = field(default_factory=list)
+    outline: list[Heading] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -79,55 +78,15 @@ def text_layout(text: str, kind: str) -> Layout:
     return Layout()
 
 
-def _lines_with_offsets(text: str) -> list[tuple[int, str]]:
-    offsets, position = [], 0
-    for line in text.splitlines(keepends=True):
-        offsets.append((position, line.rstrip("\r\n")))
-        position += len(line)
-    return offsets
-
-
 def markdown_headings(text: str) -> list[tuple[int, str]]:
     """ATX (`# Title`) and setext (`Title` over `===`) headings outside code fences."""
-    found: list[tuple[int, str]] = []
-    fence: str | None = None
-    lines = _lines_with_offsets(text)
-    for index, (offset, line) in enumerate(lines):
-        opening = _FENCE.match(line)
-        if fence is not None:
-            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
-                fence = None
-            continue
-        if opening:
-            fence = opening.group(1)
-            continue
-        if atx := _ATX.match(line):
-            if atx.group(2):
-                found.append((offset, atx.group(2)))
-            continue
-        if index and _SETEXT.match(line):
-            previous_offset, previous = lines[index - 1]
-            title = previous.strip()
-            plain = title and not _ATX.match(previous) and not _SETEXT.match(previous)
-            if plain and not (found and found[-1][0] == previous_offset):
-                found.append((previous_offset, title))
-    return found
+    return [(heading.start, heading.title) for heading in markdown_outline(text)]
 
 
 def rst_headings(text: str) -> list[tuple[int, str]]:
     """reStructuredText section titles: a line underlined (and maybe overlined) with a
     run of one punctuation character at least as long as the title."""
-    found: list[tuple[int, str]] = []
-    lines = _lines_with_offsets(text)
-    for index in range(1, len(lines)):
-        offset, title_line = lines[index - 1]
-        underline = lines[index][1]
-        title = title_line.strip()
-        if not title or title_line[:1].isspace() or _RST_ADORNMENT.match(title_line):
-            continue
-        if _RST_ADORNMENT.match(underline) and len(underline.rstrip()) >= len(title):
-            found.append((offset, title))
-    return found
+    return [(heading.start, heading.title) for heading in rst_outline(text)]
 
 
 def _value_at(anchors: Anchors | None, offset: int) -> int | None:

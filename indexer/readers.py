@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from indexer.errors import UnreadableFile
 from indexer.layout import Layout
 from indexer.office_readers import read_docx, read_epub, read_odt, read_pptx
+from indexer.outline import Heading
 from indexer.pdf_text import clean_pdf_text, split_run_together
 from indexer.reading_limits import READING_LIMITS, ReadingBudget, ReadingLimits
 
@@ -80,7 +81,7 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
     # is known: that of the last tag opened before it, plus the newlines read since.
     pieces: list[str] = []
     raw_lines: list[tuple[int, int]] = []
-    raw_headings: list[tuple[int, str]] = []
+    raw_headings: list[tuple[int, int, int, str]] = []  # (start, end, level, title)
     line, position = 1, 0
     for node in soup.descendants:
         if isinstance(node, Tag):
@@ -89,7 +90,13 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
                 # without the permalink mark Sphinx and MkDocs put after each title
                 title = " ".join(node.get_text(" ").split()).rstrip(" ¶")
                 if title:
-                    raw_headings.append((position + (1 if pieces else 0), title))
+                    start = position + (1 if pieces else 0)
+                    # its strings come next in `pieces`, one separator between each two
+                    strings = [
+                        len(s) for s in node.descendants if type(s) in (NavigableString, CData)
+                    ]
+                    end = start + sum(strings) + len(strings) - 1
+                    raw_headings.append((start, end, int(node.name[1]), title))
             continue
         if type(node) not in (NavigableString, CData):
             continue
@@ -106,7 +113,11 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
     text, to_text = _collapse_blank_runs(raw)
     layout = Layout(
         lines=_monotone([(to_text(offset), value) for offset, value in raw_lines]),
-        headings=[(to_text(offset), title) for offset, title in raw_headings],
+        headings=[(to_text(start), title) for start, _end, _level, title in raw_headings],
+        outline=[
+            Heading(to_text(start), to_text(end), level, title)
+            for start, end, level, title in raw_headings
+        ],
     )
     return text, layout
 

@@ -149,3 +149,17 @@ def test_rows_from_before_locations_were_stored_get_lines_from_their_text(locate
         after = searcher.search("otters", mode="lexical", k=5, all_chunks=True).results
     for old, new in zip(before, after, strict=True):
         assert (new.line, new.end_line, new.heading) == (old.line, old.end_line, old.heading)
+
+
+def test_a_closing_hash_that_belongs_to_the_title_is_kept():
+    assert markdown_headings("## C#\n\n## Notes ##\n") == [(0, "C#"), (7, "Notes")]
+
+
+def test_front_matter_list_items_and_fence_ends_above_a_rule_are_no_headings():
+    text = "---\ntitle: Notes\n---\n\n- an item\n---\n\n```\ncode\n```\n---\n\nReal\n----\n"
+    assert markdown_headings(text) == [(text.index("Real"), "Real")]
+
+
+def test_an_rst_line_that_ends_a_paragraph_is_no_title():
+    text = "Install\n=======\n\nFirst line of a paragraph\nlast line of it\n---------------\n"
+    assert rst_headings(text) == [(0, "Install")]

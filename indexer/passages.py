@@ -1,0 +1,232 @@
+"""Passages: token windows inside a document's sections, with each one's section trail.
+
+A document is split at its own structure first (`indexer.structure`), then each section
+into windows of at most the model's `max_tokens` tokens (`indexer.windows`), so that how
+a section is cut depends only on that section's text, and inside a long section only on
+the text near each cut. An edit therefore changes only the passages around it.
+
+Sections too small to stand alone are joined with their neighbours into one *unit* of
+cutting: a section with no text of its own under its heading is glued to the next one
+(at the very end, to the one before), and two adjacent small blocks of glued sections
+join when the second is a sibling or a descendant of the first. Whether two join
+depends only on the two.
+
+Guarantees: every passage has at most `max_tokens` tokens (as `token_spans` counts them);
+its text is `text[start:end]`; the passages without their overlaps tile the text, so
+every character lies in some passage (a text of only whitespace has none). A passage's
+trail is that of the innermost section holding all of its text, not counting the heading
+lines of sections it only begins with; `heading` is the last title in it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+import numpy as np
+
+from indexer.boundaries import INSIDE_WORD, TokenSpans, break_score
+from indexer.layout import Layout
+from indexer.structure import SECTION_SEPARATOR, Section, document_sections
+from indexer.windows import content_cuts, cut_priorities, section_start_score
+
+# A section of fewer tokens than this share of the window is small (it joins others).
+SMALL_SECTION_SHARE = 0.25
+# The first cutting window, as a share of a stretch's most tokens: cuts are more than
+# this many tokens apart, and an edit moves no cut further than this from it.
+WINDOW_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A window of a document: its position, character offsets [start, end), text
+    (`document_text[start:end]`) and the trail of the section that holds it."""
+
+    ordinal: int
+    start: int
+    end: int
+    text: str
+    trail: tuple[str, ...]
+
+    @property
+    def heading(self) -> str | None:
+        """The title of the innermost section holding the passage (None if none)."""
+        return self.trail[-1] if self.trail else None
+
+    @property
+    def section(self) -> str | None:
+        """The trail written out, its titles joined by `SECTION_SEPARATOR` (None if empty)."""
+        return SECTION_SEPARATOR.join(self.trail) if self.trail else None
+
+
+@dataclass(frozen=True)
+class _Tokenised:
+    section: Section
+    spans: list[tuple[int, int]]  # offsets into the document text
+    body_tokens: int  # how many of them lie in the section's body
+
+
+def document_passages(
+    text: str,
+    kind: str,
+    layout: Layout | None,
+    token_spans: TokenSpans,
+    max_tokens: int,
+    overlap: int,
+) -> list[Passage]:
+    """The passages of a document's text of `section_kind` `kind` (see `split_passages`)."""
+    return split_passages(
+        text, document_sections(text, kind, layout), token_spans, max_tokens, overlap
+    )
+
+
+def split_passages(
+    text: str,
+    sections: list[Section],
+    token_spans: TokenSpans,
+    max_tokens: int,
+    overlap: int,
+) -> list[Passage]:
+    """Cut `text`, tiled by `sections`, into passages of at most `max_tokens` tokens; a
+    passage that starts inside a section (not at its start) repeats up to `overlap`
+    tokens of the one before it."""
+    if max_tokens < 2:
+        raise ValueError("max_tokens must be at least 2")
+    if not 0 <= overlap < max_tokens // 2:
+        raise ValueError("overlap must be between 0 and half of max_tokens")
+    if not text.strip():
+        return []
+    tokenised = [_tokenise(text, section, token_spans) for section in sections]
+    small = max(1, int(max_tokens * SMALL_SECTION_SHARE))
+    passages: list[Passage] = []
+    for unit in _units(tokenised, small):
+        passages += _unit_passages(text, unit, max_tokens, overlap)
+    return [_numbered(passage, ordinal) for ordinal, passage in enumerate(passages)]
+
+
+def _tokenise(text: str, section: Section, token_spans: TokenSpans) -> _Tokenised:
+    piece = text[section.start : section.end]
+    spans = [(section.start + start, section.start + end) for start, end in token_spans(piece)]
+    body = sum(1 for start, _end in spans if start >= section.body)
+    return _Tokenised(section, spans, body)
+
+
+def _units(tokenised: list[_Tokenised], small: int) -> list[list[_Tokenised]]:
+    """The sections grouped into runs that are cut as one (see the module's docstring)."""
+    units: list[list[_Tokenised]] = []
+    previous: list[_Tokenised] = []
+    for block in _blocks(tokenised):
+        if previous and _small_siblings(previous, block, small):
+            units[-1] += block
+        else:
+            units.append(list(block))
+        previous = block
+    return units
+
+
+def _blocks(tokenised: list[_Tokenised]) -> list[list[_Tokenised]]:
+    """Each section with body text, with the sections of headings only right before it
+    (those at the very end go with the last block)."""
+    blocks: list[list[_Tokenised]] = []
+    pending: list[_Tokenised] = []
+    for part in tokenised:
+        pending.append(part)
+        if part.body_tokens:
+            blocks.append(pending)
+            pending = []
+    if pending:
+        if blocks:
+            blocks[-1] += pending
+        else:
+            blocks.append(pending)
+    return blocks
+
+
+def _small_siblings(before: list[_Tokenised], after: list[_Tokenised], small: int) -> bool:
+    """Whether two adjacent blocks are both small and the second is a sibling or a
+    descendant of the first."""
+    sizes = (sum(len(part.spans) for part in block) for block in (before, after))
+    level_before, level_after = before[0].section.level, after[0].section.level
+    return all(size < small for size in sizes) and level_after >= level_before
+
+
+def _unit_passages(
+    text: str, unit: list[_Tokenised], max_tokens: int, overlap: int
+) -> list[Passage]:
+    start, end = unit[0].section.start, unit[-1].section.end
+    spans = [span for part in unit for span in part.spans]
+    if not spans:  # nothing the tokenizer reads: kept whole
+        return [Passage(0, start, end, text[start:end], _trail(unit, 0, 0))]
+    first_tokens, index = [], 0  # the index of each section's first token in `spans`
+    for part in unit:
+        first_tokens.append(index)
+        index += len(part.spans)
+    if len(spans) <= max_tokens:
+        cuts: list[int] = []
+    else:
+        # A section start is the best place to cut, unless the section before it is only
+        # a heading: that heading belongs with what follows it.
+        scores = {
+            first: section_start_score(part.section.level) if before.body_tokens else INSIDE_WORD
+            for first, before, part in zip(first_tokens[1:], unit, unit[1:], strict=False)
+            if 0 < first < len(spans)
+        }
+        priority = cut_priorities(text, spans, scores)
+        limit = max_tokens - overlap
+        cuts = content_cuts(priority, 0, len(spans), limit, max(1, int(limit * WINDOW_SHARE)))
+    section_firsts = set(first_tokens)
+    passages = []
+    edges = [0, *cuts, len(spans)]
+    for previous, first, stop in zip([0, *edges], edges, edges[1:], strict=False):
+        begin = first
+        if first > 0 and first not in section_firsts and overlap:
+            floor = max(first - overlap, previous + 1, _section_first(first_tokens, first))
+            begin = _overlap_start(text, spans, floor, first)
+        char_start = start if begin == 0 else spans[begin][0]
+        char_end = end if stop == len(spans) else spans[stop][0]
+        trail = _trail(unit, begin, stop)
+        passages.append(Passage(0, char_start, char_end, text[char_start:char_end], trail))
+    return passages
+
+
+def _section_first(first_tokens: list[int], token: int) -> int:
+    """The first token of the section that holds token `token`."""
+    return first_tokens[bisect_right(first_tokens, token) - 1]
+
+
+def _overlap_start(text: str, spans: list[tuple[int, int]], floor: int, first: int) -> int:
+    """Where a passage that continues at token `first` starts: at the best boundary in
+    [floor, first), the earliest of equal ones (`first` if the range is empty)."""
+    if floor >= first:
+        return first
+    scores = np.array([break_score(text, spans, index) for index in range(floor, first)])
+    return floor + int(np.argmax(scores))
+
+
+def _trail(unit: list[_Tokenised], begin: int, stop: int) -> tuple[str, ...]:
+    """The trail common to the sections whose body text lies in tokens [begin, stop) (to
+    all the sections those tokens touch when they hold only heading lines)."""
+    touched, holding = [], []
+    first = 0
+    for part in unit:
+        last = first + len(part.spans)
+        if (first < stop and last > begin) or first == last == begin:
+            touched.append(part.section.trail)
+            if max(last - part.body_tokens, begin) < min(last, stop):
+                holding.append(part.section.trail)
+        first = last
+    return _common_prefix(holding or touched)
+
+
+def _common_prefix(trails: list[tuple[str, ...]]) -> tuple[str, ...]:
+    if not trails:
+        return ()
+    shortest = min(len(trail) for trail in trails)
+    length = 0
+    while length < shortest and all(trail[length] == trails[0][length] for trail in trails):
+        length += 1
+    return trails[0][:length]
+
+
+def _numbered(passage: Passage, ordinal: int) -> Passage:
+    return Passage(ordinal, passage.start, passage.end, passage.text, passage.trail)

@@ -1,0 +1,182 @@
+"""How many passages an edit changes, and how long passages are: windows from the file's
+start (`indexer.chunking`) against passages anchored to structure (`indexer.passages`).
+
+For each file, three edits are made to its bytes (append a line, prepend a section,
+change a sentence in the middle), the file is read again by ctxsearch's own reader, and
+the passages whose text is new (in no passage of the unedited file, so a content-keyed
+store would encode them) are counted.
+
+    python -m search.lab.passage_locality FILE... [--overlap 32] [--random N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from indexer.chunking import chunk_text
+from indexer.passages import document_passages
+from indexer.sources import Document, SourceFile, read_document
+from indexer.structure import section_kind
+
+Edit = Callable[[bytes, str], bytes]
+
+
+def append_line(data: bytes, kind: str) -> bytes:
+    """One line at the end of the file (inside the body of an HTML page)."""
+    if kind == "html" and b"</body>" in data:
+        at = data.rindex(b"</body>")
+        return data[:at] + b"<p>One more line, appended at the end.</p>\n" + data[at:]
+    return data.rstrip(b"\n") + b"\n\nOne more line, appended at the end.\n"
+
+
+def prepend_section(data: bytes, kind: str) -> bytes:
+    """A new section (heading and a paragraph) before the document's first section."""
+    body = b"Added before everything else: a short paragraph about a new release."
+    if kind == "html" and b"</h1>" in data:
+        at = data.index(b"</h1>") + len(b"</h1>")
+        new = b"\n<section><h2>A new section</h2>\n<p>" + body + b"</p>\n</section>\n"
+        return data[:at] + new + data[at:]
+    if kind == "markdown":
+        heading = re.search(rb"^#{1,6} .*\n", data, re.MULTILINE)
+        at = heading.end() if heading else 0
+        return data[:at] + b"\n## A new section\n\n" + body + b"\n\n" + data[at:]
+    if kind == "rst":
+        return b"A new section\n=============\n\n" + body + b"\n\n" + data
+    return body + b"\n\n" + data
+
+
+def change_sentence(data: bytes, kind: str) -> bytes:
+    """A few words added to a sentence of text near the middle of the file."""
+    return add_words(data, kind, len(data) // 2, b" (changed in the middle)")
+
+
+def add_words(data: bytes, kind: str, after: int, words: bytes) -> bytes:
+    """`words` added after the first space between two words of text from byte `after` on
+    (from the start if there is none after it); outside tags in an HTML page."""
+    pattern = re.compile(
+        rb">[^<>]*?[a-z]{3,}( )[a-z]{3,}[^<>]*<" if kind == "html" else rb"[a-z]{3,}( )[a-z]{3,}"
+    )
+    match = pattern.search(data, after) or pattern.search(data)
+    if match is None:
+        raise ValueError("no two words of text to add words between")
+    at = match.start(1)
+    return data[:at] + words + data[at:]
+
+
+EDITS: dict[str, Edit] = {
+    "append a line": append_line,
+    "prepend a section": prepend_section,
+    "change a sentence in the middle": change_sentence,
+}
+
+
+def read_bytes(data: bytes, name: str) -> Document:
+    """`data` read by ctxsearch's reader for a file called `name`."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        status = path.stat()
+        return read_document(SourceFile(path, status.st_size, status.st_mtime_ns))
+
+
+def split_both(document: Document, name: str, loaded, overlap: int) -> dict[str, list[str]]:
+    budget = loaded.max_tokens - loaded.tokenizer.num_special_tokens_to_add()
+    spans = loaded.token_spans
+    text, kind = document.text, section_kind(name)
+    return {
+        "before": [chunk.text for chunk in chunk_text(text, spans, budget, overlap)],
+        "after": [
+            passage.text
+            for passage in document_passages(text, kind, document.layout, spans, budget, overlap)
+        ],
+    }
+
+
+def lengths(texts: list[str], loaded) -> dict[str, float]:
+    tokens = [len(loaded.token_spans(text)) for text in texts]
+    deciles = statistics.quantiles(tokens, n=10) if len(tokens) > 1 else tokens * 9
+    return {
+        "passages": len(tokens),
+        "mean": round(statistics.fmean(tokens), 1),
+        "p10": deciles[0],
+        "p50": deciles[4],
+        "p90": deciles[8],
+        "max": max(tokens),
+    }
+
+
+def measure(path: Path, loaded, overlap: int, random_edits: int = 0) -> dict:
+    """The lengths and the passages each edit makes new, before and after, for one file;
+    with `random_edits`, also for that many words added at random places (seeded)."""
+    data, name = path.read_bytes(), path.name
+    kind = section_kind(name)
+    document = read_bytes(data, name)
+    started = time.perf_counter()
+    original = split_both(document, name, loaded, overlap)
+    known = {way: set(texts) for way, texts in original.items()}
+    report = {
+        "file": str(path),
+        "characters": len(document.text),
+        "seconds to split (both)": round(time.perf_counter() - started, 2),
+        "lengths": {way: lengths(texts, loaded) for way, texts in original.items()},
+        "new passages per edit": {},
+    }
+    for edit_name, edit in EDITS.items():
+        edited = split_both(read_bytes(edit(data, kind), name), name, loaded, overlap)
+        report["new passages per edit"][edit_name] = {
+            way: sum(1 for text in edited[way] if text not in known[way])
+            for way in ("before", "after")
+        }
+    rng = random.Random(26)
+    counts: dict[str, list[int]] = {"before": [], "after": []}
+    for _ in range(random_edits):
+        changed = add_words(data, kind, rng.randrange(len(data)), b" and a few words")
+        edited = split_both(read_bytes(changed, name), name, loaded, overlap)
+        for way in counts:
+            counts[way].append(sum(1 for text in edited[way] if text not in known[way]))
+    if random_edits:
+        report["new passages per random edit"] = {
+            way: {
+                "mean": round(statistics.fmean(c), 2),
+                "max": max(c),
+                "over 5": sum(n > 5 for n in c),
+            }
+            for way, c in counts.items()
+        }
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--overlap", type=int, default=32)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--random", type=int, default=0, help="this many random edits too")
+    arguments = parser.parse_args()
+    from indexer.encoders.loading import load_model
+
+    loaded = load_model()
+    for path in arguments.files:
+        report = measure(path, loaded, arguments.overlap, arguments.random)
+        if arguments.json:
+            print(json.dumps(report))
+            continue
+        print(f"{report['file']}: {report['characters']:,} characters")
+        for way, figures in report["lengths"].items():
+            print(f"  {way:6} {figures}")
+        for edit_name, counts in report["new passages per edit"].items():
+            print(f"  {edit_name:32} new: before {counts['before']}, after {counts['after']}")
+        for way, figures in report.get("new passages per random edit", {}).items():
+            print(f"  random edits, new passages {way:6} {figures}")
+
+
+if __name__ == "__main__":
+    main()
