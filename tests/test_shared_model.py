@@ -50,7 +50,7 @@ def test_a_write_chunking_while_a_search_encodes_gets_both_right(tiny_model_dir)
         try:
             for _ in range(300):
                 work()
-        except Exception as error:  # noqa: BLE001 (the test reports what went wrong)
+        except Exception as error:  # the test reports what went wrong
             failures.append(f"{type(error).__name__}: {error}"[:200])
 
     def chunk() -> None:
