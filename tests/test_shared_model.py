@@ -65,3 +65,32 @@ def test_a_write_chunking_while_a_search_encodes_gets_both_right(tiny_model_dir)
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def test_a_manifest_becomes_checked_encoders_and_a_holder_keeps_the_model(tmp_path, tiny_model_dir):
+    from dataclasses import replace
+
+    import pytest
+
+    from indexer import Indexer, ModelMismatch
+    from indexer.encoders.for_index import EncoderHolder, encoders_for
+    from indexer.store.base import open_store
+
+    index = tmp_path / "ix"
+    Indexer(index, model=str(tiny_model_dir)).upsert_records([{"id": "a", "text": "Owls."}])
+    store = open_store(index)
+    manifest = store.manifest
+    store.close()
+    made = encoders_for(manifest)
+    assert made.loaded is load_model(str(tiny_model_dir))
+    assert sorted(made.spaces) == ["contextual", "static"]
+    with pytest.raises(ModelMismatch, match="differ from those the index was built with"):
+        encoders_for(replace(manifest, model_fingerprint="0123456789abcdef"))
+    holder = EncoderHolder("fp32")
+    loads: list[bool] = []
+    mean = holder.for_index(manifest, loads.append)
+    assert holder.for_index(manifest, loads.append) is mean
+    cls = holder.for_index(replace(manifest, pooling="cls"), loads.append)
+    assert cls is not mean and cls.loaded is mean.loaded and cls.key.pooling == "cls"
+    # told once, as the holder took the model; the new pooling needed no model again
+    assert loads == [False, True]
