@@ -204,7 +204,7 @@ def test_no_module_uses_another_modules_private_names():
     assert uses == []
 
 
-def _import_graph() -> dict[str, set[str]]:
+def _imports_between_modules() -> dict[str, set[str]]:
     """Each product module's imports of other product modules, wherever they are made
     (at the top, inside a function, or for type checking only)."""
     modules = _product_modules()
@@ -272,7 +272,7 @@ def test_the_write_path_has_no_import_circles():
     store = ("indexer.store",)
     outside_store = {
         name: {other for other in imports if not other.startswith(store)}
-        for name, imports in _import_graph().items()
+        for name, imports in _imports_between_modules().items()
         if not name.startswith(store)
     }
     assert _circles(outside_store) == []
