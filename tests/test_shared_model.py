@@ -72,13 +72,12 @@ def test_a_manifest_becomes_checked_encoders_and_a_holder_keeps_the_model(tmp_pa
 
     import pytest
 
-    from indexer import Indexer, ModelMismatch
+    from indexer import Indexer, ModelMismatch, open_index
     from indexer.encoders.for_index import EncoderHolder, encoders_for
-    from indexer.store.base import open_store
 
     index = tmp_path / "ix"
     Indexer(index, model=str(tiny_model_dir)).upsert_records([{"id": "a", "text": "Owls."}])
-    store = open_store(index)
+    store = open_index(index)
     manifest = store.manifest
     store.close()
     made = encoders_for(manifest)
