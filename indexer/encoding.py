@@ -18,6 +18,7 @@ from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
     from indexer.encoders.base import Encoder
+    from indexer.encoders.for_index import IndexEncoders
 
 Item = TypeVar("Item")
 Vectors = dict[str, np.ndarray]
@@ -49,7 +50,7 @@ class LocalEncoding:
 
     def __init__(
         self,
-        encoders_for: Callable[[Manifest], dict],
+        encoders_for: Callable[[Manifest], IndexEncoders],
         progress: Callable[[int], None] | None = None,
     ):
         self._encoders_for = encoders_for

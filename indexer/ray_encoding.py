@@ -315,13 +315,8 @@ def _encode_with_actors(dataset: Any, manifest: Manifest, workers: int, threads:
         return dataset.map_batches(
             _EncodeWorker,
             fn_constructor_kwargs={
-                "model": manifest.model,
-                "fingerprint": manifest.model_fingerprint,
-                "pooling": manifest.pooling,
-                "static": manifest.static,
-                "static_settings": manifest.static_settings,
-                "precision": manifest.precision,
-                "spaces": list(manifest.spaces),
+                # as text: a worker of another version is told so, not failing to unpickle
+                "manifest_rows": manifest.to_rows(),
                 "threads": threads,
                 "version": __version__,
             },
@@ -421,18 +416,7 @@ def _read_feeder(feeder: Any) -> Iterator[Any]:
 class _EncodeWorker:
     """One Ray actor: the index's model, loaded once, encoding every space of a batch."""
 
-    def __init__(
-        self,
-        model: str,
-        fingerprint: str,
-        pooling: str,
-        static: str,
-        static_settings: dict,
-        spaces: list[str],
-        threads: int,
-        version: str,
-        precision: str = "fp32",
-    ):
+    def __init__(self, manifest_rows: dict[str, str], threads: int, version: str):
         import os
         import socket
 
@@ -441,9 +425,8 @@ class _EncodeWorker:
         config.set_default(config.TOKENIZERS_PARALLELISM, "false")
         import torch
 
-        from indexer.encoders import choices
-        from indexer.encoders.loading import load_model
-        from indexer.encoders.spaces import space_encoders
+        from indexer.encoders.for_index import encoders_for
+        from indexer.errors import ModelMismatch
 
         if version != __version__:
             raise InvalidSettings(
@@ -451,21 +434,16 @@ class _EncodeWorker:
                 "install the same version on the cluster"
             )
         torch.set_num_threads(threads)
-        loaded = load_model(model)
-        if loaded.fingerprint != fingerprint:
+        manifest = Manifest.from_rows(manifest_rows)
+        try:
+            # the precision the driver recorded for this run's chunks
+            self._encoders = encoders_for(manifest, manifest.precision)
+        except ModelMismatch as error:
             raise InvalidSettings(
-                f"the model {model!r} on this Ray worker differs from the index's "
-                f"(fingerprint {loaded.fingerprint} vs {fingerprint}): install the same "
-                "model on the cluster"
-            )
-        self._encoders = space_encoders(loaded, pooling, static, precision)
-        made = choices.static_settings(self._encoders["static"])
-        if static_settings and made != static_settings:
-            raise InvalidSettings(
-                f"the {static} static space on this Ray worker is made with {made}, the "
-                f"index's with {static_settings}: install the same packages on the cluster"
-            )
-        self._spaces = spaces
+                f"this Ray worker's model or packages differ from the driver's ({error}): "
+                "install the same ones on the cluster"
+            ) from error
+        self._spaces = list(manifest.spaces)
         self._identity = f"{socket.gethostname()}:{os.getpid()}"
 
     def __call__(self, batch: Any) -> Any:

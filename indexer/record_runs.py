@@ -13,18 +13,14 @@ import hashlib
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from indexer.chunking import chunk_text
 from indexer.errors import InvalidRecord
-from indexer.layout import locate_chunks
 from indexer.record_input import Record, check_record_ids, check_records, metadata_json
+from indexer.run import Pending, Run, index_totals
 from indexer.sources import Document
 from indexer.store.backends import open_store
-from indexer.store.base import Change, StoredRecord
-
-if TYPE_CHECKING:
-    from indexer.pipeline import Indexer, ProgressCallback, _Pending
+from indexer.store.base import Change, StoredRecord, Target
 
 
 @dataclass
@@ -56,27 +52,18 @@ class RecordSummary:
 
 
 def upsert_records(
-    indexer: Indexer,
-    values: Iterable[Any],
-    progress: ProgressCallback | None = None,
-    wait: bool = False,
-    label: str = "record",
+    run: Run, values: Iterable[Any], wait: bool = False, label: str = "record"
 ) -> RecordSummary:
-    """Add or replace records (`{id, text, metadata}`) in one atomic change."""
-    from indexer.pipeline import IndexSummary, _no_report, _RunCounts
-
+    """Add or replace records (`{id, text, metadata}`) in one atomic change, in `run`."""
     started = time.perf_counter()
     records = check_records(values, label)
     if not records:
         raise InvalidRecord("no records to upsert")
-    report = indexer._report = progress or _no_report
-    indexer._counts = _RunCounts()
     summary = RecordSummary()
-    run = IndexSummary()
-    with indexer._writable_store(wait) as store:
+    with run.open(wait) as store:
         with store.change() as change:
-            if indexer.index_type is not None:
-                change.set_index_type(indexer.index_type)
+            if run.settings.index_type is not None:
+                change.set_index_type(run.settings.index_type)
             stored = change.find_records(record.id for record in records)
             changed = []
             for record in records:
@@ -89,16 +76,20 @@ def upsert_records(
                         summary.unchanged += 1
                 else:
                     changed.append((record, old))
-            pending = _chunked(indexer, change, changed)
-            indexer._encode_and_store(change, pending, run, report)
-        summary.added, summary.updated, summary.chunks = run.added, run.updated, run.chunks
-        _count_totals(store, summary)
-    summary.query_export = indexer._export_query_model()
+            run.encode_and_store(change, _chunked(run, change, changed))
+        written = run.stored
+        summary.added, summary.updated, summary.chunks = (
+            written.added,
+            written.updated,
+            written.chunks,
+        )
+        summary.total_documents, summary.total_chunks = index_totals(store)
+    summary.query_export = run.export_query_model()
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
 
-def delete_records(indexer: Indexer, ids: Iterable[Any], wait: bool = False) -> RecordSummary:
+def delete_records(target: Target, ids: Iterable[Any], wait: bool = False) -> RecordSummary:
     """Remove the records with these ids in one atomic change; ids no record has are
     listed in `not_found` (nothing is published when none was found)."""
     started = time.perf_counter()
@@ -106,7 +97,7 @@ def delete_records(indexer: Indexer, ids: Iterable[Any], wait: bool = False) -> 
     if not wanted:
         raise InvalidRecord("no record ids to delete")
     summary = RecordSummary()
-    store = open_store(indexer.target)
+    store = open_store(target)
     try:
         with store.writer(wait), store.change() as change:
             found = change.find_records(wanted)
@@ -115,7 +106,7 @@ def delete_records(indexer: Indexer, ids: Iterable[Any], wait: bool = False) -> 
             )
         summary.deleted = len(found)
         summary.not_found = [record_id for record_id in wanted if record_id not in found]
-        _count_totals(store, summary)
+        summary.total_documents, summary.total_chunks = index_totals(store)
     finally:
         store.close()
     summary.seconds = round(time.perf_counter() - started, 3)
@@ -123,17 +114,13 @@ def delete_records(indexer: Indexer, ids: Iterable[Any], wait: bool = False) -> 
 
 
 def _chunked(
-    indexer: Indexer, change: Change, changed: list[tuple[Record, StoredRecord | None]]
-) -> Iterator[_Pending]:
+    run: Run, change: Change, changed: list[tuple[Record, StoredRecord | None]]
+) -> Iterator[Pending]:
     """Each new or changed record as a document chunked with the model's tokenizer."""
-    from indexer.pipeline import _Pending
-
     if not changed:
         return
     manifest = change.manifest
-    counts = indexer._counts
-    counts.files_total = len(changed)
-    counts.bytes_total = sum(len(record.text.encode()) for record, _old in changed)
+    run.expect(len(changed), sum(len(record.text.encode()) for record, _old in changed))
     for done, (record, old) in enumerate(changed, start=1):
         data = record.text.encode()
         document = Document(
@@ -143,21 +130,10 @@ def _chunked(
             mtime_ns=time.time_ns(),
             sha256=hashlib.sha256(data).hexdigest(),
         )
-        spans = indexer._encoders_for(manifest)["loaded"].token_spans
-        chunks = chunk_text(record.text, spans, manifest.chunk_tokens, manifest.chunk_overlap)
         # Lines and headings of the record's own text, read as plain text.
-        chunks = locate_chunks(record.text, "record", None, chunks)
-        counts.chunks_known += len(chunks)
-        counts.bytes_read += len(data)
-        counts.files_read = done
-        indexer._report(counts.progress())
-        yield _Pending(document, chunks, old.document_id if old else None, record.metadata)
-
-
-def _count_totals(store, summary: RecordSummary) -> None:  # store: indexer.store.base.Store
-    with store.snapshot() as snapshot:
-        counts = snapshot.counts()
-    summary.total_documents, summary.total_chunks = counts["documents"], counts["chunks"]
+        chunks = run.chunk(manifest, record.text, "record")
+        run.read(done, len(data), len(chunks))
+        yield Pending(document, chunks, old.document_id if old else None, record.metadata)
 
 
 def _sha256(text: str) -> str:

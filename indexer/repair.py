@@ -12,21 +12,17 @@ def repair_index(
     """Re-encode every stored chunk into fresh vector spaces and rebuild the lexical space.
 
     The result is published atomically, like an indexing run; the stored documents and
-    chunks are the source of truth and are left as they are.
+    chunks are the source of truth and are left as they are. Chunks are encoded in the
+    precision the manifest records, so the vectors are those a run would have written.
     """
-    from indexer.encoders.choices import static_settings
-    from indexer.encoders.loading import load_model
-    from indexer.encoders.spaces import space_encoders
+    from indexer.encoders.for_index import encoders_for
 
     store = open_store(target)
     try:
         with store.writer(wait):
             manifest = store.manifest
             assert manifest is not None  # open_store refuses an index without one
-            loaded = load_model(manifest.model)
-            manifest.check_model(loaded.name, loaded.fingerprint)
-            encoders = space_encoders(loaded, manifest.pooling, manifest.static)
-            manifest.check_static_settings(static_settings(encoders["static"]))
+            encoders = encoders_for(manifest, manifest.precision)
 
             def encode(texts: list[str]) -> dict:
                 return {name: encoders[name].encode(texts) for name in manifest.spaces}

@@ -216,15 +216,16 @@ class Searcher:
                         f"{error} (query encoder onnx; ctxsearch index makes the export)"
                     ) from error
                 self.encoder_note = f"{space} query encoded with torch: {error}"
-        from indexer.encoders.loading import load_model
-        from indexer.encoders.spaces import space_encoders
+        from indexer.encoders.for_index import encoders_for
 
-        loaded = load_model(self.manifest.model)
-        self.manifest.check_model(loaded.name, loaded.fingerprint)
-        made = space_encoders(loaded, self.manifest.pooling, self.manifest.static)
+        # Queries are encoded in fp32, the reference; the model is the process's one
+        # (a writable server's writes use it too).
+        made = encoders_for(self.manifest, "fp32")
         if self.query_encoder == "auto":
-            self._export_for_next_time(loaded)
-        fresh = {name: encoder for name, encoder in made.items() if name not in self._encoders}
+            self._export_for_next_time(made.loaded)
+        fresh = {
+            name: encoder for name, encoder in made.spaces.items() if name not in self._encoders
+        }
         self.encoder_kinds.update(dict.fromkeys(fresh, "torch"))
         return fresh
 

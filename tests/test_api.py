@@ -137,6 +137,73 @@ def test_only_the_store_touches_sqlite_faiss_files_fts5_or_postgresql():
         assert not any(n.startswith(backend_modules) for n in names), path
 
 
+def _product_modules() -> dict[str, Path]:
+    """Every module of the product (`indexer`, `search`; not the lab) by dotted name."""
+    modules = {}
+    for path in [*Path(ROOT, "indexer").rglob("*.py"), *Path(ROOT, "search").rglob("*.py")]:
+        if path.is_relative_to(Path(ROOT, "search", "lab")):
+            continue
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _privates_defined(tree: ast.AST) -> set[str]:
+    """The private names a module defines: functions, classes, globals, `self._x`."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                names.add(node.attr)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return {name for name in names if _private(name)}
+
+
+def test_no_module_uses_another_modules_private_names():
+    """`from x import _y`, `module._y`, and `thing._y` where `_y` is another module's own
+    (`record_runs` once set `indexer._report` and called `indexer._encode_and_store`)."""
+    modules = _product_modules()
+    trees = {name: ast.parse(path.read_text()) for name, path in modules.items()}
+    defined = {name: _privates_defined(tree) for name, tree in trees.items()}
+    everyone = set().union(*defined.values())
+    uses = []
+    for name, tree in trees.items():
+        module_aliases = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in modules:
+                for alias in node.names:
+                    if _private(alias.name):
+                        uses.append(f"{name}: from {node.module} import {alias.name}")
+                    elif f"{node.module}.{alias.name}" in modules:
+                        module_aliases.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                module_aliases |= {
+                    alias.asname or alias.name.split(".")[0]
+                    for alias in node.names
+                    if alias.name in modules
+                }
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+                continue
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                continue
+            of_a_module = isinstance(owner, ast.Name) and owner.id in module_aliases
+            anothers = node.attr in everyone and node.attr not in defined[name]
+            if of_a_module or anothers:
+                uses.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+    assert uses == []
+
+
 def _import_graph() -> dict[str, set[str]]:
     """Each module of `indexer` and `search` with the product modules it imports, at any
     depth of its code (inside functions and `TYPE_CHECKING` blocks too)."""
@@ -188,8 +255,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return groups
 
 
-# Issue 25 item 2 (one run type) removes this one, in its own change.
-KNOWN_CYCLES = [["indexer.pipeline", "indexer.record_runs"]]
+KNOWN_CYCLES: list[list[str]] = []
 
 
 def test_no_module_of_the_product_imports_itself_through_others():

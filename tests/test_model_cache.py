@@ -192,7 +192,7 @@ def test_an_unchanged_index_run_makes_a_damaged_export_again(tiny, entry, tmp_pa
     # a good export is left alone, and the model is not even loaded for it
     quiet = Indexer(index)
     assert quiet.index_folder(folder).query_export == ""
-    assert quiet._encoders is None
+    assert quiet.encoders.loaded is None
 
 
 def test_only_the_newest_damaged_export_is_kept(tiny, entry):

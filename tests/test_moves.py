@@ -26,7 +26,7 @@ def test_a_moved_or_renamed_file_keeps_its_chunks_and_vectors(any_index, tmp_pat
     mover = Indexer(any_index, model=str(tiny_model_dir))
     summary = mover.index_folder(docs)
     assert (summary.moved, summary.added, summary.chunks, summary.removed) == (2, 0, 0, 1)
-    assert mover._encoders is None  # nothing to encode: the model was never loaded
+    assert mover.encoders.loaded is None  # nothing to encode: the model was never loaded
     assert {
         (m.old_path.rsplit("/", 1)[1], "/".join(m.path.split("/")[-2:]))
         for m in summary.moved_files

@@ -33,7 +33,7 @@ def test_second_run_on_an_unchanged_folder_encodes_nothing(tmp_path, notes):
     summary = again.index_folder(notes)
     assert (summary.added, summary.updated, summary.removed, summary.chunks) == (0, 0, 0, 0)
     assert summary.unchanged == 4
-    assert again._encoders is None, "an unchanged folder must not even load the model"
+    assert again.encoders.loaded is None, "an unchanged folder must not even load the model"
 
 
 def test_a_run_that_only_removes_files_does_not_load_the_model(tmp_path, notes):
@@ -42,7 +42,7 @@ def test_a_run_that_only_removes_files_does_not_load_the_model(tmp_path, notes):
     again = Indexer(tmp_path / "ix")
     summary = again.index_folder(notes)
     assert (summary.removed, summary.total_documents) == (1, 3)
-    assert again._encoders is None
+    assert again.encoders.loaded is None
     assert_consistent(tmp_path / "ix")
 
 
@@ -64,7 +64,7 @@ def test_a_touched_but_identical_file_is_not_re_encoded(tmp_path, notes):
     summary = run(tmp_path / "ix", notes)
     assert (summary.updated, summary.unchanged, summary.chunks) == (0, 4, 0)
     third = Indexer(tmp_path / "ix")
-    assert third.index_folder(notes).unchanged == 4 and third._encoders is None
+    assert third.index_folder(notes).unchanged == 4 and third.encoders.loaded is None
 
 
 def test_a_deleted_file_leaves_every_space_and_the_results(tmp_path, notes):

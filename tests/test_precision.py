@@ -65,3 +65,26 @@ def test_a_run_that_encodes_nothing_leaves_the_recorded_precision(tmp_path, note
         assert store.manifest.precision == "bf16"
     finally:
         store.close()
+
+
+def test_repair_encodes_in_the_precision_the_manifest_records(tmp_path, notes, model):
+    """A repaired bf16 index holds bf16 vectors, as its manifest says (fp32 vectors, at
+    cosine 0.99997 to them, would be another index's)."""
+    from indexer.repair import repair_index
+
+    index = tmp_path / "ix"
+    Indexer(index, precision="bf16").index_folder(notes)
+    repair_index(index)
+    store = open_store(index)
+    try:
+        assert store.manifest.precision == "bf16"
+        with store.snapshot() as snapshot:
+            chunks = snapshot.chunks(range(1, 1000))
+            fresh = ContextualEncoder(model, precision="bf16").encode(
+                [chunk.text for chunk in chunks.values()]
+            )
+            for chunk_id, vector in zip(chunks, fresh, strict=True):
+                stored = snapshot.similarities("contextual", vector, [chunk_id])[chunk_id]
+                assert stored == pytest.approx(1.0, abs=1e-6)
+    finally:
+        store.close()

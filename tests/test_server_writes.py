@@ -349,3 +349,47 @@ def test_a_write_after_the_index_was_rebuilt_uses_the_new_index_settings(tmp_pat
         hits = searcher.search(heron, k=10, mode="contextual").results
         assert searcher.manifest.pooling == "cls"
     assert next(hit.score for hit in hits if hit.id == "heron") == pytest.approx(1.0, abs=0.01)
+
+
+def test_a_writable_server_loads_one_model_and_is_ready_for_writes_when_it_says(
+    tmp_path, tiny_model_dir
+):
+    """`serve --writable` loads the model once, for searching and writing, before it says
+    it is ready: the first write loads nothing. A write into an index rebuilt with
+    another model loads that one, and the log says so."""
+    import shutil
+
+    index = tmp_path / "ix"
+    Indexer(index, model=str(tiny_model_dir)).upsert_records(records(0, 2, "en"))
+    log = tmp_path / "server.log"
+    with running_server(index, log, "--writable") as server:
+        assert "loaded for searching and writing in" in log.read_text()
+        first = httpx.post(f"{server.url}/records", json=records(2, 3, "en"), timeout=WRITE_TIMEOUT)
+        assert first.json()["added"] == 1
+        found = httpx.get(f"{server.url}/search", params={"q": "refund", "mode": "contextual"})
+        assert found.json()["query_encoder"] == {"contextual": "torch"}
+        assert "a write is loading" not in log.read_text()
+        other = tmp_path / "other-model"
+        shutil.copytree(tiny_model_dir, other)
+        shutil.rmtree(index)
+        Indexer(index, model=str(other)).upsert_records(records(0, 1, "en"))
+        again = httpx.post(f"{server.url}/records", json=records(3, 4, "en"), timeout=WRITE_TIMEOUT)
+        assert again.json()["added"] == 1
+    told = log.read_text()
+    assert told.count("a write is loading the model the index needs now") == 1
+    assert "the write's model loaded in" in told
+
+
+def test_a_writable_servers_searches_and_writes_share_one_loaded_model(tmp_path, tiny_model_dir):
+    from search import Searcher
+    from search.server.writes import RecordWriter
+
+    index = tmp_path / "ix"
+    Indexer(index, model=str(tiny_model_dir)).upsert_records(records(0, 2, "en"))
+    writer = RecordWriter(index)
+    writer.load_encoders()
+    with Searcher(index, query_encoder="torch") as searcher:
+        assert searcher.encoders()["contextual"].loaded is writer.indexer.encoders.loaded
+    events = []
+    writer.indexer.upsert_records(records(2, 4, "en"), progress=events.append)
+    assert events and not [event for event in events if event.stage == "load-model"]

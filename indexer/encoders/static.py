@@ -29,7 +29,7 @@ class StaticEncoder(Encoder):
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """The vocabulary ids of each text's tokens, no special tokens, no truncation."""
-        encoded = self.loaded.tokenizer(texts, add_special_tokens=False, verbose=False)
+        encoded = self.loaded.tokenize(texts, add_special_tokens=False, verbose=False)
         return encoded["input_ids"]
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

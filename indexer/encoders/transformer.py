@@ -38,7 +38,7 @@ class ContextualEncoder(Encoder):
 
     def tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
         """Tokenize a batch as the model expects it, padded to its longest text."""
-        return self.loaded.tokenizer(
+        return self.loaded.tokenize(
             texts,
             padding=True,
             truncation=True,

@@ -67,6 +67,8 @@ def serve(
     schema is at /openapi.json and browsable at /docs. /search answers the JSON of
     `ctxsearch query --json`. The model loads once, at start; searches keep working
     while `ctxsearch index` updates the index, and see each update once it is published.
+    With --writable, searches and writes share one loaded model, ready when serve says
+    so (queries are encoded with torch then, unless $CTXSEARCH_QUERY_ENCODER is onnx).
 
     \b
     Requests must name this server in their Host header: 127.0.0.1, localhost, [::1],
@@ -103,19 +105,28 @@ def serve(
         AllowedHosts.for_server(host, port, allowed_hosts)
     except BadHostName as error:
         raise click.UsageError(str(error)) from error
+    from indexer.encoders.query import query_encoder_choice
     from search.engine import Searcher
     from search.server.writes import RecordWriter
 
     writer = RecordWriter(target) if writable else None
-    with Searcher(target) as searcher, listen(host, port) as listener:
+    # Writes need the torch model: a writable server's searches use it too, rather than
+    # load the torch-free export beside it (`auto` picks what is best here: that one).
+    query_encoder = query_encoder_choice()
+    if writer is not None and query_encoder == "auto":
+        query_encoder = "torch"
+    with Searcher(target, query_encoder=query_encoder) as searcher, listen(host, port) as listener:
         started = time.perf_counter()
+        if writer is not None:
+            writer.load_encoders()  # the first write waits for no model
         searcher.encoders()
         bound = listener.getsockname()[1]
         host = f"[{host}]" if ":" in host else host
         click.echo(
             f"ctxsearch: {display_path(searcher.store.target)}, model "
-            f"{searcher.manifest.model} loaded in {time.perf_counter() - started:.1f}s; "
-            f"serving http://{host}:{bound}/"
+            f"{searcher.manifest.model} loaded "
+            + ("for searching and writing " if writer else "")
+            + f"in {time.perf_counter() - started:.1f}s; serving http://{host}:{bound}/"
             + (" (bearer token required)" if token else "")
             + ("; writable: POST/DELETE /records" if writer else ""),
             err=True,

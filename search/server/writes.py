@@ -15,6 +15,8 @@ bad one gets its 422 at once.
 from __future__ import annotations
 
 import json
+import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -23,6 +25,7 @@ from fastapi import Request
 from starlette.convertors import Convertor, register_url_convertor
 
 from indexer.errors import CtxsearchError, IndexLocked, InvalidRecord
+from indexer.progress import Progress
 from indexer.record_input import Record, check_record_ids, check_records
 from indexer.record_runs import RecordSummary
 from indexer.store.base import Target
@@ -67,6 +70,12 @@ class RecordWriter:
 
         self.indexer = Indexer(target)
         self.queue = WriteQueue()
+        self._load_started = 0.0
+
+    def load_encoders(self) -> None:
+        """Load the model and make the write encoders now, so that no write waits for
+        them (a write loads a model only if the index was rebuilt with another one)."""
+        self.indexer.load_encoders()
 
     async def upsert(self, body: bytes) -> RecordSummary:
         """Upsert the records of a JSON body: a list, or `{"records": [...]}`."""
@@ -82,11 +91,25 @@ class RecordWriter:
 
     def _upsert(self, records: list[Record]) -> RecordSummary:
         with _busy_means_retry():
-            return self.indexer.upsert_records(records)
+            return self.indexer.upsert_records(records, progress=self._note_model_load)
+
+    def _note_model_load(self, event: Progress) -> None:
+        """Say in the server's log when a write has to load a model, and how long it took."""
+        if event.stage != "load-model":
+            return
+        if event.done == 0:
+            self._load_started = time.perf_counter()
+            _log("a write is loading the model the index needs now")
+        else:
+            _log(f"the write's model loaded in {time.perf_counter() - self._load_started:.1f}s")
 
     def _delete(self, ids: list[str]) -> RecordSummary:
         with _busy_means_retry():
             return self.indexer.delete_records(ids)
+
+
+def _log(message: str) -> None:
+    print(f"ctxsearch: {message}", file=sys.stderr, flush=True)
 
 
 def _records(body: bytes) -> list[Record]:

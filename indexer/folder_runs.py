@@ -1,0 +1,337 @@
+"""Index a folder: diff it against the store, encode only what changed, publish at once.
+
+For each run (a `Run`, see `indexer.run`):
+1. walk the folder and compare each file's size and mtime with the store;
+2. delete the documents whose files are gone (the store drops them from every space);
+3. stream the files that may have changed: read and chunk one file at a time (a file
+   whose hash is unchanged only gets its new mtime; a file that fails is reported and
+   counted, its old version kept), and encode and store about `batch_chunks` chunks at a
+   time into the run's change; the encoding runs in this process, or on a Ray cluster
+   (`ray=`, see `indexer.encoding`), and nothing else changes with it;
+4. publish everything at once (see `Store.change`), or nothing if nothing changed.
+
+The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
+"""
+
+from __future__ import annotations
+
+import stat
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from indexer.content import why_not_prose
+from indexer.errors import SourceNotFound, UnreadableFile
+from indexer.faults import kill_point
+from indexer.moves import MoveKey, move_key
+from indexer.nested_roots import RunRoot, nested_roots, owner
+from indexer.rules import RootRules, merged
+from indexer.run import Pending, Run, index_totals
+from indexer.sources import SourceFile, path_text, read_document, walk_folder
+from indexer.store.backends import open_store, store_exists
+from indexer.store.base import Change, Store, StoredDocument, Target
+
+# A file with this much extracted text is indexed, but named in the run summary: one
+# 700 KB release-notes file made over half of a documentation index's chunks.
+LARGE_TEXT_CHARACTERS = 250_000
+
+
+@dataclass(frozen=True)
+class FileFailure:
+    """A file that could not be indexed, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class MovedFile:
+    """A document found under a new path with the same content: kept, not re-encoded."""
+
+    old_path: str
+    path: str
+
+
+@dataclass(frozen=True)
+class LargeFile:
+    """A file indexed this run whose text is over `LARGE_TEXT_CHARACTERS`."""
+
+    path: str
+    characters: int
+    chunks: int
+
+
+@dataclass
+class IndexSummary:
+    """What one indexing run did.
+
+    `failed`/`failures`: files (and folders) that could not be read; an older indexed
+    version is kept. `skipped`/`skipped_files`: files read but not indexed, with why
+    (text that is not language, such as a base64 blob). `workers`: how many processes
+    encoded this run's chunks (1 in this process, the Ray actors with `ray=`; 0 when
+    nothing needed encoding). `query_export`: how queries of this index can skip torch:
+    `ready` (the model's ONNX export, made once per model, is in the model cache), the
+    reason it could not be made, or "" when this run did not load the model.
+    """
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    chunks: int = 0
+    total_documents: int = 0
+    total_chunks: int = 0
+    seconds: float = 0.0
+    failures: list[FileFailure] = field(default_factory=list)
+    touched: int = 0  # unchanged content, new mtime recorded
+    skipped: int = 0
+    skipped_files: list[FileFailure] = field(default_factory=list)
+    workers: int = 0
+    query_export: str = ""
+    # the --exclude/--include rules this run used (remembered for the folder)
+    rules: dict = field(default_factory=dict)
+    # files moved or renamed (same content): their chunks and vectors were kept
+    moved: int = 0
+    moved_files: list[MovedFile] = field(default_factory=list)
+    # files encoded this run with over LARGE_TEXT_CHARACTERS of text (exclude them if
+    # they swamp the results)
+    large_files: list[LargeFile] = field(default_factory=list)
+    # roots indexed on their own under this folder, brought up to date with their own
+    # rules; and those whose folders are gone, forgotten (their files are this folder's)
+    nested_roots: list[str] = field(default_factory=list)
+    forgotten_roots: list[str] = field(default_factory=list)
+    # the folder was not there (`missing_ok`): taken as empty, its documents removed
+    missing: bool = False
+
+    def changed_anything(self) -> bool:
+        """Whether the run changed a document (added, updated, moved, or a new mtime)."""
+        return bool(self.added or self.updated or self.touched or self.moved)
+
+    def to_dict(self) -> dict:
+        """The summary as plain JSON-ready values."""
+        return asdict(self)
+
+
+def index_folder(
+    run: Run,
+    folder: str | Path,
+    wait: bool = False,
+    exclude: list[str] | tuple[str, ...] | None = None,
+    include: list[str] | tuple[str, ...] | None = None,
+    default_excludes: bool | None = None,
+    forget_rules: bool = False,
+    allow_empty: bool = False,
+    missing_ok: bool = False,
+) -> IndexSummary:
+    """Bring the index up to date with `folder` in `run`; see `Indexer.index_folder`."""
+    started = time.perf_counter()
+    target = run.settings.target
+    folder = Path(folder).expanduser().resolve()
+    missing = missing_ok and _no_folder_at(folder)
+    if missing and not store_exists(target):
+        raise SourceNotFound(f"{folder}: no such folder")
+    rules = merged(
+        _remembered_rules(target, folder), exclude, include, default_excludes, forget_rules
+    )
+    unreadable: list[FileFailure] = []
+    sources = (
+        []
+        if missing
+        else list(
+            walk_folder(
+                folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
+            )
+        )
+    )
+    if not sources and not unreadable and not allow_empty and not missing:
+        raise SourceNotFound(
+            f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
+            ".docx .pptx .odt .epub and source code); nothing was changed"
+        )
+    with run.open(wait) as store:
+        summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
+        summary.rules = rules.to_dict()
+        summary.missing = missing
+        candidates, gone, forgotten = _plan(store, RunRoot(folder, rules), sources, summary)
+        kill_point("after-scan")
+        with store.change() as change:
+            if not missing:  # a root that is gone keeps its rules for its return
+                change.record_root(folder, rules.to_json())
+            for root in forgotten:  # its files are this folder's now: gone, or moved
+                change.forget_root(root)
+            if run.settings.index_type is not None:
+                change.set_index_type(run.settings.index_type)
+            # A new path whose content is that of a gone document, read the same way,
+            # is that document moved or renamed: it keeps its chunks and vectors. What
+            # is left of the gone is removed once every candidate has been read.
+            movable: dict[MoveKey, list[StoredDocument]] = {}
+            for document in gone:
+                key = move_key(document.sha256, document.path)
+                movable.setdefault(key, []).append(document)
+            run.encode_and_store(
+                change, _read_candidates(run, change, candidates, summary, movable)
+            )
+            left = [document.id for same in movable.values() for document in same]
+            change.remove_documents(left)
+            kill_point("after-delete")
+        stored = run.stored
+        summary.added, summary.updated, summary.chunks = stored.added, stored.updated, stored.chunks
+        summary.workers = stored.workers
+        summary.removed = len(left)
+        summary.total_documents, summary.total_chunks = index_totals(store)
+    summary.query_export = run.export_query_model()
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+def _remembered_rules(target: Target, folder: Path) -> RootRules:
+    """The rules the folder's earlier runs left (the defaults for a new index)."""
+    if not store_exists(target):
+        return RootRules()
+    store = open_store(target)
+    try:
+        return RootRules.from_json(store.root_rules(folder))
+    finally:
+        store.close()
+
+
+def _plan(
+    store: Store, run: RunRoot, sources: list[SourceFile], summary: IndexSummary
+) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument], list[str]]:
+    """The files that may have changed, the documents whose files are gone, and the
+    roots nested in the run's folder whose folders are gone (to forget).
+
+    `sources` are the files of the run's folder; each root nested in it is walked
+    with its own rules, and a file is the deepest root's (see `indexer.nested_roots`).
+    """
+    nested = nested_roots(store, run.path)
+    roots = [run, *nested.present]
+    not_looked_at = tuple(root.rstrip("/") + "/" for root in nested.unknown)
+    walked = [
+        source
+        for source in sources
+        if owner(path_text(source.path), roots) is run
+        and not path_text(source.path).startswith(not_looked_at)
+    ]
+    for root in nested.present:
+        walked += _walk_nested(root, roots, summary)
+    summary.nested_roots = [path_text(root.path) for root in nested.present]
+    summary.forgotten_roots = list(nested.gone)
+    stored: dict[str, StoredDocument] = {}
+    for root in [path_text(run.path), *nested.recorded]:
+        stored.update(store.documents_under(Path(root)))
+    candidates = _changed_candidates(walked, stored, summary)
+    present = {path_text(source.path) for source in walked}
+    # What an unreadable folder holds is unknown, not gone: its documents stay.
+    unknown = not_looked_at + tuple(f.path.rstrip("/") + "/" for f in summary.failures)
+    gone = [
+        document
+        for path, document in stored.items()
+        if path not in present and not path.startswith(unknown)
+    ]
+    return candidates, gone, nested.gone
+
+
+def _walk_nested(root: RunRoot, roots: list[RunRoot], summary: IndexSummary) -> list[SourceFile]:
+    """The files of a nested root, walked with its rules (not those under a deeper one)."""
+    failures: list[FileFailure] = []
+    try:
+        found = list(
+            walk_folder(
+                root.path,
+                lambda path, why: failures.append(_folder_failure(path, why)),
+                root.rules,
+            )
+        )
+    except SourceNotFound as error:  # unreadable (or just gone): its documents stay
+        reason = str(error).removeprefix(f"{root.path}: ")
+        failures.append(FileFailure(path_text(root.path), f"{reason}; its indexed files are kept"))
+        found = []
+    known = {failure.path for failure in summary.failures}
+    for failure in failures:
+        if failure.path not in known:
+            summary.failed += 1
+            summary.failures.append(failure)
+    return [source for source in found if owner(path_text(source.path), roots) is root]
+
+
+def _changed_candidates(
+    sources: list[SourceFile], stored: dict[str, StoredDocument], summary: IndexSummary
+) -> list[tuple[SourceFile, StoredDocument | None]]:
+    candidates = []
+    for source in sources:
+        old = stored.get(path_text(source.path))
+        if old and old.size == source.size and old.mtime_ns == source.mtime_ns:
+            summary.unchanged += 1
+        else:
+            candidates.append((source, old))
+    return candidates
+
+
+def _read_candidates(
+    run: Run,
+    change: Change,
+    candidates: list[tuple[SourceFile, StoredDocument | None]],
+    summary: IndexSummary,
+    movable: dict[MoveKey, list[StoredDocument]],
+) -> Iterator[Pending]:
+    """Read and chunk the files that may have changed, one at a time.
+
+    A file whose content hash is unchanged only has its mtime recorded; a new file
+    with the content of a gone document, read the same way (in `movable`, see
+    `indexer.moves`), takes that document over under its new path, keeping its
+    chunks and vectors.
+    """
+    if not candidates:
+        return  # a run that only removes files or changes the index type needs no model
+    manifest = change.manifest
+    run.expect(len(candidates), sum(source.size for source, _old in candidates))
+    for done, (source, old) in enumerate(candidates, start=1):
+        try:
+            document = read_document(source)
+        except UnreadableFile as error:
+            summary.failed += 1
+            summary.failures.append(FileFailure(path_text(source.path), str(error)))
+        else:
+            if reason := why_not_prose(document.text):
+                summary.skipped += 1
+                summary.skipped_files.append(FileFailure(path_text(source.path), reason))
+            elif old is not None and old.sha256 == document.sha256:
+                change.touch_document(old.id, document.mtime_ns)
+                summary.unchanged += 1
+                summary.touched += 1
+            elif old is None and movable.get(key := move_key(document.sha256, source.path)):
+                moved = movable[key].pop()
+                change.move_document(moved.id, document.path, document.mtime_ns)
+                summary.moved += 1
+                summary.moved_files.append(MovedFile(moved.path, path_text(document.path)))
+            else:
+                # the model loads on the first file to chunk: touched and moved files
+                # need none
+                path = path_text(document.path)
+                chunks = run.chunk(manifest, document.text, path, document.layout)
+                if len(document.text) >= LARGE_TEXT_CHARACTERS:
+                    summary.large_files.append(LargeFile(path, len(document.text), len(chunks)))
+                run.read(done, source.size, len(chunks))
+                yield Pending(document, chunks, old.id if old else None)
+                continue
+        run.read(done, source.size)
+
+
+def _no_folder_at(path: Path) -> bool:
+    """Whether nothing, or something that is no folder, is at `path` (a folder that cannot
+    be looked at is there: the walk says why it cannot be read)."""
+    try:
+        return not stat.S_ISDIR(path.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+
+
+def _folder_failure(path: Path, reason: str) -> FileFailure:
+    return FileFailure(
+        path_text(path), f"cannot list the folder ({reason}); its indexed files are kept"
+    )

@@ -1,0 +1,283 @@
+"""One write into an index, whatever it writes: what folder runs and record runs share.
+
+A `Run` opens (or creates) the index with this process as its only writer and checks
+what it writes into; chunks documents with the index's model; encodes and stores them
+about `batch_chunks` chunks at a time into the run's change (in this process or on a Ray
+cluster, `indexer.encoding`); reports its progress; and, once committed, exports the
+model for torch-free queries. What changes is the caller's (`indexer.folder_runs`,
+`indexer.record_runs`). Each run has its own state: the `Indexer` that starts it keeps
+only its settings and its encoders, so one writer serves any number of runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from indexer.chunking import Chunk, chunk_text
+from indexer.encoders.for_index import EncoderHolder, IndexEncoders
+from indexer.faults import kill_point
+from indexer.layout import Layout, locate_chunks
+from indexer.progress import Progress, ProgressCallback, no_report
+from indexer.sources import Document
+from indexer.store.backends import check_can_create, open_store, store_exists
+from indexer.store.base import Change, NewDocument, Store
+from indexer.store.manifest import Manifest
+from indexer.write_settings import WriteSettings
+
+if TYPE_CHECKING:
+    from indexer.encoders.loading import LoadedModel
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A document read and chunked, to be encoded and stored; it replaces the stored
+    document `replaces`, if given. `metadata` is a record's, None for a file's."""
+
+    document: Document
+    chunks: list[Chunk]
+    replaces: int | None
+    metadata: dict | None = None
+
+
+@dataclass
+class Stored:
+    """What a run's encoding wrote: documents added and updated, their chunks, and how
+    many processes encoded them (1 here, the Ray actors on Ray, 0 if none was needed)."""
+
+    added: int = 0
+    updated: int = 0
+    chunks: int = 0
+    workers: int = 0
+
+
+@dataclass
+class RunCounts:
+    """What a run has done so far, as its `index` progress reports say it."""
+
+    files_read: int = 0
+    files_total: int = 0
+    bytes_read: int = 0
+    bytes_total: int = 0
+    chunks_known: int = 0
+    encoded: int = 0
+    stored: int = 0
+
+    def progress(self) -> Progress:
+        """The `index` progress event of these counts."""
+        return Progress(
+            "index",
+            self.files_read,
+            self.files_total,
+            self.stored,
+            min(self.encoded, self.chunks_known),
+            self.chunks_known,
+            self.bytes_read,
+            self.bytes_total,
+        )
+
+
+class Run:
+    """One run of a writer: `settings` and `encoders` are the writer's, the rest its own.
+
+    `stored` says what encoding wrote; `manifest` is that of the index opened (None
+    before `open`).
+    """
+
+    def __init__(
+        self,
+        settings: WriteSettings,
+        encoders: EncoderHolder,
+        progress: ProgressCallback | None = None,
+    ):
+        self.settings = settings
+        self.encoders = encoders
+        self.report: ProgressCallback = progress or no_report
+        self.counts = RunCounts()
+        self.stored = Stored()
+        self.manifest: Manifest | None = None
+
+    # -- opening -------------------------------------------------------------------------
+
+    @contextmanager
+    def open(self, wait: bool = False) -> Iterator[Store]:
+        """The index, opened or created, with this process as its only writer; the model,
+        pooling and static space given for it checked against those it has."""
+        target = self.settings.target
+        new_manifest = None
+        if not store_exists(target):
+            # A model that cannot load, or settings it cannot work with, create nothing.
+            new_manifest = self._new_manifest()
+            check_can_create(target)
+        store = open_store(target, create=True)
+        try:
+            with store.writer(wait):
+                if store.manifest is None:
+                    store.initialise(new_manifest or self._new_manifest())
+                    self.encoders.claim(store.manifest)  # it has its index id now
+                else:
+                    self.settings.check_matches(store.manifest)
+                self.manifest = store.manifest
+                yield store
+        finally:
+            store.close()
+
+    def _new_manifest(self) -> Manifest:
+        model, pooling, static = self.settings.new_index_settings()
+        encoders = self.encoders.for_new_index(model, pooling, static, self._model_loading)
+        return self.settings.new_manifest(encoders)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def encoders_for(self, manifest: Manifest) -> IndexEncoders:
+        """The writer's encoders for the index of `manifest` (loaded or made if needed)."""
+        return self.encoders.for_index(manifest, self._model_loading)
+
+    def chunk(
+        self, manifest: Manifest, text: str, path: str, layout: Layout | None = None
+    ) -> list[Chunk]:
+        """`text` in the index's token windows, each with its lines and heading, found
+        the way `path`'s type and the reader's `layout` say. The model loads on the first
+        call that needs it (a run that only touches or moves files needs none)."""
+        spans = self.encoders_for(manifest).loaded.token_spans
+        chunks = chunk_text(text, spans, manifest.chunk_tokens, manifest.chunk_overlap)
+        return locate_chunks(text, path, layout, chunks)
+
+    def expect(self, documents: int, size: int) -> None:
+        """The run will read `documents` documents of `size` bytes in all."""
+        self.counts.files_total, self.counts.bytes_total = documents, size
+
+    def read(self, done: int, size: int, chunks: int = 0) -> None:
+        """The `done`th document was read (`size` bytes), making `chunks` chunks."""
+        counts = self.counts
+        counts.chunks_known += chunks
+        counts.bytes_read += size
+        counts.files_read = done
+        self.report(counts.progress())
+
+    # -- writing -------------------------------------------------------------------------
+
+    def encode_and_store(self, change: Change, documents: Iterable[Pending]) -> None:
+        """Encode and store documents a batch of about `batch_chunks` chunks at a time.
+
+        The backend gets each batch's chunk texts and gives back its vectors, batch by
+        batch and in order; what is written, and when, is the same for every backend.
+        """
+        manifest = change.manifest
+
+        def batches() -> Iterator[tuple[list[Pending], list[str]]]:
+            size = self.settings.batch_chunks
+            for number, batch in enumerate(_batches_by_chunks(documents, size)):
+                if number == 0:  # the manifest records the precision of what was encoded
+                    change.set_precision(self.settings.precision)
+                yield batch, [chunk.text for item in batch for chunk in item.chunks]
+
+        backend = self.settings.encoding_backend(self.encoders_for, self._chunks_encoded)
+        try:
+            with closing(backend.encode(manifest, batches())) as encoded:
+                for batch, vectors in encoded:
+                    self._store_batch(change, batch, vectors)
+                    counts = self.counts
+                    counts.stored = self.stored.chunks
+                    counts.encoded = max(counts.encoded, self.stored.chunks)
+                    self.report(counts.progress())
+                    kill_point("after-batch")
+        finally:
+            self.stored.workers = backend.workers
+            backend.close()
+
+    def _chunks_encoded(self, count: int) -> None:
+        """`count` more chunks went through the encoder (within a batch: not stored yet)."""
+        self.counts.encoded += count
+        self.report(self.counts.progress())
+
+    def _store_batch(self, change: Change, batch: list[Pending], vectors: dict) -> None:
+        change.remove_documents(item.replaces for item in batch if item.replaces is not None)
+        new, offset = [], 0
+        for item in batch:
+            end = offset + len(item.chunks)
+            own = {name: matrix[offset:end] for name, matrix in vectors.items()}
+            new.append(NewDocument(item.document, item.chunks, own, item.metadata))
+            offset = end
+            if item.replaces is None:
+                self.stored.added += 1
+            else:
+                self.stored.updated += 1
+        change.add_documents(new)
+        self.stored.chunks += offset
+
+    # -- after the commit ----------------------------------------------------------------
+
+    def export_query_model(self) -> str:
+        """Export the loaded model for torch-free queries, once per model (a few seconds).
+
+        A run of a writer that never loaded the model exports nothing, unless the export
+        it finds in the cache is damaged: the model is loaded then, to make it again.
+        Never raises: the run has committed, and a failed export costs only the fast path.
+        """
+        from indexer.encoders.for_index import loaded_model
+        from indexer.encoders.model_cache import entry_state, sweep_staging
+        from indexer.encoders.onnx import query_model_dir
+
+        if self.encoders.loaded is not None:
+            return _export_for_queries(self.encoders.loaded)
+        manifest = self.manifest
+        if manifest is None:
+            return ""
+        folder = query_model_dir(manifest.model_fingerprint)
+        sweep_staging(folder.parent)
+        if entry_state(folder).kind != "damaged":
+            return ""
+        from indexer.encoders.export import previous_failure
+
+        failure = previous_failure(manifest.model_fingerprint)
+        if failure is not None:
+            return f"not possible here: {failure}"
+        try:
+            loaded = loaded_model(manifest.model, on_load=self._model_loading)
+        except Exception as error:  # after the commit, a repair that cannot be is a note
+            why = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            return f"the damaged ONNX export was not made again ({why})"
+        if loaded.fingerprint != manifest.model_fingerprint:
+            return f"the damaged ONNX export was not made again ({manifest.model} changed)"
+        return _export_for_queries(loaded)
+
+    def _model_loading(self, loaded: bool) -> None:
+        self.report(Progress("load-model", int(loaded), 1))
+
+
+def index_totals(store: Store) -> tuple[int, int]:
+    """The documents and chunks the index holds now."""
+    with store.snapshot() as snapshot:
+        counts = snapshot.counts()
+    return counts["documents"], counts["chunks"]
+
+
+def _export_for_queries(loaded: LoadedModel) -> str:
+    """`ready` once the model's ONNX export is in the model cache, else why it is not."""
+    from indexer.encoders.export import ExportFailed, export_query_model, previous_failure
+
+    failure = previous_failure(loaded.fingerprint)
+    if failure is not None:
+        return f"not possible here: {failure}"
+    try:
+        export_query_model(loaded)
+    except ExportFailed as error:
+        return str(error)
+    return "ready"
+
+
+def _batches_by_chunks(documents: Iterable[Pending], size: int) -> Iterator[list[Pending]]:
+    """Group documents into batches of about `size` chunks (a document is never split)."""
+    current: list[Pending] = []
+    count = 0
+    for item in documents:
+        current.append(item)
+        count += len(item.chunks)
+        if count >= size:
+            yield current
+            current, count = [], 0
+    if current:
+        yield current
