@@ -11,10 +11,7 @@ Definitions in source code are in `indexer.code_outline`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
-
-if TYPE_CHECKING:
-    from indexer.layout import Layout
+from typing import NamedTuple
 
 
 class Heading(NamedTuple):
@@ -128,11 +125,3 @@ def rst_outline(text: str) -> list[Heading]:
         found.append(Heading(start, underline.end, level, title))
         taken = index + 1
     return found
-
-
-def recorded_outline(layout: Layout) -> list[Heading]:
-    """The headings a reader recorded (`Layout.outline`; from `Layout.headings` as level-1
-    headings one line long where only those are known)."""
-    if layout.outline:
-        return list(layout.outline)
-    return [Heading(offset, offset, 1, title) for offset, title in layout.headings]

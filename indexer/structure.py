@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from indexer.code_outline import CODE_SUFFIXES, code_kind, code_outline
 from indexer.layout import Layout, text_kind
-from indexer.outline import Heading, markdown_outline, recorded_outline, rst_outline
+from indexer.outline import Heading, markdown_outline, rst_outline
 
 SECTION_SEPARATOR = " \u203a "  # a single right-pointing angle quote between titles
 
@@ -100,3 +100,11 @@ def page_sections(text: str, pages: list[tuple[int, int]] | None) -> list[Sectio
     starts = sorted({offset for offset, _page in pages or [] if 0 < offset < len(text)})
     bounds = [0, *starts, len(text)]
     return [Section(start, start, end, 1, ()) for start, end in itertools.pairwise(bounds)]
+
+
+def recorded_outline(layout: Layout) -> list[Heading]:
+    """The headings a reader recorded (`Layout.outline`; from `Layout.headings` as level-1
+    headings one line long where only those are known)."""
+    if layout.outline:
+        return list(layout.outline)
+    return [Heading(offset, offset, 1, title) for offset, title in layout.headings]
