@@ -31,10 +31,11 @@ from indexer.version import __version__
 
 _LAZY = {
     "open_index": "indexer.store.backends",
-    "Indexer": "indexer.pipeline",
-    "IndexSummary": "indexer.pipeline",
-    "Progress": "indexer.pipeline",
-    "RecordSummary": "indexer.record_runs",
+    "Indexer": "indexer.runs.indexer",
+    "IndexSummary": "indexer.runs.indexer",
+    "Progress": "indexer.runs.indexer",
+    "RecordSummary": "indexer.runs.records",
+    "remove_path": "indexer.runs.removal",
 }
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "UnreadableFile",
     "__version__",
     "open_index",
+    "remove_path",
 ]
 
 

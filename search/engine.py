@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from indexer.errors import IndexClosed, ModelNotAvailable
-from indexer.record_input import record_id_of
+from indexer.runs.record_input import record_id_of
 from indexer.spaces import Space
 from indexer.store.backends import open_store
 from indexer.store.base import Snapshot, Store, StoredChunk, Target
@@ -257,7 +257,7 @@ class Searcher:
         `min_similarity` (-1 to 1) drops hits whose contextual cosine (`Hit.similarity`)
         is below it. `where` (`{"key": value}`, or `["key=value"]`) keeps the records
         whose metadata holds every pair (numbers compare as numbers, strings as
-        strings: see `indexer.record_input`); files have no metadata, so it leaves them out.
+        strings: see `indexer.runs.record_input`); files have no metadata, so it leaves them out.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.request` and `search.limits`.
         """

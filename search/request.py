@@ -21,8 +21,8 @@ from types import MappingProxyType
 from typing import Any
 
 from indexer.errors import InvalidQuery
-from indexer.file_types import FILE_TYPES
-from indexer.sources import path_text
+from indexer.reading.file_types import FILE_TYPES
+from indexer.reading.sources import path_text
 from indexer.store.filters import SearchFilter, make_filter
 from search.limits import (
     MAX_K,

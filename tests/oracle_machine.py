@@ -47,7 +47,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from indexer import Indexer
 from indexer.errors import IndexLocked, IndexNotFound
 from indexer.faults import KILL_POINTS
-from indexer.sources import path_text
+from indexer.reading.sources import path_text
 from indexer.store.backends import is_database_url, store_exists
 from indexer.store.base import Target
 from tests import oracle_tree as tree_ops

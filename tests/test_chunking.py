@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from indexer.chunking import chunk_text
+from indexer.splitting.chunking import chunk_text
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:

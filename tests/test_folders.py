@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from indexer import Indexer
 from indexer.errors import NotIndexed
-from indexer.removal import remove_path
+from indexer.runs.removal import remove_path
 from indexer.store.backends import describe_store, verify_target
 from search.cli import cli
 from search.engine import Searcher

@@ -6,11 +6,11 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.chunking import chunk_text
 from indexer.errors import UnreadableFile
-from indexer.office_readers import read_docx, read_epub, read_odt, read_pptx
-from indexer.pdf_text import join_line_end_hyphens, split_run_together
-from indexer.readers import decode_text, read_html, read_pdf
+from indexer.reading.office import read_docx, read_epub, read_odt, read_pptx
+from indexer.reading.pdf_text import join_line_end_hyphens, split_run_together
+from indexer.reading.readers import decode_text, read_html, read_pdf
+from indexer.splitting.chunking import chunk_text
 from search import snippets
 from search.snippets import make_snippet
 

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.errors import InvalidIgnoreFile, InvalidPattern
-from indexer.rules import RootRules
-from indexer.sources import walk_folder
+from indexer.reading.rules import RootRules
+from indexer.reading.sources import walk_folder
 from search.cli import cli
 from tests.conftest import ROOT
 from tests.test_watch import PATIENCE_SECONDS, eventually, found

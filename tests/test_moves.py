@@ -88,7 +88,7 @@ def test_a_rename_that_changes_the_reader_reads_the_file_again(tmp_path, tiny_mo
 def test_very_large_files_are_indexed_and_named_in_the_summary(tmp_path, tiny_model_dir):
     from click.testing import CliRunner
 
-    from indexer.pipeline import LARGE_TEXT_CHARACTERS
+    from indexer.runs.indexer import LARGE_TEXT_CHARACTERS
     from search.cli import cli
 
     docs = tmp_path / "docs"

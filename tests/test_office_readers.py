@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.errors import UnreadableFile
-from indexer.headings import markdown_heading
-from indexer.office_readers import read_docx, read_epub, read_odt, read_pptx
+from indexer.reading.headings import markdown_heading
+from indexer.reading.office import read_docx, read_epub, read_odt, read_pptx
 from search.cli import cli
 
 

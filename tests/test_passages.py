@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.chunking import chunk_text
-from indexer.layout import Locator
-from indexer.passages import Passage, _tokenise, _units, document_passages, split_passages
-from indexer.readers import read_html_layout
-from indexer.structure import document_sections
+from indexer.reading.layout import Locator
+from indexer.reading.readers import read_html_layout
+from indexer.splitting.chunking import chunk_text
+from indexer.splitting.passages import Passage, _tokenise, _units, document_passages, split_passages
+from indexer.splitting.structure import document_sections
 
 PROPERTIES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

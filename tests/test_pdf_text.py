@@ -7,8 +7,8 @@ import matplotlib
 from click.testing import CliRunner
 from fpdf import FPDF
 
-from indexer.pdf_text import join_line_end_hyphens, map_ligatures, split_run_together
-from indexer.readers import read_pdf
+from indexer.reading.pdf_text import join_line_end_hyphens, map_ligatures, split_run_together
+from indexer.reading.readers import read_pdf
 from search.cli import cli
 
 # matplotlib (a dependency) ships DejaVu Sans, a font with the ligature glyphs.

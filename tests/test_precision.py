@@ -70,7 +70,7 @@ def test_a_run_that_encodes_nothing_leaves_the_recorded_precision(tmp_path, note
 def test_repair_encodes_in_the_precision_the_manifest_records(tmp_path, notes, model):
     """A repaired bf16 index holds bf16 vectors, as its manifest says (fp32 vectors, at
     cosine 0.99997 to them, would be another index's)."""
-    from indexer.repair import repair_index
+    from indexer.runs.repair import repair_index
 
     index = tmp_path / "ix"
     Indexer(index, precision="bf16").index_folder(notes)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from indexer import CtxsearchError, Indexer
-from indexer.pipeline import Progress
+from indexer.runs.indexer import Progress
 from search.cli.eta import clock, estimate
 from search.cli.progress import ProgressBars
 from tests.conftest import ROOT

@@ -159,9 +159,9 @@ def test_a_worker_that_refuses_to_encode_fails_the_run_in_one_line_and_writes_no
     ray_cluster, tmp_path, tiny_model_dir, monkeypatch
 ):
     """A worker's own error (here: another ctxsearch version) reaches the CLI as one line."""
-    import indexer.ray_encoding
+    import indexer.runs.ray
 
-    monkeypatch.setattr(indexer.ray_encoding, "__version__", "0.0.0-driver")
+    monkeypatch.setattr(indexer.runs.ray, "__version__", "0.0.0-driver")
     folder = write_corpus(tmp_path / "docs", files=3)
     result = CliRunner().invoke(
         cli,

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.errors import UnreadableFile
-from indexer.office_readers import read_docx, read_epub, read_odt, read_pptx
-from indexer.readers import read_pdf
-from indexer.reading_limits import MAX_PARTS, MAX_TEXT_CHARACTERS, ReadingLimits
-from indexer.sources import SourceFile, read_document
+from indexer.reading.limits import MAX_PARTS, MAX_TEXT_CHARACTERS, ReadingLimits
+from indexer.reading.office import read_docx, read_epub, read_odt, read_pptx
+from indexer.reading.readers import read_pdf
+from indexer.reading.sources import SourceFile, read_document
 from search.cli import cli
 from tests.conftest import make_pdf
 from tests.test_office_readers import make_docx, make_epub, make_odt, make_pptx

@@ -140,7 +140,7 @@ def test_records_and_folders_share_an_index_without_touching_each_other(indexer,
     with Searcher(any_index) as searcher:
         paths = {hit.path for hit in searcher.search("river", k=50, mode="lexical").results}
     assert "record:note-05" in paths and str(notes / "river.txt") in paths
-    from indexer.removal import remove_path
+    from indexer.runs.removal import remove_path
     from indexer.store.backends import describe_store, verify_target
 
     assert remove_path(any_index, notes)["removed_documents"] == 3

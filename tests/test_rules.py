@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from indexer import Indexer
-from indexer.rules import RootRules
-from indexer.sources import walk_folder
+from indexer.reading.rules import RootRules
+from indexer.reading.sources import walk_folder
 from indexer.store.backends import open_store
 from search.cli import cli
 

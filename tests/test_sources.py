@@ -3,8 +3,8 @@
 import pytest
 
 from indexer.errors import SourceNotFound, UnreadableFile
-from indexer.readers import decode_text, read_html, read_pdf
-from indexer.sources import read_document, walk_folder
+from indexer.reading.readers import decode_text, read_html, read_pdf
+from indexer.reading.sources import read_document, walk_folder
 from tests.conftest import make_pdf
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.chunking import Chunk
 from indexer.errors import IndexLocked, IndexNotFound
-from indexer.sources import Document
+from indexer.reading.sources import Document
+from indexer.splitting.chunking import Chunk
 from indexer.store.backends import open_store, store_exists
 from indexer.store.base import NewDocument, Store
 from indexer.store.manifest import Manifest

@@ -294,7 +294,7 @@ def test_a_name_that_is_not_utf8_neither_stops_watch_nor_is_missed(watching):
     odd = os.fsencode(docs) + b"/caf\xe9-egrets.md"
     with open(odd, "w") as file:
         file.write("Egrets follow cattle across the wet field.")
-    shown = "caf\\xe9-egrets.md"  # its odd byte shown as an escape (see indexer.sources)
+    shown = "caf\\xe9-egrets.md"  # its odd byte shown as an escape (see indexer.reading.sources)
     eventually(lambda: found(index, "egrets") == [shown], "the file")
     (docs / "herons.md").write_text("Herons and spoonbills wade in shallow water.")
     eventually(lambda: found(index, "spoonbills") == ["herons.md"], "a later edit")

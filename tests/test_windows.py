@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.boundaries import break_score, break_scores
-from indexer.windows import _local_maxima, content_cuts
+from indexer.splitting.boundaries import break_score, break_scores
+from indexer.splitting.windows import _local_maxima, content_cuts
 
 # Few distinct values, so that ties (repeated text) are common.
 PRIORITIES = st.lists(st.integers(0, 12), min_size=1, max_size=600)

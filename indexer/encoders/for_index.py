@@ -8,7 +8,7 @@ workers and the Searcher's torch path all take their encoders from it, so a mism
 refused the same way everywhere.
 
 `EncoderHolder` keeps a long-lived writer's encoders (`serve --writable`, `watch`, an
-app's `Indexer`) with the key of the manifest they were made for (`indexer.encoder_key`),
+app's `Indexer`) with the key of the manifest they were made for (`indexer.runs.encoder_key`),
 and makes new ones when a run's manifest differs; it may be shared between threads.
 """
 
@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from indexer.encoder_key import EncoderKey, settings_text
 from indexer.encoders.choices import static_settings
 from indexer.errors import InvalidSettings
+from indexer.runs.encoder_key import EncoderKey, settings_text
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Protocol, Union
 if TYPE_CHECKING:  # kept cheap to import: every command imports this module
     import numpy as np
 
-    from indexer.chunking import Chunk
-    from indexer.sources import Document
+    from indexer.reading.sources import Document
+    from indexer.splitting.chunking import Chunk
     from indexer.store.filters import SearchFilter
     from indexer.store.manifest import Manifest
 
@@ -75,7 +75,7 @@ class StoredChunk:
     end: int
     text: str
     host: str = ""
-    line: int | None = None  # 1-based, in the file (see `indexer.layout`)
+    line: int | None = None  # 1-based, in the file (see `indexer.reading.layout`)
     end_line: int | None = None
     heading: str | None = None
     page: int | None = None
@@ -85,7 +85,7 @@ class StoredChunk:
 @dataclass(frozen=True)
 class NewDocument:
     """A document to add: its chunks, and each vector space's vectors of those chunks;
-    `metadata` for a record (see `indexer.record_input`), None for a file."""
+    `metadata` for a record (see `indexer.runs.record_input`), None for a file."""
 
     document: Document
     chunks: list[Chunk]
@@ -139,7 +139,7 @@ class Change(Protocol):
 
     def record_root(self, root: Path, rules: str | None = None) -> None:
         """Remember that `root` was indexed as a root of its own, and the --exclude and
-        --include rules of its runs (JSON, see `indexer.rules`) when given."""
+        --include rules of its runs (JSON, see `indexer.reading.rules`) when given."""
         ...
 
     def forget_root(self, root: Path | str) -> None:

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from indexer.record_input import RECORD_PREFIX
+from indexer.runs.record_input import RECORD_PREFIX
 from indexer.store.index_types import structure_for
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ join), never by cutting a top-k afterwards. Paths compare case-sensitively; exte
   extensions (`.py`).
 - `metadata` (`where`): keys whose value a record's metadata must hold, each with the
   value texts that match (a number given as text matches as that number and as that
-  text: see `indexer.record_input`); files have no metadata, so a `where` leaves them out.
+  text: see `indexer.runs.record_input`); files have no metadata, so a `where` leaves them out.
 Within one kind any value may match; every kind given must match.
 """
 
@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 
 from indexer.errors import InvalidQuery
-from indexer.file_types import FILE_TYPES
-from indexer.record_input import where_pairs
+from indexer.reading.file_types import FILE_TYPES
+from indexer.runs.record_input import where_pairs
 from indexer.store.globs import check_glob, glob_regex
 
 MAX_FILTER_VALUES = 64

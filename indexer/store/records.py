@@ -15,9 +15,9 @@ from pathlib import Path
 from sqlalchemy import Connection, delete, func, select, text
 from sqlalchemy.orm import Session
 
-from indexer.chunking import Chunk
-from indexer.record_input import metadata_json, value_text
-from indexer.sources import Document, path_text
+from indexer.reading.sources import Document, path_text
+from indexer.runs.record_input import metadata_json, value_text
+from indexer.splitting.chunking import Chunk
 from indexer.store.base import StoredDocument, StoredRecord
 from indexer.store.manifest import Manifest
 from indexer.store.schema import ChunkRow, DocumentRow, ManifestEntry, RecordMetadataRow, RootRow

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from indexer.record_input import RECORD_PREFIX, record_path
+from indexer.runs.record_input import RECORD_PREFIX, record_path
 from indexer.store import records
 from indexer.store.base import NewDocument, StoredRecord
 from indexer.store.manifest import Manifest

@@ -82,7 +82,7 @@ class RootRow(Base):
     host: Mapped[str] = mapped_column(String, default="")
     path: Mapped[str] = mapped_column(String)
     indexed_at: Mapped[float]
-    # The --exclude/--include patterns of its runs, as JSON (see `indexer.rules`).
+    # The --exclude/--include patterns of its runs, as JSON (see `indexer.reading.rules`).
     rules: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 

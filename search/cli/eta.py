@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from indexer.pipeline import Progress
+from indexer.runs.indexer import Progress
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import click
 from indexer import config
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
-from indexer.record_input import read_jsonl, value_text
+from indexer.runs.record_input import read_jsonl, value_text
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
@@ -217,7 +217,7 @@ def index(
       ctxsearch index ~/archive --ray 10.0.0.5:6379 --index postgresql+psycopg://me@db/search
       ctxsearch index --jsonl articles.jsonl --index app.idx --json
     """
-    from indexer.pipeline import Indexer
+    from indexer.runs.indexer import Indexer
     from search.cli.progress import ProgressBars
 
     if (path is None) == (jsonl is None):
@@ -607,7 +607,7 @@ def remove(path: Path, target: Target, wait: bool, as_json: bool) -> None:
       ctxsearch remove ~/notes/old-project
       ctxsearch remove docs/changelog.md --index docs.idx --json
     """
-    from indexer.removal import remove_path
+    from indexer.runs.removal import remove_path
 
     result = remove_path(target, path, wait=wait)
     if as_json:
@@ -669,7 +669,7 @@ def repair(target: Target, wait: bool, as_json: bool) -> None:
       ctxsearch verify || ctxsearch repair
       ctxsearch repair --index /tmp/ix --json
     """
-    from indexer.repair import repair_index
+    from indexer.runs.repair import repair_index
     from indexer.store.backends import verify_target
 
     result = repair_index(target, wait=wait)

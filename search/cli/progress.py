@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import click
 
-from indexer.pipeline import Progress
+from indexer.runs.indexer import Progress
 from search.cli.eta import clock, estimate
 
 _LABELS = {"index": "Encoding chunks"}

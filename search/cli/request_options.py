@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from indexer.sources import path_text
+from indexer.reading.sources import path_text
 from search.request import Kind, Parameter, parameter_of, parameters, search_request
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING
 import click
 
 from indexer.errors import IndexLocked, InvalidIgnoreFile, InvalidPattern, SourceNotFound
-from indexer.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable
+from indexer.reading.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable
 from indexer.store.base import Target
 from search.cli.common import index_option, translate_errors
 from search.paths import display_path
 from search.text import json_text, terminal_text
 
 if TYPE_CHECKING:
-    from indexer.pipeline import Indexer, IndexSummary
+    from indexer.runs.indexer import Indexer, IndexSummary
 
 # A burst that never goes quiet (a long copy, a build) is still indexed this often.
 _LONGEST_WAIT_MS = 10_000
@@ -170,7 +170,7 @@ def watch(
       ctxsearch watch ~/notes
       ctxsearch watch ~/notes ~/papers --index ~/notes.idx --debounce 2000
     """
-    from indexer.pipeline import Indexer
+    from indexer.runs.indexer import Indexer
 
     roots = _roots(paths)
     index_folder = Path(target).expanduser().resolve() if isinstance(target, Path) else None

@@ -229,9 +229,9 @@ def sample_texts(path: Path, limit: int) -> list[str]:
         with corpus.open() as handle:
             records = [json.loads(line) for _, line in zip(range(limit), handle, strict=False)]
         return [f"{r.get('title', '')} {r['text']}".strip() for r in records]
-    from indexer.chunking import chunk_text
     from indexer.encoders.loading import load_model
-    from indexer.sources import read_document, walk_folder
+    from indexer.reading.sources import read_document, walk_folder
+    from indexer.splitting.chunking import chunk_text
 
     loaded = load_model()
     texts: list[str] = []

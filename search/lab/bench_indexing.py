@@ -111,12 +111,12 @@ def overhead_rows(folder: Path) -> list[Row]:
     Both run in this process with the model already loaded, so the difference is what
     reading, chunking and storing (SQL, FTS5, FAISS, publishing) cost.
     """
-    from indexer.chunking import chunk_text
     from indexer.encoders.loading import load_model
     from indexer.encoders.static import StaticEncoder
     from indexer.encoders.transformer import ContextualEncoder
-    from indexer.pipeline import DEFAULT_OVERLAP, Indexer
-    from indexer.sources import read_document, walk_folder
+    from indexer.reading.sources import read_document, walk_folder
+    from indexer.runs.indexer import DEFAULT_OVERLAP, Indexer
+    from indexer.splitting.chunking import chunk_text
 
     loaded = load_model()
     content_tokens = loaded.max_tokens - loaded.tokenizer.num_special_tokens_to_add()

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from indexer.chunking import Chunk
-from indexer.sources import Document
+from indexer.reading.sources import Document
+from indexer.splitting.chunking import Chunk
 from indexer.store.backends import open_store
 from indexer.store.base import NewDocument, Target
 from indexer.store.manifest import Manifest

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.errors import SourceNotFound
-from indexer.sources import read_document, walk_folder
+from indexer.reading.sources import read_document, walk_folder
 
 
 @dataclass

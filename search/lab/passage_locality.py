@@ -1,5 +1,6 @@
 """How many passages an edit changes, and how long passages are: windows from the file's
-start (`indexer.chunking`) against passages anchored to structure (`indexer.passages`).
+start (`indexer.splitting.chunking`) against passages anchored to structure
+(`indexer.splitting.passages`).
 
 For each file, three edits are made to its bytes (append a line, prepend a section,
 change a sentence in the middle), the file is read again by ctxsearch's own reader, and
@@ -21,10 +22,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from indexer.chunking import chunk_text
-from indexer.passages import document_passages
-from indexer.sources import Document, SourceFile, read_document
-from indexer.structure import section_kind
+from indexer.reading.sources import Document, SourceFile, read_document
+from indexer.splitting.chunking import chunk_text
+from indexer.splitting.passages import document_passages
+from indexer.splitting.structure import section_kind
 
 Edit = Callable[[bytes, str], bytes]
 

@@ -25,9 +25,9 @@ from fastapi import Request
 from starlette.convertors import Convertor, register_url_convertor
 
 from indexer.errors import CtxsearchError, IndexLocked, InvalidRecord
-from indexer.progress import Progress
-from indexer.record_input import Record, check_record_ids, check_records
-from indexer.record_runs import RecordSummary
+from indexer.runs.progress import Progress
+from indexer.runs.record_input import Record, check_record_ids, check_records
+from indexer.runs.records import RecordSummary
 from indexer.store.base import Target
 from search.server.write_queue import WriteQueue
 
@@ -66,7 +66,7 @@ class RecordWriter:
     """Upserts and deletes records in the index the server searches, one at a time."""
 
     def __init__(self, target: Target):
-        from indexer.pipeline import Indexer
+        from indexer.runs.indexer import Indexer
 
         self.indexer = Indexer(target)
         self.queue = WriteQueue()

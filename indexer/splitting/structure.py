@@ -12,9 +12,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from indexer.code_outline import CODE_SUFFIXES, code_kind, code_outline
-from indexer.layout import Layout, text_kind
-from indexer.outline import Heading, markdown_outline, rst_outline
+from indexer.reading.layout import Layout, text_kind
+from indexer.splitting.code_outline import CODE_SUFFIXES, code_kind, code_outline
+from indexer.splitting.outline import Heading, markdown_outline, rst_outline
 
 SECTION_SEPARATOR = " \u203a "  # a single right-pointing angle quote between titles
 
@@ -40,7 +40,7 @@ class Section:
 def section_kind(path: str) -> str:
     """The kind of structure a file's text has, from its name: `text_kind`'s kinds
     (`markdown`, `rst`, `html`, `pdf`, `office`, `text`) or a code language of
-    `indexer.code_outline` (`python`, `javascript`, `go`, `rust`)."""
+    `indexer.splitting.code_outline` (`python`, `javascript`, `go`, `rust`)."""
     kind = text_kind(path)
     return (code_kind(path) or kind) if kind == "text" else kind
 

@@ -1,7 +1,7 @@
 """Passages: token windows inside a document's sections, with each one's section trail.
 
-A document is split at its own structure first (`indexer.structure`), then each section
-into windows of at most the model's `max_tokens` tokens (`indexer.windows`), so that how
+A document is split at its own structure first (`indexer.splitting.structure`), then each section
+into windows of at most the model's `max_tokens` tokens (`indexer.splitting.windows`), so that how
 a section is cut depends only on that section's text, and inside a long section only on
 the text near each cut. An edit therefore changes only the passages around it.
 
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from indexer.boundaries import INSIDE_WORD, TokenSpans, break_score
-from indexer.layout import Layout
-from indexer.structure import SECTION_SEPARATOR, Section, document_sections
-from indexer.windows import content_cuts, cut_priorities, section_start_score
+from indexer.reading.layout import Layout
+from indexer.splitting.boundaries import INSIDE_WORD, TokenSpans, break_score
+from indexer.splitting.structure import SECTION_SEPARATOR, Section, document_sections
+from indexer.splitting.windows import content_cuts, cut_priorities, section_start_score
 
 # A section of fewer tokens than this share of the window is small (it joins others).
 SMALL_SECTION_SHARE = 0.25

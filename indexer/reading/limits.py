@@ -1,6 +1,6 @@
 """How much one file's reading may produce and do: its text, the parts walked, the time.
 
-The size cap bounds the bytes read (`indexer.sources`) and the office readers bound the
+The size cap bounds the bytes read (`indexer.reading.sources`) and the office readers bound the
 bytes a zip unpacks to, but neither bounds what a reader makes of them: a 14 KB EPUB whose
 spine lists one chapter 2,000 times gave 160 M characters, and a 38 KB .docx of 200,000
 empty paragraphs gave none, after 200,000 turns of a reader's loop. So the readers of

@@ -13,7 +13,7 @@ JavaScript in asset folders (`_static/`, `static/`, `assets/`, `js/`) and Sphinx
 elsewhere (a project's `src/`) is still read as code.
 
 A pattern pathspec cannot compile (`[z-a]`, a lone `\\` or `!`) is refused where it enters:
-`RootRules` raises `InvalidPattern` naming it, and `indexer.sources` checks each line of
+`RootRules` raises `InvalidPattern` naming it, and `indexer.reading.sources` checks each line of
 `.ctxsearchignore` with `pattern_error` before a walk starts.
 """
 
@@ -53,7 +53,7 @@ class RootRules:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     default_excludes: bool = True
-    # The lines of .ctxsearchignore, checked where the file is read (`indexer.sources`).
+    # The lines of .ctxsearchignore, checked where the file is read (`indexer.reading.sources`).
     ignore_file: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:

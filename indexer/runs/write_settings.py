@@ -19,7 +19,7 @@ from indexer.version import __version__
 
 if TYPE_CHECKING:
     from indexer.encoders.for_index import IndexEncoders
-    from indexer.encoding import EncodingBackend
+    from indexer.runs.encoding import EncodingBackend
 
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
@@ -65,7 +65,7 @@ class WriteSettings:
         check_settings(pooling, chunk_overlap, batch_chunks, index_type, static)
         resolved = resolve_precision(precision)  # `auto`: bf16 where the CPU has it natively
         if ray is not None:
-            from indexer.ray_encoding import RayEncoding
+            from indexer.runs.ray import RayEncoding
 
             RayEncoding(ray, ray_workers, ray_threads)  # Ray installed, sane numbers
         return cls(
@@ -137,9 +137,9 @@ class WriteSettings:
     ) -> EncodingBackend:
         """Where this writer's chunks are encoded: here with `encoders_for`, or on Ray."""
         if self.ray is None:
-            from indexer.encoding import LocalEncoding
+            from indexer.runs.encoding import LocalEncoding
 
             return LocalEncoding(encoders_for, progress)
-        from indexer.ray_encoding import RayEncoding
+        from indexer.runs.ray import RayEncoding
 
         return RayEncoding(self.ray, self.ray_workers, self.ray_threads)

@@ -1,8 +1,8 @@
 """The writer: an `Indexer` keeps its settings and its encoders and starts runs.
 
 Each call (`index_folder`, `upsert_records`, `delete_records`) is one run with its own
-state (`indexer.run`): a folder run (`indexer.folder_runs`) or a record run
-(`indexer.record_runs`). The encoders live on (`indexer.encoders.for_index`), checked
+state (`indexer.runs.run`): a folder run (`indexer.runs.folders`) or a record run
+(`indexer.runs.records`). The encoders live on (`indexer.encoders.for_index`), checked
 against the manifest of the index at every run, so a long-lived writer (`watch`,
 `serve --writable`, an app) loads its model once.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
-from indexer.folder_runs import (
+from indexer.runs.folders import (
     LARGE_TEXT_CHARACTERS,
     FileFailure,
     IndexSummary,
@@ -22,15 +22,15 @@ from indexer.folder_runs import (
     MovedFile,
     index_folder,
 )
-from indexer.progress import Progress, ProgressCallback
-from indexer.run import Run
+from indexer.runs.progress import Progress, ProgressCallback
+from indexer.runs.run import Run
+from indexer.runs.write_settings import DEFAULT_OVERLAP, DEFAULT_POOLING, WriteSettings
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.backends import normalise_target, open_store, store_exists
 from indexer.store.base import Target
-from indexer.write_settings import DEFAULT_OVERLAP, DEFAULT_POOLING, WriteSettings
 
 if TYPE_CHECKING:
-    from indexer.record_runs import RecordSummary
+    from indexer.runs.records import RecordSummary
 
 __all__ = [
     "DEFAULT_OVERLAP",
@@ -94,7 +94,7 @@ class Indexer:
             precision,
         )
         # The loaded model and one encoder per space, kept for the next runs and checked
-        # against the manifest of the index at every one (see `indexer.encoder_key`).
+        # against the manifest of the index at every one (see `indexer.runs.encoder_key`).
         self.encoders = EncoderHolder(self.settings.precision)
 
     @property
@@ -127,7 +127,7 @@ class Indexer:
         """Bring the index up to date with `folder`; return what changed.
 
         `exclude` and `include` (gitignore patterns relative to `folder`) and
-        `default_excludes` (skip web assets; see `indexer.rules`) are remembered for the
+        `default_excludes` (skip web assets; see `indexer.reading.rules`) are remembered for the
         folder: a later run that leaves one out keeps the remembered value, one that
         gives it replaces it, and `forget_rules` starts again from the defaults. Files
         they leave out that were indexed before are removed.
@@ -144,7 +144,7 @@ class Indexer:
 
         Roots indexed on their own inside `folder` are brought up to date too, each with
         its own rules, and those whose folders are gone are forgotten (see
-        `indexer.nested_roots`).
+        `indexer.runs.nested_roots`).
         """
         return index_folder(
             self.run(progress),
@@ -173,14 +173,14 @@ class Indexer:
         `InvalidQuery`) naming the record, before anything is written; another writer
         raises `IndexLocked`, or is waited for with `wait`.
         """
-        from indexer.record_runs import upsert_records
+        from indexer.runs.records import upsert_records
 
         return upsert_records(self.run(progress), records, wait)
 
     def delete_records(self, ids: Iterable[str], wait: bool = False) -> RecordSummary:
         """Remove the records with these ids in one atomic change; ids that no record
         has are listed in the summary's `not_found`, not raised."""
-        from indexer.record_runs import delete_records
+        from indexer.runs.records import delete_records
 
         return delete_records(self.target, ids, wait)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.layout import text_kind
-from indexer.readers import LAYOUT_READERS, READERS
+from indexer.reading.layout import text_kind
+from indexer.reading.readers import LAYOUT_READERS, READERS
 
 MoveKey = tuple[str, str, str]
 

@@ -1,13 +1,13 @@
 """Index a folder: diff it against the store, encode only what changed, publish at once.
 
-For each run (a `Run`, see `indexer.run`):
+For each run (a `Run`, see `indexer.runs.run`):
 1. walk the folder and compare each file's size and mtime with the store;
 2. delete the documents whose files are gone (the store drops them from every space);
 3. stream the files that may have changed: read and chunk one file at a time (a file
    whose hash is unchanged only gets its new mtime; a file that fails is reported and
    counted, its old version kept), and encode and store about `batch_chunks` chunks at a
    time into the run's change; the encoding runs in this process, or on a Ray cluster
-   (`ray=`, see `indexer.encoding`), and nothing else changes with it;
+   (`ray=`, see `indexer.runs.encoding`), and nothing else changes with it;
 4. publish everything at once (see `Store.change`), or nothing if nothing changed.
 
 The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
@@ -21,14 +21,14 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from indexer.content import why_not_prose
 from indexer.errors import SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
-from indexer.moves import MoveKey, move_key
-from indexer.nested_roots import RunRoot, nested_roots, owner
-from indexer.rules import RootRules, merged
-from indexer.run import Pending, Run, index_totals
-from indexer.sources import SourceFile, path_text, read_document, walk_folder
+from indexer.reading.content import why_not_prose
+from indexer.reading.rules import RootRules, merged
+from indexer.reading.sources import SourceFile, path_text, read_document, walk_folder
+from indexer.runs.moves import MoveKey, move_key
+from indexer.runs.nested_roots import RunRoot, nested_roots, owner
+from indexer.runs.run import Pending, Run, index_totals
 from indexer.store.backends import open_store, store_exists
 from indexer.store.base import Change, Store, StoredDocument, Target
 
@@ -204,7 +204,7 @@ def _plan(
     roots nested in the run's folder whose folders are gone (to forget).
 
     `sources` are the files of the run's folder; each root nested in it is walked
-    with its own rules, and a file is the deepest root's (see `indexer.nested_roots`).
+    with its own rules, and a file is the deepest root's (see `indexer.runs.nested_roots`).
     """
     nested = nested_roots(store, run.path)
     roots = [run, *nested.present]
@@ -281,7 +281,7 @@ def _read_candidates(
 
     A file whose content hash is unchanged only has its mtime recorded; a new file
     with the content of a gone document, read the same way (in `movable`, see
-    `indexer.moves`), takes that document over under its new path, keeping its
+    `indexer.runs.moves`), takes that document over under its new path, keeping its
     chunks and vectors.
     """
     if not candidates:

@@ -13,7 +13,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from indexer.outline import Heading, markdown_outline, rst_outline
+from indexer.splitting.outline import Heading, markdown_outline, rst_outline
 
 # Anchors: (offset in the extracted text, value), sorted by offset; a value holds from
 # its offset up to the next anchor.
@@ -23,7 +23,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 RST_SUFFIXES = (".rst", ".rst.txt")  # Sphinx copies its sources as NAME.rst.txt
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 PDF_SUFFIXES = (".pdf",)
-# Read into Markdown-like text (`indexer.office_readers`: headings as `#` lines); the
+# Read into Markdown-like text (`indexer.reading.office`: headings as `#` lines); the
 # text is not the file's, so it has headings and no lines.
 OFFICE_SUFFIXES = (".docx", ".pptx", ".odt", ".epub")
 
@@ -35,7 +35,7 @@ class Layout:
     `lines` maps text offsets to 1-based source lines (None: the text is the file, count
     its newlines); `pages` maps them to 1-based PDF pages; `headings` are the offsets and
     titles of the headings in the text; `outline` has the same headings with their levels
-    and extents where the reader knows them (HTML), for `indexer.structure`.
+    and extents where the reader knows them (HTML), for `indexer.splitting.structure`.
     """
 
     lines: Anchors | None = None
@@ -131,7 +131,7 @@ class Locator:
 
 
 def locate_chunks(text: str, path: str, layout: Layout | None, chunks: list) -> list:
-    """`chunks` (of `indexer.chunking.Chunk`) with their lines, heading and page filled in."""
+    """`chunks` (`indexer.splitting.chunking.Chunk`) with lines, heading and page filled in."""
     from dataclasses import replace
 
     locator = Locator(text, text_kind(path), layout)

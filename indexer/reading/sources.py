@@ -10,10 +10,10 @@ from pathlib import Path
 from stat import S_ISREG
 
 from indexer.errors import InvalidIgnoreFile, SourceNotFound, UnreadableFile
-from indexer.layout import Layout, text_kind, text_layout
-from indexer.readers import LAYOUT_READERS, READERS
-from indexer.reading_limits import MAX_TEXT_CHARACTERS, text_over_limit
-from indexer.rules import RootRules, pattern_error
+from indexer.reading.layout import Layout, text_kind, text_layout
+from indexer.reading.limits import MAX_TEXT_CHARACTERS, text_over_limit
+from indexer.reading.readers import LAYOUT_READERS, READERS
+from indexer.reading.rules import RootRules, pattern_error
 
 SKIPPED_FOLDERS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
@@ -42,7 +42,7 @@ class Document:
     size: int
     mtime_ns: int
     sha256: str
-    layout: Layout | None = None  # where parts of `text` came from (see `indexer.layout`)
+    layout: Layout | None = None  # where parts of `text` came from (see `indexer.reading.layout`)
 
 
 def path_text(path: Path | str) -> str:
@@ -72,7 +72,7 @@ def walk_folder(
 
     Hidden files and folders, version-control and dependency folders are skipped, and so
     is whatever the patterns of a `.ctxsearchignore` file at the root match (gitignore
-    syntax), and what `rules` leave out (by default: web assets; see `indexer.rules`).
+    syntax), and what `rules` leave out (by default: web assets; see `indexer.reading.rules`).
     Folder symlinks are not followed, so a symlink loop cannot trap the walk.
     A folder that cannot be listed is reported to `on_unreadable` (its files are unknown,
     not gone); the root itself must be readable (`SourceNotFound`), and its ignore file
@@ -180,7 +180,7 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
     be a regular file (it may have become a FIFO since the walk), and at most
     `max_bytes` are read, whatever its size became. Its text may not pass
     `MAX_TEXT_CHARACTERS` (the readers of containers also stop their work at the limits
-    of `indexer.reading_limits`).
+    of `indexer.reading.limits`).
     """
     data = _read_bounded(source.path, max_bytes)
     suffix = source.path.suffix.lower()

@@ -3,7 +3,7 @@ import: the command line's help lists them)."""
 
 from __future__ import annotations
 
-from indexer.readers import READERS
+from indexer.reading.readers import READERS
 
 _CODE = tuple(
     suffix

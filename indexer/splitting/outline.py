@@ -4,8 +4,8 @@ Markdown (ATX and setext titles, outside code fences and front matter), reStruct
 (underlined and overlined titles, levels in the order their adornment styles first
 appear, as docutils assigns them), and the headings a reader recorded for text that is
 not the file's own (HTML: `Layout.outline`). Office and e-book text has its headings
-written as Markdown heading lines (`indexer.headings`), so it is read as Markdown.
-Definitions in source code are in `indexer.code_outline`.
+written as Markdown heading lines (`indexer.reading.headings`), so it is read as Markdown.
+Definitions in source code are in `indexer.splitting.code_outline`.
 """
 
 from __future__ import annotations

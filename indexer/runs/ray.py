@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from indexer import errors
-from indexer.encoding import Item, Vectors
 from indexer.errors import CtxsearchError, EncodingFailed, InvalidSettings, MissingDependency
+from indexer.runs.encoding import Item, Vectors
 from indexer.store.manifest import Manifest
 from indexer.version import __version__
 

@@ -1,7 +1,7 @@
 """Where to cut a run of tokens into windows, chosen from nearby content only.
 
 Each place between two tokens gets a priority: how good a boundary it is
-(`indexer.boundaries`, with section starts above paragraph breaks) and then a hash of the
+(`indexer.splitting.boundaries`, with section starts above paragraph breaks) and then a hash of the
 few tokens around it. A place is a cut when its priority is the highest within `window`
 tokens on either side and it lies more than `window` tokens from both ends of the run.
 So whether a place is a cut depends only on the text within `window` (plus two) tokens
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from indexer.boundaries import PARAGRAPH, break_scores
+from indexer.splitting.boundaries import PARAGRAPH, break_scores
 
 # A section start inside the run scores above a paragraph break, and more the higher
 # its heading (level 1 highest).

@@ -3,9 +3,9 @@
 A `Run` opens (or creates) the index with this process as its only writer and checks
 what it writes into; chunks documents with the index's model; encodes and stores them
 about `batch_chunks` chunks at a time into the run's change (in this process or on a Ray
-cluster, `indexer.encoding`); reports its progress; and, once committed, exports the
-model for torch-free queries. What changes is the caller's (`indexer.folder_runs`,
-`indexer.record_runs`). Each run has its own state: the `Indexer` that starts it keeps
+cluster, `indexer.runs.encoding`); reports its progress; and, once committed, exports the
+model for torch-free queries. What changes is the caller's (`indexer.runs.folders`,
+`indexer.runs.records`). Each run has its own state: the `Indexer` that starts it keeps
 only its settings and its encoders, so one writer serves any number of runs.
 """
 
@@ -16,16 +16,16 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from indexer.chunking import Chunk, chunk_text
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
-from indexer.layout import Layout, locate_chunks
-from indexer.progress import Progress, ProgressCallback, no_report
-from indexer.sources import Document
+from indexer.reading.layout import Layout, locate_chunks
+from indexer.reading.sources import Document
+from indexer.runs.progress import Progress, ProgressCallback, no_report
+from indexer.runs.write_settings import WriteSettings
+from indexer.splitting.chunking import Chunk, chunk_text
 from indexer.store.backends import check_can_create, open_store, store_exists
 from indexer.store.base import Change, NewDocument, Store
 from indexer.store.manifest import Manifest
-from indexer.write_settings import WriteSettings
 
 if TYPE_CHECKING:
     from indexer.encoders.loading import LoadedModel

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from indexer.errors import UnreadableFile
-from indexer.layout import Layout
-from indexer.office_readers import read_docx, read_epub, read_odt, read_pptx
-from indexer.outline import Heading
-from indexer.pdf_text import clean_pdf_text, split_run_together
-from indexer.reading_limits import READING_LIMITS, ReadingBudget, ReadingLimits
+from indexer.reading.layout import Layout
+from indexer.reading.limits import READING_LIMITS, ReadingBudget, ReadingLimits
+from indexer.reading.office import read_docx, read_epub, read_odt, read_pptx
+from indexer.reading.pdf_text import clean_pdf_text, split_run_together
+from indexer.splitting.outline import Heading
 
 if TYPE_CHECKING:
     from pypdf import PageObject
@@ -168,7 +168,7 @@ def read_pdf(data: bytes, *, limits: ReadingLimits = READING_LIMITS) -> str:
 
 def read_pdf_layout(data: bytes, *, limits: ReadingLimits = READING_LIMITS) -> tuple[str, Layout]:
     """`read_pdf`'s text, with where each page's text starts in it; its pages and text
-    counted against `limits` (`indexer.reading_limits`)."""
+    counted against `limits` (`indexer.reading.limits`)."""
     import logging
 
     from pypdf import PdfReader

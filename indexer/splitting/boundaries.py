@@ -2,8 +2,8 @@
 
 A paragraph break is the best place, then a sentence end, a line break, a space between
 words, punctuation, and last the middle of a word. Both window makers use this order:
-`indexer.chunking` (windows from the file's start) and `indexer.passages` (windows inside
-a document's sections).
+`indexer.splitting.chunking` (windows from the file's start) and
+`indexer.splitting.passages` (windows inside a document's sections).
 """
 
 from __future__ import annotations

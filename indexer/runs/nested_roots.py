@@ -17,8 +17,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexer.rules import RootRules
-from indexer.sources import path_text
+from indexer.reading.rules import RootRules
+from indexer.reading.sources import path_text
 from indexer.store.base import Store
 
 

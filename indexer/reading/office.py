@@ -1,10 +1,10 @@
 """Readers for Word (.docx), PowerPoint (.pptx), OpenDocument text (.odt) and EPUB files.
 
 Each returns the document's text in reading order, one blank line between blocks, with
-its headings written as Markdown heading lines (`indexer.headings`). All four formats are
+its headings written as Markdown heading lines (`indexer.reading.headings`). All four formats are
 zip archives: the archive is checked first, so a file that is not one, or that would
 unpack to an absurd size, fails in one line before any library parses it. While reading,
-each counts its parts and text against `indexer.reading_limits`.
+each counts its parts and text against `indexer.reading.limits`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from indexer.errors import UnreadableFile
-from indexer.headings import markdown_heading
-from indexer.reading_limits import READING_LIMITS, ReadingBudget, ReadingLimits
+from indexer.reading.headings import markdown_heading
+from indexer.reading.limits import READING_LIMITS, ReadingBudget, ReadingLimits
 
 # Office files are mostly compressed XML; a real one rarely unpacks to more than a few
 # times its size. This bounds the memory a crafted archive (a zip bomb) can take.

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from indexer.boundaries import TokenSpans, break_score
+from indexer.splitting.boundaries import TokenSpans, break_score
 
 
 @dataclass(frozen=True)
 class Chunk:
     """A window of a document: its position, character offsets and text, and where it
-    sits in the file (see `indexer.layout`; None where unknown or not applicable)."""
+    sits in the file (see `indexer.reading.layout`; None where unknown or not applicable)."""
 
     ordinal: int
     start: int
