@@ -60,7 +60,7 @@ test: $(VENV)/.installed-test browser
 	$(BIN)/python -m pytest -q
 	$(MAKE) soak
 
-# The oracle machine's long profile (tests/test_oracle.py, -m soak): generated sequences
+# The oracle machine's long profile (tests/reliability/test_oracle.py, -m soak): generated sequences
 # of changes and interruptions for some minutes, after the default suite.
 soak: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m soak

@@ -177,45 +177,45 @@ HOLD_AT = Variable(
 
 ORACLE_SEED = Variable(
     "CTXSEARCH_ORACLE_SEED",
-    "`N`: the oracle machine (`tests/test_oracle.py`) runs another seeded sequence.",
+    "`N`: the oracle machine (`tests/reliability/test_oracle.py`) runs another seeded sequence.",
     "unset (derandomized)",
-    "`tests/test_oracle.py`",
+    "`tests/reliability/test_oracle.py`",
     TEST_SEAM,
 )
 ORACLE_EXAMPLES = Variable(
     "CTXSEARCH_ORACLE_EXAMPLES",
     "`N`: how many examples the oracle machine runs.",
     "the profile's",
-    "`tests/test_oracle.py`",
+    "`tests/reliability/test_oracle.py`",
     TEST_SEAM,
 )
 ORACLE_STEPS = Variable(
     "CTXSEARCH_ORACLE_STEPS",
     "`N`: how many steps each example of the oracle machine takes.",
     "the profile's",
-    "`tests/test_oracle.py`",
+    "`tests/reliability/test_oracle.py`",
     TEST_SEAM,
 )
 ORACLE_SHRINK = Variable(
     "CTXSEARCH_ORACLE_SHRINK",
     "`0`: the oracle machine does not shrink a failing sequence.",
     "`1`",
-    "`tests/test_oracle.py`",
+    "`tests/reliability/test_oracle.py`",
     TEST_SEAM,
 )
 ORACLE_STILL_OPEN = Variable(
     "CTXSEARCH_ORACLE_STILL_OPEN",
     "Names of known defects (comma-separated) the oracle machine expects to find: to check "
     "that it finds a defect again on a commit that reverts its fix.",
-    "the list in `tests/test_oracle.py`",
-    "`tests/test_oracle.py`",
+    "the list in `tests/reliability/test_oracle.py`",
+    "`tests/reliability/test_oracle.py`",
     TEST_SEAM,
 )
 ORACLE_VERBOSE = Variable(
     "CTXSEARCH_ORACLE_VERBOSE",
     "Set: the oracle machine prints every step.",
     "unset",
-    "`tests/test_oracle.py`",
+    "`tests/reliability/test_oracle.py`",
     TEST_SEAM,
 )
 

@@ -134,7 +134,7 @@ def make_pdf(lines: list[str]) -> bytes:
 @pytest.fixture(scope="session")
 def sample_server(sample_index, tmp_path_factory):
     """`ctxsearch serve` over the sample index, in its own process, for the whole session."""
-    from tests.serving import running_server
+    from tests.support.serving import running_server
 
     with running_server(sample_index, tmp_path_factory.mktemp("server") / "server.log") as server:
         yield server
@@ -145,7 +145,7 @@ def token_server(sample_index, tmp_path_factory):
     """`ctxsearch serve` over the sample index with a non-ASCII token and one more host
     names it answers for: `--token pässwort --allowed-host notes.example
     --allowed-host proxy.example:8443`."""
-    from tests.serving import running_server
+    from tests.support.serving import running_server
 
     log = tmp_path_factory.mktemp("token-server") / "server.log"
     args = ("--token", TOKEN, "--allowed-host", "notes.example")

@@ -1,0 +1,120 @@
+"""Readers during a run, a second writer, and a lock left behind by a killed writer."""
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from search import Searcher
+from search.cli import cli
+from tests.conftest import ROOT
+from tests.support.crash_harness import (
+    QUERIES,
+    index_before_and_after_a_change,
+    index_in_process,
+    start_indexer_process,
+)
+
+HOLD_LOCK = """
+import os, signal, sys, time
+from indexer.store.local.lock import WriterLock
+lock = WriterLock(sys.argv[1]).acquire()
+print("locked", flush=True)
+if sys.argv[2] == "die":
+    os.kill(os.getpid(), signal.SIGKILL)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def hold_lock(index_dir, how: str) -> subprocess.Popen:
+    """A process holding the index's writer lock for `how` seconds, or dying with it."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(index_dir), how],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout.readline().strip() == "locked"
+    return process
+
+
+@pytest.fixture
+def small_index(tmp_path, notes, tiny_model_dir):
+    index_in_process(tmp_path / "ix", notes, tiny_model_dir)
+    return tmp_path / "ix"
+
+
+def files_of(index_dir):
+    return {p.name: p.read_bytes() for p in index_dir.iterdir() if p.suffix == ".faiss"}
+
+
+def test_a_second_writer_is_refused_with_exit_3_and_changes_nothing(small_index, notes):
+    (notes / "extra.md").write_text("A brand new note about herons.")
+    before = files_of(small_index)
+    holder = hold_lock(small_index, "30")
+    try:
+        result = CliRunner().invoke(cli, ["index", str(notes), "--index", str(small_index)])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.exit_code == 3
+    assert f"another ctxsearch process (pid {holder.pid}) is writing this index" in result.stderr
+    assert "--wait" in result.stderr
+    assert files_of(small_index) == before
+
+
+def test_a_second_writer_with_wait_runs_when_the_first_is_done(small_index, notes):
+    (notes / "extra.md").write_text("A brand new note about herons.")
+    holder = hold_lock(small_index, "2")
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        cli, ["index", str(notes), "--index", str(small_index), "--wait", "--json"]
+    )
+    holder.wait()
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - started >= 1.0
+    assert '"added": 1' in result.stdout
+
+
+def test_a_lock_left_by_a_killed_writer_is_recovered(small_index, notes):
+    holder = hold_lock(small_index, "die")
+    assert holder.wait() == -signal.SIGKILL
+    assert (small_index / "write.lock").read_text().strip() == str(holder.pid)
+    (notes / "extra.md").write_text("A brand new note about herons.")
+    result = CliRunner().invoke(cli, ["index", str(notes), "--index", str(small_index), "--json"])
+    assert result.exit_code == 0 and '"added": 1' in result.stdout
+
+
+def test_readers_see_the_old_state_or_the_new_never_a_mix(tmp_path, tiny_model_dir, any_index):
+    reference = tmp_path / "reference" if isinstance(any_index, Path) else f"{any_index}_ref"
+    folder, index_dir, old, new = index_before_and_after_a_change(
+        tmp_path, tiny_model_dir, any_index, reference
+    )
+
+    writer = start_indexer_process(
+        index_dir, folder, tiny_model_dir, env={"CTXSEARCH_PAUSE_AT": "after-batch:0.5"}
+    )
+    seen = {"old": 0, "new": 0}
+    with Searcher(index_dir) as long_lived:
+        while True:
+            finished = writer.poll() is not None
+            for query in QUERIES:
+                for mode in ("lexical", "static", "contextual", "hybrid"):
+                    for searcher in (long_lived, Searcher(index_dir)):
+                        hits = searcher.search(query, k=5, mode=mode).results
+                        observed = [(h.path, h.start, h.end, round(h.score, 4)) for h in hits]
+                        if searcher is not long_lived:
+                            searcher.close()
+                        if observed == old[(query, mode)]:
+                            seen["old"] += 1
+                        else:
+                            assert observed == new[(query, mode)], (query, mode)
+                            seen["new"] += 1
+            if finished:
+                break
+    assert writer.returncode == 0, writer.stderr.read()
+    assert seen["old"] > 0 and seen["new"] > 0, seen

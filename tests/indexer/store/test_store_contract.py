@@ -1,0 +1,542 @@
+"""The store contract: what every backend promises, run against each one for real.
+
+The same tests run on the embedded store (a folder: SQLite + FTS5 + FAISS) and on
+PostgreSQL + pgvector (a real server started for the session; see postgres_server.py).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.errors import IndexLocked, IndexNotFound
+from indexer.reading.sources import Document
+from indexer.splitting.chunking import Chunk
+from indexer.store.backends import open_store, store_exists
+from indexer.store.base import NewDocument, Store
+from indexer.store.manifest import Manifest
+from tests.conftest import ROOT
+
+DIM = 4
+
+
+def manifest() -> Manifest:
+    return Manifest(
+        model="test/model",
+        model_fingerprint="abc",
+        pooling="mean",
+        dim=DIM,
+        max_tokens=16,
+        chunk_tokens=14,
+        chunk_overlap=2,
+        version="test",
+    )
+
+
+def new_store(target) -> Store:
+    store = open_store(target, create=True)
+    with store.writer():
+        store.initialise(manifest())
+    return store
+
+
+def unit(position: int) -> np.ndarray:
+    return np.eye(DIM, dtype=np.float32)[position % DIM]
+
+
+def new_document(path: str, texts: list[str], first_axis: int = 0) -> NewDocument:
+    chunks = [Chunk(i, 0, len(t), t) for i, t in enumerate(texts)]
+    matrix = (
+        np.stack([unit(first_axis + i) for i in range(len(texts))])
+        if texts
+        else np.zeros((0, DIM), np.float32)
+    )
+    document = Document(path=Path(path), text=" ".join(texts), size=1, mtime_ns=1, sha256="0" * 64)
+    return NewDocument(document, chunks, {"contextual": matrix, "static": matrix})
+
+
+def add(store: Store, path: str, texts: list[str], first_axis: int = 0) -> list[int]:
+    with store.writer(), store.change() as change:
+        return change.add_documents([new_document(path, texts, first_axis)])[0]
+
+
+def paths(store: Store) -> list[str]:
+    return sorted(store.documents_under(Path("/")))
+
+
+def test_a_new_store_round_trips_documents_chunks_and_vectors(any_index):
+    store = new_store(any_index)
+    ids = add(store, "/docs/a.txt", ["alpha otters", "beta herons"])
+    store.close()
+    assert store_exists(any_index)
+    reopened = open_store(any_index)
+    try:
+        assert reopened.manifest.model == "test/model" and reopened.manifest.generation == 1
+        assert reopened.manifest.index_id
+        with reopened.snapshot() as snapshot:
+            assert snapshot.counts() == {"documents": 1, "chunks": 2}
+            for space in ("contextual", "static"):
+                assert snapshot.space_size(space) == 2
+                [found] = snapshot.vector_search(space, unit(1)[None, :], 1)
+                assert found[0][0] == ids[1] and found[0][1] == pytest.approx(1.0)
+            assert snapshot.lexical_search("herons", 5)[0][0] == ids[1]
+            # the exact lexical score of given chunks: what lexical_search gives them, and
+            # nothing for a chunk without a query term
+            searched = dict(snapshot.lexical_search("beta herons", 5))
+            assert snapshot.lexical_scores("beta herons", ids) == searched
+            assert list(searched) == [ids[1]]
+            assert snapshot.lexical_scores("the of", ids) == {}
+            assert snapshot.lexical_scores("herons", []) == {}
+            chunks = snapshot.chunks(ids)
+            assert [chunks[i].text for i in ids] == ["alpha otters", "beta herons"]
+            assert chunks[ids[0]].path == "/docs/a.txt"
+            document, stored = snapshot.document(chunks[ids[0]].document_id)
+            assert document.path == "/docs/a.txt" and [c.id for c in stored] == ids
+    finally:
+        reopened.close()
+
+
+def test_open_refuses_a_target_without_an_index(any_index):
+    assert not store_exists(any_index)
+    with pytest.raises(IndexNotFound, match="no index here"):
+        open_store(any_index)
+
+
+def test_update_and_delete_keep_rows_and_every_space_in_step(any_index):
+    store = new_store(any_index)
+    first = add(store, "/docs/a.txt", ["one", "two"])
+    add(store, "/docs/b.txt", ["three"], first_axis=2)
+    old = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    with store.writer(), store.change() as change:
+        assert change.remove_documents([old.id]) == 2
+        replaced = change.add_documents([new_document("/docs/a.txt", ["uno"], 3)])[0]
+    assert min(replaced) > max(first), "chunk ids are never reused"
+    with store.snapshot() as snapshot:
+        assert snapshot.counts() == {"documents": 2, "chunks": 2}
+        assert snapshot.chunks(first) == {}
+        for space in ("contextual", "static"):
+            assert snapshot.space_size(space) == 2
+            hits = snapshot.vector_search(space, unit(0)[None, :], 5)[0]
+            assert {chunk_id for chunk_id, _ in hits} == {replaced[0], max(first) + 1}
+        assert snapshot.lexical_search("one", 5) == []
+    assert store.verify().consistent
+    store.close()
+
+
+def test_touching_a_document_records_its_mtime(any_index):
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["one"])
+    stored = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    with store.writer(), store.change() as change:
+        change.touch_document(stored.id, 42)
+    assert store.documents_under(Path("/docs"))["/docs/a.txt"].mtime_ns == 42
+    store.close()
+
+
+def test_documents_under_is_a_case_sensitive_folder_prefix(any_index):
+    store = new_store(any_index)
+    for path in ("/docs/a.txt", "/docs2/b.txt", "/d_cs/c.txt", "/case/Notes/n.md", "/d%s/e.txt"):
+        add(store, path, ["x"])
+    assert list(store.documents_under(Path("/docs"))) == ["/docs/a.txt"]
+    assert list(store.documents_under(Path("/d_cs"))) == ["/d_cs/c.txt"]
+    assert list(store.documents_under(Path("/case/notes"))) == []
+    assert list(store.documents_under(Path("/case/Notes"))) == ["/case/Notes/n.md"]
+    assert list(store.documents_under(Path("/d%s"))) == ["/d%s/e.txt"]
+    store.close()
+
+
+def test_a_root_indexed_on_its_own_keeps_its_documents_from_a_parent(any_index):
+    store = new_store(any_index)
+    add(store, "/t/a.txt", ["a"])
+    add(store, "/t/build/b.txt", ["b"])
+    with store.writer(), store.change() as change:
+        change.record_root(Path("/t/build"))
+    assert store.roots_under(Path("/t")) == ["/t/build"]
+    assert list(store.documents_under(Path("/t"))) == ["/t/a.txt"]
+    assert list(store.documents_under(Path("/t/build"))) == ["/t/build/b.txt"]
+    store.close()
+
+
+def test_a_failed_change_publishes_nothing(any_index):
+    store = new_store(any_index)
+    kept = add(store, "/docs/a.txt", ["kept"])
+    with pytest.raises(RuntimeError), store.writer(), store.change() as change:
+        change.add_documents([new_document("/docs/b.txt", ["lost"])])
+        change.remove_documents([store.documents_under(Path("/docs"))["/docs/a.txt"].id])
+        raise RuntimeError("crash in the middle of a run")
+    with store.snapshot() as snapshot:
+        assert snapshot.counts() == {"documents": 1, "chunks": 1}
+        assert snapshot.manifest.generation == 1
+        assert set(snapshot.chunks(kept)) == set(kept)
+        assert snapshot.space_size("static") == 1
+    assert store.verify().consistent
+    store.close()
+
+
+def test_a_change_that_changes_nothing_publishes_nothing(any_index):
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["one"])
+    with store.writer(), store.change() as change:
+        change.remove_documents([])
+    assert open_store(any_index).manifest.generation == 1
+    store.close()
+
+
+def test_a_second_writer_is_refused_or_waits(any_index):
+    store = new_store(any_index)
+    other = open_store(any_index)
+    with store.writer():
+        with pytest.raises(IndexLocked, match="--wait"), other.writer():
+            pass
+        waited = threading.Event()
+
+        def wait_then_write() -> None:
+            with other.writer(wait=True):
+                waited.set()
+
+        waiter = threading.Thread(target=wait_then_write)
+        waiter.start()
+        assert not waited.wait(0.5), "the second writer must wait for the first"
+    waiter.join(10)
+    assert waited.is_set()
+    other.close()
+    store.close()
+
+
+def test_a_snapshot_sees_one_state_while_a_writer_publishes(any_index):
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["alpha"])
+    reader = open_store(any_index)
+    with reader.snapshot() as before:
+        add(store, "/docs/b.txt", ["beta"], first_axis=1)
+        assert before.counts() == {"documents": 1, "chunks": 1}
+        assert before.lexical_search("beta", 5) == []
+        assert len(before.vector_search("contextual", unit(1)[None, :], 5)[0]) == 1
+    with reader.snapshot() as after:
+        assert after.counts() == {"documents": 2, "chunks": 2}
+        assert after.manifest.generation == 2
+    reader.close()
+    store.close()
+
+
+def test_verify_names_a_space_that_lost_vectors_and_rebuild_restores_it(any_index):
+    store = new_store(any_index)
+    ids = add(store, "/docs/a.txt", ["one", "two"])
+    damage(any_index, ids[0])
+    report = store.verify()
+    assert not report.consistent and any("contextual space" in p for p in report.problems)
+
+    def encode(texts: list[str]) -> dict[str, np.ndarray]:
+        matrix = np.stack([unit(len(t)) for t in texts])
+        return {"contextual": matrix, "static": matrix}
+
+    with store.writer():
+        result = store.rebuild(encode)
+    assert result == {"chunks": 2, "generation": 2}
+    assert store.verify().consistent
+    with store.snapshot() as snapshot:
+        assert snapshot.space_size("contextual") == 2
+    store.close()
+
+
+def damage(target, chunk_id: int) -> None:
+    """Remove one chunk's contextual vector behind the store's back."""
+    if isinstance(target, Path):
+        import faiss
+
+        [path] = sorted(target.glob("contextual-*.faiss"))
+        index = faiss.read_index(str(path))
+        index.remove_ids(np.asarray([chunk_id], dtype=np.int64))
+        faiss.write_index(index, str(path))
+        return
+    from sqlalchemy import text
+
+    store = open_store(target)
+    with store.engine.begin() as connection:
+        connection.execute(
+            text("DELETE FROM space_contextual WHERE chunk_id = :i"), {"i": chunk_id}
+        )
+    store.close()
+
+
+_KILLED_WRITER = """
+import os, signal, sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from tests.indexer.store.test_store_contract import new_document
+from indexer.store.backends import open_store
+store = open_store(sys.argv[1] if "://" in sys.argv[1] else Path(sys.argv[1]))
+with store.writer(), store.change() as change:
+    change.remove_documents([store.documents_under(Path("/docs"))["/docs/a.txt"].id])
+    change.add_documents([new_document("/docs/b.txt", ["half written"])])
+    print("in the middle", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_writer_killed_in_the_middle_of_a_change_leaves_the_old_state(any_index):
+    store = new_store(any_index)
+    kept = add(store, "/docs/a.txt", ["kept"])
+    store.close()
+    process = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER.format(root=str(ROOT)), str(any_index)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert process.returncode == -signal.SIGKILL, process.stderr
+    assert "in the middle" in process.stdout
+    store = open_store(any_index)
+    assert store.verify().consistent
+    assert paths(store) == ["/docs/a.txt"]
+    with store.snapshot() as snapshot:
+        assert set(snapshot.chunks(kept)) == set(kept) and snapshot.manifest.generation == 1
+    with store.writer():  # the killed writer's lock is gone
+        pass
+    store.close()
+
+
+def test_describe_reports_the_backend_counts_and_roots(any_index):
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["one"])
+    with store.writer(), store.change() as change:
+        change.record_root(Path("/docs"))
+    described = store.describe()
+    assert described["documents"] == 1 and described["chunks"] == 1
+    assert described["backend"] in ("sqlite+faiss", "postgresql+pgvector")
+    assert described["roots"][0].endswith("/docs")
+    assert described["manifest"]["generation"] == 2
+    store.close()
+
+
+def test_an_hnsw_structure_finds_what_exact_search_finds_and_can_be_dropped(any_index):
+    store = new_store(any_index)
+    ids = [add(store, f"/docs/{n:02d}.txt", [f"note {n}"], first_axis=n)[0] for n in range(30)]
+    exact = {ids[n] for n in range(2, 30, DIM)}  # the vectors equal to the query
+    for structure in ("hnsw", "flat"):
+        with store.writer(), store.change() as change:
+            change.set_index_type(structure)
+        assert store.manifest.index_type == structure and store.verify().consistent
+        with store.snapshot() as snapshot:
+            hits = snapshot.vector_search("contextual", unit(2)[None, :], 10)[0]
+        assert {chunk_id for chunk_id, score in hits if score > 0.99} == exact, structure
+    store.close()
+
+
+def test_filtered_searches_find_k_allowed_chunks_in_every_structure(any_index):
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        documents = [
+            new_document(f"/docs/{'Far' if n < 12 else 'near'}/{n:02d}.txt", [f"otter {n}"], n)
+            for n in range(40)
+        ]
+        change.add_documents(documents)
+    far = make_filter(under=["/docs/Far"])
+    lower = make_filter(under=["/docs/far"])  # paths compare case-sensitively
+    for structure in ("hnsw", "flat"):
+        with store.writer(), store.change() as change:
+            change.set_index_type(structure)
+        with store.snapshot() as snapshot:
+            query = unit(1)[None, :]
+            hits = snapshot.vector_search("contextual", query, 12, far)[0]
+            chunks = snapshot.chunks(chunk_id for chunk_id, _ in hits)
+            assert len(hits) == 12 and all("/docs/Far/" in c.path for c in chunks.values())
+            assert snapshot.vector_search("contextual", query, 12, lower)[0] == []
+            assert snapshot.chunk_count(far) == 12 and snapshot.chunk_count() == 40
+            lexical = snapshot.lexical_search("otter", 40, far)
+            assert len(lexical) == 12 and {i for i, _ in lexical} == {i for i, _ in hits}
+            cosines = snapshot.similarities("contextual", unit(1), [i for i, _ in hits])
+            assert cosines == pytest.approx(dict(hits))
+    store.close()
+
+
+def new_record(
+    record_id: str, texts: list[str], metadata: dict, first_axis: int = 0
+) -> NewDocument:
+    item = new_document(f"record:{record_id}", texts, first_axis)
+    return NewDocument(item.document, item.chunks, item.vectors, metadata)
+
+
+def test_records_keep_their_metadata_and_where_filters_them_inside_every_search(any_index):
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [new_document(f"/docs/{n:02d}.txt", [f"otter {n}"], n) for n in range(6)]
+        )
+        change.add_documents(
+            [
+                new_record(
+                    f"r{n}",
+                    [f"otter record {n}"],
+                    {"lang": "en" if n < 9 else "fr", "n": n, "ok": True},
+                    n,
+                )
+                for n in range(30)
+            ]
+        )
+    english, numbered = make_filter(where={"lang": "en"}), make_filter(where=["n=3", "ok=true"])
+    for structure in ("hnsw", "flat"):
+        with store.writer(), store.change() as change:
+            change.set_index_type(structure)
+        with store.snapshot() as snapshot:
+            query = unit(1)[None, :]
+            hits = snapshot.vector_search("contextual", query, 9, english)[0]
+            chunks = snapshot.chunks(chunk_id for chunk_id, _ in hits)
+            assert len(hits) == 9, structure
+            assert all(
+                c.path.startswith("record:r") and '"lang": "en"' in c.metadata_json
+                for c in chunks.values()
+            )
+            assert snapshot.chunk_count(english) == 9 and snapshot.chunk_count() == 36
+            lexical = snapshot.lexical_search("otter", 40, english)
+            assert {i for i, _ in lexical} == {i for i, _ in hits}
+            only = snapshot.vector_search("contextual", query, 5, numbered)[0]
+            assert [snapshot.chunks([i])[i].path for i, _ in only] == ["record:r3"]
+            assert (
+                snapshot.vector_search("contextual", query, 5, make_filter(where={"n": 3.0}))[0]
+                == only
+            )
+            assert (
+                snapshot.vector_search("contextual", query, 5, make_filter(where={"lang": "EN"}))[0]
+                == []
+            )
+    assert paths(store) == [f"/docs/{n:02d}.txt" for n in range(6)]  # a folder run sees no record
+    with store.writer(), store.change() as change:
+        found = change.find_records(["r3", "r4", "nope", "/docs/00.txt"])
+        assert sorted(found) == ["r3", "r4"]
+        change.set_record_metadata(found["r3"].document_id, {"lang": "fr"})
+        change.remove_documents([found["r4"].document_id])
+    with store.snapshot() as snapshot:
+        assert snapshot.chunk_count(english) == 7  # r3 is French now, r4 is gone
+        assert snapshot.chunk_count(make_filter(where={"n": 3})) == 0
+    assert store.verify().consistent
+    store.close()
+
+
+def test_a_where_value_is_typed_one_way_from_text_and_from_json(any_index):
+    """Numbers compare as numbers (2023 = 2023.0 = 2.023e3) whether the value came typed
+    (JSON) or as text (`--where`, `where=`); a JSON string stays a string; text that
+    spells a number also matches the string it spells."""
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    years = {"int": 2023, "float": 2023.0, "text": "2023.0", "other": 2024}
+    codes = {"code-text": "007", "code-number": 7}
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [
+                new_record(name, [name], {"year": year}, n)
+                for n, (name, year) in enumerate(years.items())
+            ]
+            + [new_record(name, [name], {"code": code}) for name, code in codes.items()]
+        )
+
+    def matching(where) -> set[str]:
+        with store.snapshot() as snapshot:
+            chunks = snapshot.chunks(snapshot.allowed_chunks(make_filter(where=where)).tolist())
+        return {chunk.path.removeprefix("record:") for chunk in chunks.values()}
+
+    numbers = {"int", "float"}
+    assert matching(["year=2023.0"]) == numbers | {"text"}  # the number, or the same text
+    assert matching(["year=2023"]) == matching(["year=2.023e3"]) == numbers
+    assert matching({"year": 2023.0}) == matching({"year": 2023}) == numbers
+    assert matching({"year": "2023.0"}) == {"text"}  # a JSON string is a string
+    assert matching(["code=007"]) == matching({"code": "007"}) == {"code-text"}  # no number
+    assert matching(["code=7.0"]) == {"code-number"}
+    assert make_filter(where=["year=2023.0"]).to_dict()["where"] == {"year": "2023.0"}
+    store.close()
+
+
+@pytest.fixture
+def neighbour_indexes(any_index, tmp_path) -> tuple[str | Path, str | Path]:
+    """Two index targets side by side: two folders, or, on PostgreSQL, the `public` schema
+    and the default schema of one new database whose pgvector lives in `public`."""
+    if isinstance(any_index, Path):
+        return tmp_path / "public", tmp_path / "default"
+    import uuid
+
+    from search.lab.postgres_server import create_database
+
+    url = create_database(any_index.split("?")[0], f"neighbours_{uuid.uuid4().hex[:8]}")
+    return f"{url}?index=public", url
+
+
+@pytest.mark.parametrize("public_first", [True, False], ids=["public-first", "default-first"])
+def test_two_indexes_in_one_database_never_see_each_other(neighbour_indexes, public_first):
+    """Each index reads and writes only its own tables, whichever was made first."""
+    from indexer.store.filters import make_filter
+
+    public, default = neighbour_indexes
+    first, second = (public, default) if public_first else (default, public)
+    one = new_store(first)
+    add(one, "/team/a/otters.txt", ["alpha otters", "river otters"])
+    assert not store_exists(second)
+    with pytest.raises(IndexNotFound, match="no index here"):
+        open_store(second)
+    two = new_store(second)
+    add(two, "/team/b/herons.txt", ["beta herons"], first_axis=2)
+    with one.writer(), one.change() as change:  # the first index changes after the second
+        change.add_documents([new_document("/team/a/voles.txt", ["water voles"], 3)])
+    expected = {
+        first: (["/team/a/otters.txt", "/team/a/voles.txt"], "otters", "herons"),
+        second: (["/team/b/herons.txt"], "herons", "otters"),
+    }
+    one.close()
+    two.close()
+    for target, (own_paths, own_word, other_word) in expected.items():
+        store = open_store(target)
+        try:
+            assert paths(store) == own_paths, target
+            assert store.verify().consistent, target
+            assert store.describe()["documents"] == len(own_paths)
+            with store.snapshot() as snapshot:
+                chunks = 3 if len(own_paths) == 2 else 1
+                assert snapshot.counts() == {"documents": len(own_paths), "chunks": chunks}
+                assert snapshot.space_size("contextual") == chunks
+                assert snapshot.lexical_search(own_word, 5) and not snapshot.lexical_search(
+                    other_word, 5
+                )
+                everything = make_filter(paths="*.txt")
+                for where in (None, everything):
+                    [hits] = snapshot.vector_search("contextual", unit(0)[None, :], 10, where)
+                    found = snapshot.chunks([chunk_id for chunk_id, _ in hits])
+                    assert sorted({c.path for c in found.values()}) == own_paths, (target, where)
+        finally:
+            store.close()
+
+
+def test_a_signal_inside_the_commit_is_the_error_and_keeps_what_was_committed(any_index):
+    """A Ctrl-C rising inside `commit()` after the database committed: the caller gets
+    the KeyboardInterrupt (not a rollback's complaint), and the index holds the run."""
+    from sqlalchemy import event
+    from sqlalchemy.orm import Session
+
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["one"])
+
+    def interrupt(_session: Session) -> None:
+        raise KeyboardInterrupt
+
+    event.listen(Session, "after_commit", interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            add(store, "/docs/b.txt", ["two"])
+    finally:
+        event.remove(Session, "after_commit", interrupt)
+    store.close()
+    reopened = open_store(any_index)
+    try:
+        assert paths(reopened) == ["/docs/a.txt", "/docs/b.txt"]
+        assert reopened.verify().consistent, reopened.verify().problems
+    finally:
+        reopened.close()

@@ -1,0 +1,209 @@
+"""The guard: generated sequences of changes and interruptions, after which an index brought
+up to date must equal a fresh index of the same folders (`tests.support.oracle_machine`).
+
+Profiles (Hypothesis settings, seeded: `derandomize`, no example database):
+- fast, in the default suite: a few examples of a few steps each, with the tiny BERT;
+- soak (`-m soak`, run by `make test` after the default suite): many more, for minutes.
+`CTXSEARCH_ORACLE_SEED=N` runs another sequence of examples (random, seeded with N);
+`CTXSEARCH_ORACLE_EXAMPLES=N` changes how many. `STILL_OPEN` lists the known defects
+whose rules the machine leaves out; each has a test here that must find it (strict
+xfail) until its fix lands, when it leaves the list and its rules join the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from indexer import Indexer
+from tests.support.oracle import (
+    Replay,
+    assert_same_hits,
+    assert_same_index,
+    build_fresh_index,
+    differences,
+    index_fingerprint,
+)
+from tests.support.oracle_machine import KNOWN_DEFECTS, PRECISION, Setup, machine_for
+from tests.support.oracle_tree import new_text
+
+# The known defects not fixed yet (see KNOWN_DEFECTS); remove one when its fix merges.
+# $CTXSEARCH_ORACLE_STILL_OPEN (names, comma-separated) replaces the list: to check that
+# the machine finds a defect again on a commit that reverts its fix.
+STILL_OPEN: frozenset[str] = frozenset()
+if "CTXSEARCH_ORACLE_STILL_OPEN" in os.environ:
+    STILL_OPEN = frozenset(filter(None, os.environ["CTXSEARCH_ORACLE_STILL_OPEN"].split(",")))
+POSTGRES_ONLY = frozenset({"pg-public"})
+# How each known defect's test runs the machine: only the rules that lead to it (others
+# would only spend its budget), and where given the instants its runs are signalled at,
+# the folders and names of new files, `remove` of symlinks only.
+_CHANGES = ("write_file", "edit_file", "delete_file", "index_root", "check_everything")
+_NOT_UTF8 = os.fsdecode(b"caf\xe9")
+FOCUS: dict[str, dict] = {
+    "pg-public": {"focus": _CHANGES},
+    "replaced-index": {"focus": (*_CHANGES, "replace_index")},
+    "interrupt-after-commit": {
+        "focus": (*_CHANGES, "interrupted_run"),
+        # two steps past the last point before the commit: the commit has just returned
+        "interruptions": ({"signal": "SIGINT", "point": "before-publish", "after": 2},),
+    },
+    "odd-index-path": {"focus": _CHANGES},
+    "nested-roots": {"focus": (*_CHANGES, "move_folder"), "folders": ("w/sub", "w/sub/deep")},
+    "watch-recreated": {
+        "focus": ("write_file", "index_root", "watch"),
+        "watched_changes": ("recreate root", "write"),
+    },
+    "watch-non-utf8": {"focus": ("index_root", "watch"), "names": (_NOT_UTF8,)},
+    "move-reader": {"focus": (*_CHANGES, "change_extension")},
+    "remove-link": {"focus": ("make_symlink", "index_root", "remove"), "remove_links": True},
+    "where-float": {"focus": ("write_file", "upsert_record", "delete_records")},
+    "first-run-killed": {
+        "focus": ("write_file", "interrupted_run"),
+        "interruptions": ({"signal": "SIGKILL", "point": "mid-space-save", "count": 2},),
+    },
+}
+LOCAL_ONLY = frozenset({"odd-index-path"})
+_SEED = os.environ.get("CTXSEARCH_ORACLE_SEED")
+
+
+def profile(examples: int, steps: int, shrink: bool = True) -> settings:
+    """Seeded settings for the machine (its variables in docs/configuration.md may change them)."""
+    examples = int(os.environ.get("CTXSEARCH_ORACLE_EXAMPLES", examples))
+    steps = int(os.environ.get("CTXSEARCH_ORACLE_STEPS", steps))
+    shrink = shrink and os.environ.get("CTXSEARCH_ORACLE_SHRINK", "1") != "0"
+    phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate)
+    return settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        derandomize=_SEED is None,
+        database=None,
+        phases=phases,
+        suppress_health_check=list(HealthCheck),
+        print_blob=True,
+        verbosity=Verbosity.verbose
+        if os.environ.get("CTXSEARCH_ORACLE_VERBOSE")
+        else Verbosity.normal,
+    )
+
+
+FAST = profile(examples=4, steps=8)
+SOAK = profile(examples=25, steps=20)
+# A known defect's test stops at the first failure (it is expected): no shrinking.
+DEFECT = profile(examples=12, steps=10, shrink=False)
+
+
+def run_machine(setup: Setup, chosen: settings) -> None:
+    """Run the machine for `setup` under the chosen settings (and $CTXSEARCH_ORACLE_SEED)."""
+    from hypothesis import seed
+
+    machine = machine_for(setup)
+    if _SEED is not None:
+        machine = seed(int(_SEED))(machine)
+    try:
+        run_state_machine_as_test(machine, settings=chosen)
+    except BaseException as error:
+        error.add_note(f"(the machine failed in its example {machine.examples})")
+        raise
+
+
+def fixed_everywhere(backend: str) -> frozenset[str]:
+    """The defect groups the machine runs: every one that is fixed, on this backend."""
+    skipped = LOCAL_ONLY if backend == "postgres" else POSTGRES_ONLY
+    return frozenset(KNOWN_DEFECTS) - STILL_OPEN - skipped
+
+
+@pytest.fixture
+def local_setup(tiny_model_dir, tmp_path) -> Setup:
+    return Setup(tiny_model_dir, tmp_path, enabled=fixed_everywhere("local"))
+
+
+@pytest.fixture
+def postgres_setup(tiny_model_dir, tmp_path, postgres_server) -> Setup:
+    return Setup(tiny_model_dir, tmp_path, postgres_server, enabled=fixed_everywhere("postgres"))
+
+
+def test_the_machine_on_a_folder_index(local_setup):
+    run_machine(local_setup, FAST)
+
+
+def test_the_machine_on_postgresql_with_two_indexes_in_one_database(postgres_setup):
+    run_machine(replace(postgres_setup, processes=0), FAST)
+
+
+@pytest.mark.soak
+def test_the_machine_on_a_folder_index_for_minutes(local_setup):
+    run_machine(replace(local_setup, processes=2), SOAK)
+
+
+@pytest.mark.soak
+def test_the_machine_on_postgresql_for_minutes(postgres_setup):
+    run_machine(replace(postgres_setup, processes=1), profile(examples=12, steps=15))
+
+
+@pytest.mark.soak  # a minute or more each, while they last
+@pytest.mark.parametrize(
+    "defect",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DEFECTS[name]))
+        for name in sorted(STILL_OPEN)
+    ],
+)
+def test_the_machine_finds_a_known_defect(defect, tiny_model_dir, tmp_path, request):
+    """Each known defect's rules on top of the fixed machine's: it must fail (an xfail
+    that passes, strictly, is a failure: the fix landed, or the machine no longer finds
+    the defect)."""
+    backend = "postgres" if defect in POSTGRES_ONLY else "local"
+    url = request.getfixturevalue("postgres_server") if backend == "postgres" else None
+    enabled = fixed_everywhere(backend) | {defect}
+    knobs = dict(FOCUS[defect], focus=frozenset(FOCUS[defect]["focus"]))
+    setup = Setup(tiny_model_dir, tmp_path, url, enabled=enabled, processes=2, **knobs)
+    run_machine(setup, DEFECT)
+
+
+# -- the oracle itself -------------------------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path):
+    folder = tmp_path / "tree"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text(new_text(".md", 1, 150))
+    (folder / "sub" / "b.txt").write_text(new_text(".txt", 2))
+    (folder / "sub" / "c.html").write_text(new_text(".html", 3))
+    return folder
+
+
+def test_two_fresh_indexes_of_the_same_tree_are_the_same(tree, tmp_path, tiny_model_dir):
+    replay = Replay({tree: ()}, {"r1": ("a record about a river bank", {"year": 2023})})
+    first = build_fresh_index(tmp_path / "one", replay, str(tiny_model_dir), PRECISION)
+    second = build_fresh_index(tmp_path / "two", replay, str(tiny_model_dir), PRECISION)
+    assert_same_index(index_fingerprint(first), index_fingerprint(second))
+    assert_same_hits(first, second)
+
+
+def test_the_oracle_sees_a_changed_chunk_a_lost_vector_and_another_pooling(
+    tree, tmp_path, tiny_model_dir
+):
+    replay = Replay({tree: ()})
+    model = str(tiny_model_dir)
+    expected = index_fingerprint(build_fresh_index(tmp_path / "good", replay, model, PRECISION))
+    damaged = build_fresh_index(tmp_path / "bad", replay, model, PRECISION)
+    with sqlite3.connect(damaged / "ctxsearch.sqlite") as connection:
+        connection.execute("UPDATE chunks SET text = 'tampered' WHERE ordinal = 0 AND id = 1")
+    found = differences(index_fingerprint(damaged), expected)
+    assert any("tampered" in line for line in found)
+    cls = build_fresh_index(tmp_path / "cls", Replay({tree: ()}, pooling="cls"), model, PRECISION)
+    found = differences(index_fingerprint(cls), expected)
+    assert found and all("cosine" in line and "pooling cls" in line for line in found)
+    fewer = tmp_path / "fewer"
+    build_fresh_index(fewer, replay, model, PRECISION)
+    (tree / "sub" / "b.txt").unlink()
+    Indexer(fewer, model=model, precision=PRECISION).index_folder(tree)
+    found = differences(index_fingerprint(fewer), expected)
+    assert found == [f"missing document {tree / 'sub' / 'b.txt'}"]
