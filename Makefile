@@ -16,18 +16,19 @@ export TOKENIZERS_PARALLELISM := false
 install: $(VENV)/.installed
 
 # torch first, pinned to the CPU build on local disk: an unpinned torch pulls a CUDA build.
+# The lab extra too: `make demo` ends with `ctxsearch eval` and its report's plots.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[lab]'
 	touch $@
 
 # The test and eval targets also install the classic static methods (GloVe, Word2Vec,
 # FastText, Model2Vec) and Ray for distributed encoding: pip install '.[classic,ray]'
 # (torch stays the pinned CPU build).
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test,classic,ray]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lab,classic,ray]'
 	touch $@
 
 demo: install

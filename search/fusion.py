@@ -4,12 +4,10 @@ Every function takes lists of (id, score), best first, and returns one list of
 (id, fused score), best first, ties broken by id. An id missing from one list counts as
 scoring at the bottom of that list (its lowest normalised score).
 
-The families measured (`ctxsearch tune-fusion`, leave one collection out; see the README):
+What the product uses (the other families `ctxsearch tune-fusion` measured, linear,
+distribution-based and reciprocal-rank fusion, live in `search.lab.fusion_variants`):
 
-- `linear_fusion`: scores min-max normalised per list, then weighted (the old default).
 - `zscore_fusion`: scores standardised per list (mean 0, standard deviation 1).
-- `dbsf_fusion`: distribution-based: min-max between mean - 3 sd and mean + 3 sd.
-- `reciprocal_rank_fusion`: ranks only.
 - `adaptive_fusion`: z-scores weighted per query by how far each list's best score
   stands out from the rest of its list, by how close the dense side's best is to the
   query (the evidence each side has for this query), and by whether the query is a
@@ -24,7 +22,7 @@ no query word gets the lowest lexical score of any candidate.
 below, 200 deep per side: the variant with the best mean-plus-worst nDCG@10 margin over
 the better single side across SciFact train, LISA, STS-B retrieval, the sample corpus's
 keywords and questions, and questions over Python's library reference and guides; at or
-above the better side on each of them (the README has the leave-one-collection-out
+above the better side on each of them (docs/fusion.md has the leave-one-collection-out
 folds, one of which is not).
 """
 
@@ -44,10 +42,6 @@ Scores = Mapping[int, float]
 # side's exact scores of the other side's candidates (None: not looked up) and the query.
 Fusion = Callable[[Ranked, Ranked, "float | None", "Scores | None", "Scores | None", str], Fused]
 
-# Reciprocal rank fusion: score = sum over lists of 1 / (RRF_K + rank).
-RRF_K = 1.0
-# Linear fusion: weight of the dense list after min-max normalisation of each list.
-DENSE_WEIGHT = 0.4
 # How deep each side is searched before fusion.
 FUSION_DEPTH = 200
 # Adaptive weighting: how sharply the lists' peaks decide, and the dense cosine band in
@@ -60,68 +54,28 @@ COSINE_HIGH = 1.0
 QUESTION_SHARE = 0.7
 
 
-def reciprocal_rank_fusion(lists: Mapping[str, Ranked], k: float = RRF_K) -> Fused:
-    """Fuse by ranks only: robust to score scales that differ between spaces."""
-    fused: dict[int, float] = {}
-    for ranked in lists.values():
-        for rank, (item, _score) in enumerate(ranked, start=1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
-    return _sorted(fused)
-
-
-def weighted_rrf(dense: Ranked, lexical: Ranked, dense_weight: float, k: float) -> Fused:
-    """RRF with a weight per side: w / (k + dense rank) + (1 - w) / (k + lexical rank)."""
-    fused: dict[int, float] = {}
-    for ranked, weight in ((dense, dense_weight), (lexical, 1.0 - dense_weight)):
-        for rank, (item, _score) in enumerate(ranked, start=1):
-            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
-    return _sorted(fused)
-
-
 # A normaliser: from one list's raw scores, the function that maps a raw score of that
 # side to its normalised value.
 Normaliser = Callable[[Sequence[float]], Callable[[float], float]]
 
 
-def min_max_scale(scores: Sequence[float]) -> Callable[[float], float]:
-    """The list's lowest score to 0, its highest to 1 (everything to 1 if they are equal)."""
-    low, high = min(scores), max(scores)
-    span = high - low
-    return (lambda score: (score - low) / span) if span > 0 else (lambda _score: 1.0)
-
-
 def z_scale(scores: Sequence[float]) -> Callable[[float], float]:
     """(score - mean) / standard deviation of the list (everything to 0 if it is flat)."""
-    mean, deviation = _mean_sd(scores)
+    mean, deviation = mean_sd(scores)
     return (lambda score: (score - mean) / deviation) if deviation > 0 else (lambda _s: 0.0)
 
 
-def distribution_scale(scores: Sequence[float]) -> Callable[[float], float]:
-    """Min-max between mean - 3 sd and mean + 3 sd, clipped to [0, 1] (Qdrant's DBSF)."""
-    z = z_scale(scores)
-    return lambda score: min(1.0, max(0.0, (z(score) + 3.0) / 6.0))
-
-
-def _normalised(normaliser: Normaliser, ranked: Ranked) -> list[tuple[int, float]]:
+def normalised(normaliser: Normaliser, ranked: Ranked) -> list[tuple[int, float]]:
+    """The list with each score mapped by `normaliser` of the list's own scores."""
     if not ranked:
         return []
     scale = normaliser([score for _, score in ranked])
     return [(item, scale(score)) for item, score in ranked]
 
 
-def min_max(ranked: Ranked) -> list[tuple[int, float]]:
-    """Scores mapped to [0, 1]: the list's lowest to 0, its highest to 1 (all 1 if equal)."""
-    return _normalised(min_max_scale, ranked)
-
-
 def z_scores(ranked: Ranked) -> list[tuple[int, float]]:
     """Scores standardised: (score - mean) / standard deviation of the list (0 if flat)."""
-    return _normalised(z_scale, ranked)
-
-
-def distribution_scores(ranked: Ranked) -> list[tuple[int, float]]:
-    """Min-max between mean - 3 sd and mean + 3 sd, clipped to [0, 1] (Qdrant's DBSF)."""
-    return _normalised(distribution_scale, ranked)
+    return normalised(z_scale, ranked)
 
 
 def weighted_fusion(
@@ -149,7 +103,7 @@ def weighted_fusion(
     ):
         for item, value in _side(ranked, exact, items, normaliser).items():
             fused[item] += weight * value
-    return _sorted(fused)
+    return by_score(fused)
 
 
 def _side(
@@ -170,11 +124,6 @@ def _side(
     return {item: scale(raw[item]) if item in raw else floor for item in items}
 
 
-def linear_fusion(dense: Ranked, lexical: Ranked, dense_weight: float = DENSE_WEIGHT) -> Fused:
-    """Fuse min-max normalised scores: dense_weight * dense + (1 - dense_weight) * lexical."""
-    return weighted_fusion(dense, lexical, dense_weight, min_max_scale)
-
-
 def zscore_fusion(
     dense: Ranked,
     lexical: Ranked,
@@ -185,11 +134,6 @@ def zscore_fusion(
     """Fuse z-scores: dense_weight * z(dense) + (1 - dense_weight) * z(lexical)
     (completed by the exact scores given, see `weighted_fusion`)."""
     return weighted_fusion(dense, lexical, dense_weight, z_scale, dense_scores, lexical_scores)
-
-
-def dbsf_fusion(dense: Ranked, lexical: Ranked, dense_weight: float = 0.5) -> Fused:
-    """Fuse distribution-based scores (mean +- 3 sd mapped to [0, 1])."""
-    return weighted_fusion(dense, lexical, dense_weight, distribution_scale)
 
 
 def peak(ranked: Ranked, top: int = 1) -> float:
@@ -298,10 +242,12 @@ class HybridFusion:
 HYBRID = HybridFusion(hybrid_fusion)
 
 
-def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
+def mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    """The mean and the (population) standard deviation."""
     mean = sum(values) / len(values)
     return mean, math.sqrt(sum((value - mean) ** 2 for value in values) / len(values))
 
 
-def _sorted(fused: Mapping[int, float]) -> Fused:
+def by_score(fused: Mapping[int, float]) -> Fused:
+    """(id, score) pairs best first, ties broken by id."""
     return sorted(fused.items(), key=lambda pair: (-pair[1], pair[0]))

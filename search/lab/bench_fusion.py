@@ -10,7 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from search.fusion import Fused, HybridFusion, Ranked, Scores, linear_fusion
+from search.fusion import Fused, HybridFusion, Ranked, Scores
+from search.lab.fusion_variants import linear_fusion
 
 # 0.1 searched each side 100 deep for hybrid.
 OLD_DEPTH = 100

@@ -37,14 +37,9 @@ from indexer.encoders.loading import LoadedModel, load_model
 from indexer.errors import InvalidQuery
 from indexer.store.local.fts import TextCollection
 from search.completion import exact_scores
-from search.fusion import (
-    FUSION_DEPTH,
-    hybrid_fusion,
-    linear_fusion,
-    reciprocal_rank_fusion,
-    zscore_fusion,
-)
+from search.fusion import FUSION_DEPTH, hybrid_fusion, zscore_fusion
 from search.lab.datasets import RetrievalDataset, load_retrieval_dataset
+from search.lab.fusion_variants import linear_fusion, reciprocal_rank_fusion
 from search.lab.metrics import mean_metrics
 
 CACHE_FORMAT = 1

@@ -27,14 +27,12 @@ from search.fusion import (
     Fused,
     Ranked,
     adaptive_fusion,
-    dbsf_fusion,
-    linear_fusion,
     peak,
-    weighted_rrf,
     z_scores,
     zscore_fusion,
 )
 from search.fusion import SHARPNESS as SHARPNESS_DEFAULT
+from search.lab.fusion_variants import dbsf_fusion, linear_fusion, weighted_rrf
 from search.lab.splits import DEPTHS, MAX_DEPTH, Split
 from search.questions import is_question
 

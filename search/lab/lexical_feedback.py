@@ -18,7 +18,8 @@ from pathlib import Path
 
 from indexer.store.local.fts import TextCollection
 from indexer.terms import query_terms, stop_words
-from search.fusion import FUSION_DEPTH, hybrid_fusion, min_max
+from search.fusion import FUSION_DEPTH, hybrid_fusion
+from search.lab.fusion_variants import min_max
 
 SETTINGS = ((10, 10, 0.7), (10, 10, 0.5), (5, 10, 0.7))  # feedback docs, terms, weight
 _WORD = re.compile(r"\w+")

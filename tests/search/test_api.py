@@ -2,6 +2,8 @@
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -260,3 +262,42 @@ KNOWN_CYCLES: list[list[str]] = []
 
 def test_no_module_of_the_product_imports_itself_through_others():
     assert [group for group in _cycles(_import_graph()) if group not in KNOWN_CYCLES] == []
+
+
+# The evaluation commands are the lab's edge in the CLI: they import it inside the command.
+LAB_EDGES = frozenset({"search.cli.lab", "search.cli.bench"})
+LAB_ONLY = ("search.lab", "scipy", "matplotlib", "sklearn", "gensim", "model2vec")
+
+
+def _lab_only(names: list[str]) -> list[str]:
+    return [n for n in names if any(n == p or n.startswith(p + ".") for p in LAB_ONLY)]
+
+
+def test_the_product_never_imports_the_lab_or_its_packages():
+    """Searching and indexing need neither `search.lab` nor the lab extra's packages;
+    the lab's commands import them only when they run."""
+    for name, path in _product_modules().items():
+        if name in LAB_EDGES:
+            top_level = ast.Module(body=ast.parse(path.read_text()).body, type_ignores=[])
+            names = [
+                *(a.name for n in top_level.body if isinstance(n, ast.Import) for a in n.names),
+                *(n.module for n in top_level.body if isinstance(n, ast.ImportFrom) and n.module),
+            ]
+        else:
+            names = _imports(path)
+        assert _lab_only(names) == [], path
+
+
+def test_a_lab_command_without_the_lab_extra_names_it(tmp_path):
+    """scipy hidden, as on an install without `ctxsearch[lab]`: one line, exit 2."""
+    code = (
+        "import sys; sys.modules['scipy'] = None; from search.cli import main; "
+        "sys.argv = ['ctxsearch', 'polysemy', 'bank', 'a river bank', 'a bank loan']; main()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "Error: this command needs the package scipy: pip install 'ctxsearch[lab]'"
+    ]

@@ -9,16 +9,18 @@ from search.fusion import (
     FUSION_DEPTH,
     adaptive_fusion,
     adaptive_weight,
-    dbsf_fusion,
-    distribution_scores,
     hybrid_fusion,
-    linear_fusion,
-    min_max,
     peak,
-    reciprocal_rank_fusion,
-    weighted_rrf,
     z_scores,
     zscore_fusion,
+)
+from search.lab.fusion_variants import (
+    dbsf_fusion,
+    distribution_scores,
+    linear_fusion,
+    min_max,
+    reciprocal_rank_fusion,
+    weighted_rrf,
 )
 
 # dense: mean 2, sd 1; lexical: mean 2, sd sqrt(8/3), so its z-scores are +-sqrt(1.5).
