@@ -1,4 +1,5 @@
-"""Commands that measure what context buys: eval, sts, wic, polysemy and neighbours."""
+"""Commands that measure what context buys: eval, tune-fusion, sts, wic, polysemy, eval-index
+and neighbours (`words` and `classify` are in `search.cli.word_commands`)."""
 
 from __future__ import annotations
 
@@ -37,12 +38,12 @@ def similarity_methods_option(default_text: str) -> Any:
     )
 
 
-def _names(methods: str | None) -> list[str] | None:
+def method_names(methods: str | None) -> list[str] | None:
     names = [part.strip() for part in (methods or "").split(",") if part.strip()]
     return names or None
 
 
-def _echo_note(result: dict[str, Any]) -> None:
+def echo_note(result: dict[str, Any]) -> None:
     if result.get("note"):
         click.echo(f"note: {result['note']}", err=True)
 
@@ -115,12 +116,12 @@ def eval_command(
         )
     finally:
         bars.close()
-    _echo_note(result)
+    echo_note(result)
     if out is not None:
         from search.lab.report import write_report
 
         report = write_report(result, out)
-        (out / "results.json").write_text(_json_text(result))
+        (out / "results.json").write_text(json_text(result))
         click.echo(f"report written to {report}", err=True)
     if as_json:
         echo_json(result)
@@ -135,7 +136,7 @@ def _expand_methods(methods: str | None, mode: str | None) -> list[str] | None:
     return names or None
 
 
-def _json_text(value: Any) -> str:
+def json_text(value: Any) -> str:
     import json
 
     return json.dumps(value, indent=2)
@@ -329,10 +330,10 @@ def sts(
     result = {
         "file": str(file),
         **sts_correlation(
-            load_model(model), load_sts(file), _names(methods), work_dir, corpus=corpus
+            load_model(model), load_sts(file), method_names(methods), work_dir, corpus=corpus
         ),
     }
-    _echo_note(result)
+    echo_note(result)
     if as_json:
         echo_json(result)
         return
@@ -391,11 +392,11 @@ def wic(
         load_model(model),
         load_wic(folder, train_split),
         load_wic(folder, split),
-        methods=_names(methods),
+        methods=method_names(methods),
         work_dir=work_dir,
     )
     result = {"split": split, **result}
-    _echo_note(result)
+    echo_note(result)
     if as_json:
         echo_json(result)
         return
@@ -457,11 +458,11 @@ def polysemy(
         load_model(model),
         word,
         list(sentences),
-        methods=_names(methods),
+        methods=method_names(methods),
         work_dir=work_dir,
         corpus=load_texts(corpus) if corpus is not None else None,
     )
-    _echo_note(result)
+    echo_note(result)
     if as_json:
         echo_json(result)
         return
@@ -644,9 +645,9 @@ def neighbours(
         raise click.UsageError("-k must be at least 1")
     texts = load_texts(corpus) if corpus is not None else bundled_sentences()
     result = word_neighbours(
-        list(words), texts, methods=_names(methods), work_dir=work_dir, count=count
+        list(words), texts, methods=method_names(methods), work_dir=work_dir, count=count
     )
-    _echo_note(result)
+    echo_note(result)
     if as_json:
         echo_json(result)
         return
@@ -656,263 +657,3 @@ def neighbours(
             line = _vocabulary_line(word.lower(), report)
             near = ", ".join(f"{other} {score:.3f}" for other, score in report["neighbours"])
             click.echo(f"  {name:<9} {line}" + (f"; nearest: {near}" if near else ""))
-
-
-@click.command()
-@click.option(
-    "--methods",
-    default=None,
-    help="Comma-separated (default: every installed one but the layers): glove, word2vec, "
-    "fasttext, static, model2vec, contextual (the word alone through the model), "
-    "contextual-corpus (its vectors averaged over the corpus), layer-0 ... layer-L "
-    "(`layers`: each hidden layer, the word alone).",
-)
-@click.option(
-    "--corpus",
-    "corpora",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="What word2vec and fasttext are trained on and contextual-corpus averages over: a "
-    "BEIR folder, a classification folder (the texts of its train.tsv), a folder of "
-    "documents or a file of one text per line; repeatable (default: the 424 sentences "
-    "that ship with ctxsearch).",
-)
-@click.option(
-    "--vocabulary",
-    default=30_000,
-    show_default=True,
-    help="Analogy answers come from GloVe 6B's this many most frequent words.",
-)
-@click.option(
-    "--unrestricted",
-    is_flag=True,
-    help="Also answer analogies among all words of glove, word2vec and fasttext (slow: "
-    "GloVe has 400,000).",
-)
-@click.option(
-    "--per-word",
-    default=10,
-    show_default=True,
-    help="contextual-corpus: occurrences averaged per word, at most.",
-)
-@click.option(
-    "--analogies",
-    type=click.Path(path_type=Path),
-    help="An analogy file in questions-words.txt layout [gensim's test data].",
-)
-@click.option(
-    "--wordsim353", type=click.Path(path_type=Path), help="Word pairs [gensim's wordsim353.tsv]."
-)
-@click.option(
-    "--simlex999", type=click.Path(path_type=Path), help="Word pairs [gensim's simlex999.txt]."
-)
-@click.option("--out", type=click.Path(path_type=Path), help="Write report.md/.html, plot, JSON.")
-@work_dir_option
-@model_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@json_option
-@translate_errors
-def words_command(
-    methods: str | None,
-    corpora: tuple[Path, ...],
-    vocabulary: int,
-    unrestricted: bool,
-    per_word: int,
-    analogies: Path | None,
-    wordsim353: Path | None,
-    simlex999: Path | None,
-    out: Path | None,
-    work_dir: Path | None,
-    model: str | None,
-    quiet: bool,
-    as_json: bool,
-) -> None:
-    """Intrinsic evaluation of word vectors: analogies, WordSim-353, SimLex-999.
-
-    \b
-    Analogies (Google's 19,544 questions) are answered by 3CosAdd among GloVe 6B's
-    30,000 most frequent words that the method has a vector for; accuracy overall,
-    semantic and syntactic, with coverage (the questions all of whose words are there).
-    Word pairs: Spearman correlation of cosine with the human scores, with coverage.
-    The test sets are read from gensim's test data (the classic extra). A word split
-    into several tokens gets the mean of its tokens' vectors (static, model2vec) or of
-    their hidden states (contextual).
-
-    \b
-    Examples:
-      ctxsearch words
-      ctxsearch words --methods glove --unrestricted --json
-      ctxsearch words --corpus ../shared/eval/sst2 --out reports/words
-      ctxsearch words --methods static,contextual,layers
-    """
-    from search.cli.progress import ProgressBars
-    from search.lab.datasets import load_texts
-    from search.lab.intrinsic import evaluate_words
-    from search.lab.similarity import bundled_sentences
-
-    texts = [text for corpus in corpora for text in load_texts(corpus)] or bundled_sentences()
-    bars = ProgressBars(enabled=not quiet and not as_json)
-    try:
-        result = evaluate_words(
-            _names(methods),
-            model=model,
-            corpus=texts,
-            work_dir=work_dir,
-            vocabulary=vocabulary,
-            analogies=analogies,
-            pair_files={"wordsim353": wordsim353, "simlex999": simlex999},
-            unrestricted=unrestricted,
-            per_word=per_word,
-            progress=lambda stage, done, total: bars.report(stage, done, total),
-        )
-    finally:
-        bars.close()
-    result["corpus"]["from"] = [str(corpus) for corpus in corpora] or ["bundled sentences"]
-    _echo_note(result)
-    if out is not None:
-        from search.lab.word_report import write_words_report
-
-        written = write_words_report(result, out)
-        (out / "results.json").write_text(_json_text(result))
-        click.echo(f"report written to {written}", err=True)
-    if as_json:
-        echo_json(result)
-    else:
-        click.echo(_words_table(result))
-
-
-def _words_table(result: dict[str, Any]) -> str:
-    from search.lab.word_report import reference_sentence
-
-    vocabulary = result["vocabulary"]
-    lines = [
-        f"{result['questions']:,} analogy questions, answers among {vocabulary['source']}; "
-        f"WordSim-353 {result['pairs']['wordsim353']} pairs, SimLex-999 "
-        f"{result['pairs']['simlex999']} pairs; {result['wall_seconds']:.0f}s",
-        f"{'method':<18} {'analogy':>7} {'sem':>6} {'syn':>6} {'answered':>8} "
-        f"{'WS353':>7} {'pairs':>6} {'SimLex':>7} {'pairs':>6} {'setup s':>8}",
-    ]
-    for name, values in result["methods"].items():
-        lines.append(
-            f"{name:<18} {_figure(values['analogy']):>7} "
-            f"{_figure(values['analogy_semantic'], 3):>6} "
-            f"{_figure(values['analogy_syntactic'], 3):>6} {values['analogy_coverage']:>8.1%} "
-            f"{_figure(values['wordsim353']):>7} {values['wordsim353_coverage']:>6.1%} "
-            f"{_figure(values['simlex999']):>7} {values['simlex999_coverage']:>6.1%} "
-            f"{_figure(values.get('setup_seconds'), 1):>8}"
-        )
-        if values.get("analogy_unrestricted") is not None:
-            lines.append(
-                f"{'':<18} unrestricted (all {values['analogy_unrestricted_candidates']:,} "
-                f"words): {values['analogy_unrestricted']:.4f}, answered "
-                f"{values['analogy_unrestricted_coverage']:.1%}"
-            )
-    if "reference" in result:
-        lines.append(reference_sentence(result["reference"]))
-    return "\n".join(lines)
-
-
-def _figure(value: float | None, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-@click.command()
-@click.argument("dataset_dir", type=click.Path(path_type=Path))
-@click.option(
-    "--methods",
-    default=None,
-    help="Comma-separated (default: all but the layers): glove, word2vec, fasttext, static, "
-    "model2vec, contextual (mean pooling), cls, max, mean-last2, mean-last4, layer-0 ... "
-    "layer-L (`layers`: every layer), tfidf (the lexical baseline).",
-)
-@click.option(
-    "--intrinsic",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The JSON of `ctxsearch words --json`: --out then also draws the two side by side.",
-)
-@click.option("--out", type=click.Path(path_type=Path), help="Write report.md/.html, plots, JSON.")
-@work_dir_option
-@model_option
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@json_option
-@translate_errors
-def classify_command(
-    dataset_dir: Path,
-    methods: str | None,
-    intrinsic: Path | None,
-    out: Path | None,
-    work_dir: Path | None,
-    model: str | None,
-    quiet: bool,
-    as_json: bool,
-) -> None:
-    """Sentence classification by a linear probe on each method's frozen text vectors.
-
-    \b
-    DATASET_DIR holds train.tsv, optional dev.tsv and test.tsv: tab-separated, a header
-    line, a column named `label` (any labels) and one text column (SST-2's layout). A
-    logistic regression is trained on train, its C chosen on dev (without dev.tsv: on a
-    tenth held out of train), and scored once on test: accuracy and macro-F1. The model
-    is never fine-tuned. Word2Vec and FastText are trained on the training texts.
-
-    \b
-    Examples:
-      ctxsearch classify ../shared/eval/sst2
-      ctxsearch classify ../shared/eval/sst2 --methods static,contextual,tfidf --json
-      ctxsearch classify ../shared/eval/sst2 --out reports/sst2 --intrinsic words.json
-    """
-    import json
-
-    from search.cli.progress import ProgressBars
-    from search.lab.classification import evaluate_classification
-
-    words = None
-    if intrinsic is not None:
-        try:
-            words = json.loads(intrinsic.read_text(encoding="utf-8"))
-            words["methods"].items()
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise click.UsageError(
-                f"{intrinsic}: not the JSON of `ctxsearch words --json`"
-            ) from None
-    bars = ProgressBars(enabled=not quiet and not as_json)
-    try:
-        result = evaluate_classification(
-            dataset_dir,
-            methods=_names(methods),
-            model=model,
-            work_dir=work_dir,
-            progress=lambda stage, done, total: bars.report(stage, done, total),
-        )
-    finally:
-        bars.close()
-    _echo_note(result)
-    if out is not None:
-        from search.lab.word_report import write_classification_report
-
-        written = write_classification_report(result, out, words)
-        (out / "results.json").write_text(_json_text(result))
-        click.echo(f"report written to {written}", err=True)
-    if as_json:
-        echo_json(result)
-    else:
-        click.echo(_classification_table(result))
-
-
-def _classification_table(result: dict[str, Any]) -> str:
-    labels = ", ".join(f"{label} {count:,}" for label, count in result["labels"].items())
-    lines = [
-        f"{result['dataset']}: train {result['train']:,}, dev {result['dev']:,} "
-        f"({result['dev_source']}), test {result['test']:,}; labels {labels}; "
-        f"majority class {result['majority_accuracy']:.4f}; {result['wall_seconds']:.0f}s",
-        f"{'method':<12} {'accuracy':>8} {'macro-F1':>8} {'C':>6} {'dev acc':>8} "
-        f"{'C=1 acc':>8} {'encode s':>9} {'probe s':>8}",
-    ]
-    for name, values in result["methods"].items():
-        lines.append(
-            f"{name:<12} {values['accuracy']:>8.4f} {values['macro_f1']:>8.4f} "
-            f"{values['C']:>6g} {values['dev_accuracy']:>8.4f} {values['c1_accuracy']:>8.4f} "
-            f"{_figure(values.get('encode_seconds'), 1):>9} {values['probe_seconds']:>8.1f}"
-        )
-    lines.append("C chosen on dev by accuracy; C=1 acc: the reference setting, on test")
-    return "\n".join(lines)

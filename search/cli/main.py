@@ -32,7 +32,6 @@ from search.cli.common import (
     translate_errors,
 )
 from search.cli.lab import (
-    classify_command,
     eval_command,
     eval_index,
     neighbours,
@@ -40,11 +39,11 @@ from search.cli.lab import (
     sts,
     tune_fusion,
     wic,
-    words_command,
 )
 from search.cli.request_options import parameter_option, request_options, takes_request
 from search.cli.serve import loadtest, serve
 from search.cli.watch import watch
+from search.cli.word_commands import classify_command, words_command
 from search.limits import MAX_K
 from search.modes import Mode
 from search.paths import display_path

@@ -265,7 +265,7 @@ def test_no_module_of_the_product_imports_itself_through_others():
 
 
 # The evaluation commands are the lab's edge in the CLI: they import it inside the command.
-LAB_EDGES = frozenset({"search.cli.lab", "search.cli.bench"})
+LAB_EDGES = frozenset({"search.cli.lab", "search.cli.word_commands", "search.cli.bench"})
 LAB_ONLY = ("search.lab", "scipy", "matplotlib", "sklearn", "gensim", "model2vec")
 
 
