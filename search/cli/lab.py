@@ -3,6 +3,7 @@ and neighbours (`words` and `classify` are in `search.cli.word_commands`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,26 @@ def similarity_methods_option(default_text: str) -> Any:
 def method_names(methods: str | None) -> list[str] | None:
     names = [part.strip() for part in (methods or "").split(",") if part.strip()]
     return names or None
+
+
+def show_result(
+    result: dict[str, Any],
+    out: Path | None,
+    write_report: Callable[[dict[str, Any], Path], Path],
+    as_json: bool,
+    table: Callable[[dict[str, Any]], str],
+) -> None:
+    """A lab command's ending: its note, the report in `out` (with results.json) when
+    asked for, then the result as JSON or as the command's table."""
+    echo_note(result)
+    if out is not None:
+        written = write_report(result, out)
+        (out / "results.json").write_text(json_text(result))
+        click.echo(f"report written to {written}", err=True)
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(table(result))
 
 
 def echo_note(result: dict[str, Any]) -> None:
@@ -116,17 +137,9 @@ def eval_command(
         )
     finally:
         bars.close()
-    echo_note(result)
-    if out is not None:
-        from search.lab.report import write_report
+    from search.lab.report import write_report
 
-        report = write_report(result, out)
-        (out / "results.json").write_text(json_text(result))
-        click.echo(f"report written to {report}", err=True)
-    if as_json:
-        echo_json(result)
-    else:
-        click.echo(_methods_table(result))
+    show_result(result, out, write_report, as_json, _methods_table)
 
 
 def _expand_methods(methods: str | None, mode: str | None) -> list[str] | None:

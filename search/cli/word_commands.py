@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from search.cli.common import echo_json, json_option, translate_errors
-from search.cli.lab import echo_note, json_text, method_names, model_option, work_dir_option
+from search.cli.common import json_option, translate_errors
+from search.cli.lab import method_names, model_option, show_result, work_dir_option
 
 
 @click.command()
@@ -122,17 +122,9 @@ def words_command(
     finally:
         bars.close()
     result["corpus"]["from"] = [str(corpus) for corpus in corpora] or ["bundled sentences"]
-    echo_note(result)
-    if out is not None:
-        from search.lab.word_report import write_words_report
+    from search.lab.word_report import write_words_report
 
-        written = write_words_report(result, out)
-        (out / "results.json").write_text(json_text(result))
-        click.echo(f"report written to {written}", err=True)
-    if as_json:
-        echo_json(result)
-    else:
-        click.echo(_words_table(result))
+    show_result(result, out, write_words_report, as_json, _words_table)
 
 
 def _words_table(result: dict[str, Any]) -> str:
@@ -240,17 +232,12 @@ def classify_command(
         )
     finally:
         bars.close()
-    echo_note(result)
-    if out is not None:
-        from search.lab.word_report import write_classification_report
+    from search.lab.word_report import write_classification_report
 
-        written = write_classification_report(result, out, words)
-        (out / "results.json").write_text(json_text(result))
-        click.echo(f"report written to {written}", err=True)
-    if as_json:
-        echo_json(result)
-    else:
-        click.echo(_classification_table(result))
+    def write(result: dict[str, Any], out: Path) -> Path:
+        return write_classification_report(result, out, words)
+
+    show_result(result, out, write, as_json, _classification_table)
 
 
 def _classification_table(result: dict[str, Any]) -> str:
