@@ -44,6 +44,7 @@ from search.cli.lab import (
 )
 from search.cli.request_options import parameter_option, request_options, takes_request
 from search.cli.serve import loadtest, serve
+from search.cli.similar import similar
 from search.cli.watch import watch
 from search.limits import MAX_K
 from search.modes import Mode
@@ -704,6 +705,7 @@ for command, name in (
     (loadtest, "loadtest"),
     (bench, "bench"),
     (watch, "watch"),
+    (similar, "similar"),
 ):
     cli.add_command(command, name)
 
