@@ -33,6 +33,14 @@ class _Similar(BaseModel):
         }
 
 
+def _taken_fields() -> dict[str, Any]:
+    return {
+        about.http: _field(default, about)
+        for name, default, about in parameters()
+        if name in _TAKEN
+    }
+
+
 SimilarParameters = create_model(
     "SimilarParameters",
     __base__=_Similar,
