@@ -42,6 +42,7 @@ from search.cli.lab import (
     wic,
     words_command,
 )
+from search.cli.mcp import mcp
 from search.cli.request_options import parameter_option, request_options, takes_request
 from search.cli.serve import loadtest, serve
 from search.cli.similar import similar
@@ -706,6 +707,7 @@ for command, name in (
     (bench, "bench"),
     (watch, "watch"),
     (similar, "similar"),
+    (mcp, "mcp"),
 ):
     cli.add_command(command, name)
 
