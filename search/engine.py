@@ -318,7 +318,7 @@ class Searcher:
         from search.similar import find_similar
 
         self._check_open()
-        return find_similar(self, item, line, chunk_id, **options)
+        return find_similar(self.store, _hydrate_neighbours, item, line, chunk_id, **options)
 
     def document(self, document_id: int) -> DocumentText:
         """A document's stored facts and text (`DocumentNotFound` if the id is unknown,
@@ -410,6 +410,18 @@ def _hits(
         if len(chosen) == k or candidates.exhausted:
             return _hydrate(snapshot, chosen, candidates, terms, request.mode)
         depth *= 4
+
+
+def _hydrate_neighbours(
+    snapshot: Snapshot,
+    chosen: list[tuple[StoredChunk, float]],
+    similarities: dict[int, float],
+    found_by: dict[int, dict[str, int]],
+    mode: Mode,
+) -> list[Hit]:
+    """The hits of a similar search (`search.similar`): hydrated as a query's, without
+    query words to highlight."""
+    return _hydrate(snapshot, chosen, _Candidates([], found_by, True, similarities), [], mode)
 
 
 def _hydrate(

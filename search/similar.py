@@ -19,22 +19,26 @@ query's hits carry.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from indexer.errors import DocumentNotFound, IndexCorrupt, InvalidQuery
 from indexer.spaces import Space
-from indexer.store.base import Snapshot, StoredChunk
+from indexer.store.base import Snapshot, Store, StoredChunk
 from search.limits import MAX_DOCUMENT_ID
 from search.locations import fill_locations
 from search.modes import Mode
 from search.request import SearchRequest, search_request
 
-if TYPE_CHECKING:
-    from search.engine import Hit, Searcher
-
+# Makes the hits of chosen (chunk, score) pairs as a search does, given each chunk's
+# contextual cosine and its rank in the space searched (`search.engine` passes its own).
+Hydrate = Callable[
+    [Snapshot, list[tuple[StoredChunk, float]], dict[int, float], dict[int, dict[str, int]], Mode],
+    list[Any],
+]
 SIMILAR_MODES = (Mode.CONTEXTUAL.value, Mode.STATIC.value)
 PASSAGE, DOCUMENT = "passage", "document mean"
 
@@ -62,7 +66,7 @@ class SimilarResponse:
 
     item: SimilarItem
     mode: str
-    results: list[Hit]
+    results: list[Any]  # search.engine.Hit
     timings: dict[str, float] = field(default_factory=dict)
     filters: dict[str, Any] | None = None
     min_similarity: float | None = None
@@ -98,7 +102,8 @@ def similar_request(**options: Any) -> SearchRequest:
 
 
 def find_similar(
-    searcher: Searcher,
+    store: Store,
+    hydrate: Hydrate,
     item: str | None = None,
     line: int | None = None,
     chunk_id: int | None = None,
@@ -111,10 +116,10 @@ def find_similar(
     space = request.mode.value
     spaces = sorted({space, Space.CONTEXTUAL.value})
     started = time.perf_counter()
-    with searcher.store.snapshot(spaces) as snapshot:
-        found, chunks = _resolve(snapshot, searcher.store.host, item, line, chunk_id)
+    with store.snapshot(spaces) as snapshot:
+        found, chunks = _resolve(snapshot, store.host, item, line, chunk_id)
         vectors = {name: _item_vector(snapshot, name, chunks) for name in spaces}
-        hits = _neighbours(snapshot, request, found.document_id, vectors)
+        hits = _neighbours(snapshot, request, found.document_id, vectors, hydrate)
     return SimilarResponse(
         item=found,
         mode=space,
@@ -236,11 +241,10 @@ def _neighbours(
     request: SearchRequest,
     own_document: int,
     vectors: dict[str, np.ndarray],
-) -> list[Hit]:
+    hydrate: Hydrate,
+) -> list[Any]:
     """The best `k` chunks of other documents (one per document unless `all_chunks`),
     searching deeper while the item's own document, repeats or weak hits fill the list."""
-    from search.engine import _Candidates, _hydrate  # the search's own hydration
-
     space, contextual = request.mode.value, Space.CONTEXTUAL.value
     where, k, minimum = request.filter or None, request.k, request.min_similarity
     size = snapshot.chunk_count(where) if where else snapshot.space_size(space)
@@ -274,6 +278,5 @@ def _neighbours(
             exhausted = exhausted or ranked[-1][1] < minimum
         if len(chosen) == k or exhausted:
             found_by = {chunk_id: {space: rank} for rank, (chunk_id, _) in enumerate(ranked, 1)}
-            candidates = _Candidates(ranked, found_by, True, similarities)
-            return _hydrate(snapshot, chosen, candidates, [], request.mode)
+            return hydrate(snapshot, chosen, similarities, found_by, request.mode)
         depth *= 4

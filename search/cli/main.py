@@ -31,6 +31,7 @@ from search.cli.common import (
     json_option,
     translate_errors,
 )
+from search.cli.hit_location import hit_location
 from search.cli.lab import (
     classify_command,
     eval_command,
@@ -450,19 +451,6 @@ def query(
         f"search {timings['search_seconds'] * 1000:.0f} ms)",
         err=True,
     )
-
-
-def hit_location(hit) -> str:  # hit: search.engine.Hit
-    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known, or
-    for a record, whose path is `record:ID`)."""
-    shown = display_path(hit.path)
-    if hit.id is not None:
-        return terminal_text(hit.path)
-    if hit.line is not None:
-        return f"{shown}:{hit.line}"
-    if hit.page is not None:
-        return f"{shown} (page {hit.page})"
-    return shown
 
 
 def vimgrep_line(hit) -> str:  # hit: search.engine.Hit

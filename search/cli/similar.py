@@ -12,6 +12,7 @@ from indexer.reading.sources import path_text
 from indexer.runs.record_input import RECORD_PREFIX
 from indexer.store.base import Target
 from search.cli.common import echo_json, index_option, json_option, translate_errors
+from search.cli.hit_location import hit_location
 from search.cli.request_options import parameter_option, request_options
 from search.modes import Mode
 from search.similar import SIMILAR_MODES
@@ -69,7 +70,6 @@ def similar(
       ctxsearch similar record:faq-12 --where lang=en --json
       ctxsearch similar paper.md --mode static --under ~/papers --type md
     """
-    from search.cli.main import hit_location
     from search.engine import Searcher
 
     path, line = split_item(item)

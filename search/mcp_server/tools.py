@@ -38,8 +38,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 INSTRUCTIONS = (
     "Semantic search over a local index of the user's documents (ctxsearch). Use `search` "
     "with a natural-language question; each hit gives path, line, heading, snippet and "
-    "similarity (the contextual cosine: about 0.5 and above is a close match, below 0.3 "
-    "is weak). Use `read` with a hit's path and line range (or its chunk_id) to see the "
+    "similarity (the contextual cosine: about 0.5 and above is close, below 0.3 is "
+    "weak). Use `read` with a hit's path and line range (or its chunk_id) to see the "
     "full text, `similar` to find documents like one you found, `folders` to see what is "
     "indexed."
 )

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, create_model
 from search.limits import MAX_DOCUMENT_ID
 from search.modes import Mode
 from search.request import parameters
-from search.server.request_model import _field
+from search.server.request_model import http_field
 from search.similar import SIMILAR_MODES
 
 # The request's parameters a similar search takes, besides the item and the mode.
@@ -31,14 +31,6 @@ class _Similar(BaseModel):
             "mode": self.mode,
             **options,
         }
-
-
-def _taken_fields() -> dict[str, Any]:
-    return {
-        about.http: _field(default, about)
-        for name, default, about in parameters()
-        if name in _TAKEN
-    }
 
 
 SimilarParameters = create_model(
@@ -66,7 +58,7 @@ SimilarParameters = create_model(
         Field(Mode.CONTEXTUAL.value, description="The vector space searched."),
     ),
     **{
-        about.http: _field(default, about)
+        about.http: http_field(default, about)
         for name, default, about in parameters()
         if name in _TAKEN
     },
