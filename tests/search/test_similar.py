@@ -120,3 +120,22 @@ def _mean(snapshot, chunk_ids: list[int]) -> list[np.ndarray]:
     stored = snapshot.vectors("contextual", chunk_ids)
     mean = np.mean([stored[i] for i in chunk_ids], axis=0)
     return [mean / np.linalg.norm(mean)]
+
+
+def test_similar_records_on_every_store(any_index, tiny_model_dir):
+    from indexer.runs.indexer import Indexer
+
+    records = [
+        {"id": "a", "text": "Refunds take five days.", "metadata": {"lang": "en"}},
+        {"id": "b", "text": "Refunds take five working days.", "metadata": {"lang": "en"}},
+        {"id": "c", "text": "Rückerstattungen dauern fünf Tage.", "metadata": {"lang": "de"}},
+    ]
+    Indexer(any_index, model=str(tiny_model_dir)).upsert_records(records)
+    with Searcher(any_index) as searcher:
+        near = searcher.similar("record:a", k=5)
+        german = searcher.similar("record:a", k=5, where={"lang": "de"})
+        by_line = searcher.similar("record:b", line=1, mode="static")
+    assert [hit.id for hit in near.results] == ["b", "c"], "b is the closer text; a is left out"
+    assert near.results[0].similarity > near.results[1].similarity
+    assert [hit.id for hit in german.results] == ["c"]
+    assert by_line.item.vector == "passage" and {h.id for h in by_line.results} == {"a", "c"}
