@@ -28,6 +28,7 @@ from indexer.store.base import Target
 from indexer.version import __version__
 from search.engine import Searcher
 from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
+from search.mcp_server.argument_errors import one_line_argument_errors
 from search.mcp_server.reading import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
 from search.mcp_server.reading import read_passage as read_chunk
 from search.modes import MODES
@@ -111,7 +112,11 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
     """The MCP server answering for `searcher`; with `writable` (the index's target),
     also the tools that upsert and delete records there."""
     server = MCPServer(
-        "ctxsearch", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+        "ctxsearch",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+        middleware=[one_line_argument_errors],
     )
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
