@@ -12,6 +12,7 @@ from tests.support.mcp_client import stdio_session
 
 READ_TOOLS = {"search", "read", "similar", "folders"}
 SAVINGS = str(SAMPLE_CORPUS / "finance" / "savings-accounts.md")
+BRANCH = str(SAMPLE_CORPUS / "finance" / "bank-branch-services.html")
 
 
 def run(test) -> None:
@@ -40,6 +41,11 @@ def test_each_tool_answers_over_stdio_with_what_a_hit_has(sample_index):
             read = (await session.call_tool("read", lines)).structured_content
             assert read["line"] == top["line"] and read["end_line"] == top["end_line"]
             assert read["text"].startswith("# Opening a Savings Account")
+            # HTML: a hit's lines are the file's; read gives the passages covering them
+            branch = {"path": BRANCH, "start_line": 3, "end_line": 27}
+            html = (await session.call_tool("read", branch)).structured_content
+            assert html["text"].startswith("What You Can Do at a Bank Branch")
+            assert "<" not in html["text"] and (html["line"], html["end_line"]) == (3, 27)
             passage = await session.call_tool("read", {"chunk_id": top["chunk_id"]})
             assert passage.structured_content["text"].startswith("# Opening a Savings Account")
             assert passage.structured_content["line"] == top["line"]
