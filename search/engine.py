@@ -295,6 +295,31 @@ class Searcher:
             min_similarity=request.min_similarity,
         )
 
+    def similar(
+        self,
+        item: str | None = None,
+        line: int | None = None,
+        chunk_id: int | None = None,
+        **options: Any,
+    ):  # -> search.similar.SimilarResponse
+        """More like this: the `k` nearest documents (or passages, with `all_chunks`) to
+        one the index holds, from its stored vectors (nothing is encoded).
+
+        `item` is a stored path (a file's absolute path, or `record:ID`): the whole
+        document, searched with the normalised mean of its passages' vectors; with
+        `line` (1-based), the passage at that line, searched with its own vector.
+        `chunk_id` (a hit's) names a passage instead. The item's document is left out.
+        `options` are a search's (`k`, `mode`: contextual, the default, or static;
+        `all_chunks`, `under`, `path`, `file_type`, `where`, `min_similarity`); hits
+        are `Hit`s, `similarity` their contextual cosine to the item. An unknown item
+        raises `DocumentNotFound`; a line past the end or bad options `InvalidQuery`.
+        See `search.similar`.
+        """
+        from search.similar import find_similar
+
+        self._check_open()
+        return find_similar(self.store, _hydrate_neighbours, item, line, chunk_id, **options)
+
     def document(self, document_id: int) -> DocumentText:
         """A document's stored facts and text (`DocumentNotFound` if the id is unknown,
         `InvalidQuery` if it is not a whole number from 1 to 2**63 - 1)."""
@@ -385,6 +410,18 @@ def _hits(
         if len(chosen) == k or candidates.exhausted:
             return _hydrate(snapshot, chosen, candidates, terms, request.mode)
         depth *= 4
+
+
+def _hydrate_neighbours(
+    snapshot: Snapshot,
+    chosen: list[tuple[StoredChunk, float]],
+    similarities: dict[int, float],
+    found_by: dict[int, dict[str, int]],
+    mode: Mode,
+) -> list[Hit]:
+    """The hits of a similar search (`search.similar`): hydrated as a query's, without
+    query words to highlight."""
+    return _hydrate(snapshot, chosen, _Candidates([], found_by, True, similarities), [], mode)
 
 
 def _hydrate(

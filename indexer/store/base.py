@@ -177,6 +177,11 @@ class Snapshot(Protocol):
         """The cosine of one query vector with each of these chunks' vectors in a space."""
         ...
 
+    def vectors(self, space: str, chunk_ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of these chunks in a space, by chunk id (float32, as
+        written; ids the space does not hold are left out). Nothing is encoded."""
+        ...
+
     def chunk_count(self, where: SearchFilter | None = None) -> int:
         """How many chunks there are, or how many `where` allows."""
         ...
@@ -201,6 +206,11 @@ class Snapshot(Protocol):
 
     def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
         """A document and its chunks in order, or None."""
+        ...
+
+    def documents_at(self, path: str) -> list[StoredDocument]:
+        """The documents stored at exactly this path (a file's absolute path, or a
+        record's `record:ID`), one per host that indexed it, by id."""
         ...
 
     def counts(self) -> dict[str, int]:

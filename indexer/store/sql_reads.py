@@ -119,6 +119,11 @@ class SqlReads:
         )
         return StoredDocument(*found[0]), [StoredChunk(*row) for row in rows]
 
+    def documents_at(self, path: str) -> list[StoredDocument]:
+        """The documents stored at exactly this path, one per host, by id."""
+        found = self.rows(f"{DOCUMENT} WHERE path = :path ORDER BY id", {"path": path})
+        return [StoredDocument(*row) for row in found]
+
     def counts(self) -> dict[str, int]:
         """How many documents and chunks there are."""
         return counts(self.rows)

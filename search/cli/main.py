@@ -31,6 +31,7 @@ from search.cli.common import (
     json_option,
     translate_errors,
 )
+from search.cli.hit_location import hit_location
 from search.cli.lab import (
     eval_command,
     eval_index,
@@ -40,8 +41,10 @@ from search.cli.lab import (
     tune_fusion,
     wic,
 )
+from search.cli.mcp import mcp
 from search.cli.request_options import parameter_option, request_options, takes_request
 from search.cli.serve import loadtest, serve
+from search.cli.similar import similar
 from search.cli.watch import watch
 from search.cli.word_commands import classify_command, words_command
 from search.limits import MAX_K
@@ -449,19 +452,6 @@ def query(
     )
 
 
-def hit_location(hit) -> str:  # hit: search.engine.Hit
-    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known, or
-    for a record, whose path is `record:ID`)."""
-    shown = display_path(hit.path)
-    if hit.id is not None:
-        return terminal_text(hit.path)
-    if hit.line is not None:
-        return f"{shown}:{hit.line}"
-    if hit.page is not None:
-        return f"{shown} (page {hit.page})"
-    return shown
-
-
 def vimgrep_line(hit) -> str:  # hit: search.engine.Hit
     """path:line:column:text, the format of `vim -q` and ripgrep's --vimgrep (line 1 for
     a PDF, whose page goes in front of the text)."""
@@ -703,6 +693,8 @@ for command, name in (
     (loadtest, "loadtest"),
     (bench, "bench"),
     (watch, "watch"),
+    (similar, "similar"),
+    (mcp, "mcp"),
 ):
     cli.add_command(command, name)
 

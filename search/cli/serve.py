@@ -62,8 +62,8 @@ def serve(
 
     \b
     Endpoints: GET /search?q=...&k=...&mode=... (and POST /search with a JSON body),
-    GET /compare?q=..., GET /documents/{id}, GET /info, GET /health, and with
-    --writable POST /records and DELETE /records[/{id}]; the OpenAPI
+    GET /compare?q=..., GET /similar?item=PATH&line=N, GET /documents/{id}, GET /info,
+    GET /health, and with --writable POST /records and DELETE /records[/{id}]; the OpenAPI
     schema is at /openapi.json and browsable at /docs. /search answers the JSON of
     `ctxsearch query --json`. The model loads once, at start; searches keep working
     while `ctxsearch index` updates the index, and see each update once it is published.

@@ -43,6 +43,7 @@ from search.modes import MODES, Mode
 from search.request import DEFAULT_K
 from search.server.guard import MAX_HEAD_BYTES, AllowedHosts, RequestGuard
 from search.server.request_model import SearchBody, SearchParameters, query_parameter
+from search.server.similar_model import SimilarParameters
 from search.server.write_queue import WritesQueueFull
 from search.server.writes import (
     RECORD_PATH,
@@ -157,6 +158,10 @@ def create_app(
         if mode == against:
             raise InvalidQuery("mode and against must differ")
         return compare_modes(searcher, q, k=k, mode=mode, against=against)
+
+    @app.get("/similar", dependencies=guarded, summary="More like this (similar --json)")
+    def similar(parameters: Annotated[SimilarParameters, Query()]) -> dict[str, Any]:
+        return searcher.similar(**parameters.options()).to_dict()
 
     @app.get("/documents/{document_id}", dependencies=guarded, summary="A document's text")
     def document(

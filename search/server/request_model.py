@@ -45,8 +45,8 @@ class _Parameters(BaseModel):
         return search_request(**given)
 
 
-def _field(default: Any, parameter: Parameter) -> tuple[Any, Any]:
-    """A parameter's pydantic type and field."""
+def http_field(default: Any, parameter: Parameter) -> tuple[Any, Any]:
+    """A parameter's pydantic type and field (its HTTP help, bounds and default)."""
     if default is MISSING:
         default = ...
     elif default == ():
@@ -75,7 +75,7 @@ SearchParameters = create_model(
     "SearchParameters",
     __base__=_Parameters,
     __doc__="The query string of `GET /search`.",
-    **{about.http: _field(default, about) for _name, default, about in parameters()},
+    **{about.http: http_field(default, about) for _name, default, about in parameters()},
 )
 
 

@@ -8,6 +8,7 @@ loads a space, and never SQLAlchemy.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from indexer.store.base import Ranked
@@ -49,6 +50,10 @@ class LocalSnapshot(SqlReads):
     def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """The cosine of one query vector with each of these chunks' vectors in a space."""
         return self.spaces[space].similarities(query, chunk_ids)
+
+    def vectors(self, space: str, chunk_ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of these chunks (reconstructed from the loaded FAISS space)."""
+        return self.spaces[space].vectors(chunk_ids)
 
     def space_size(self, space: str) -> int:
         """How many vectors a space holds."""

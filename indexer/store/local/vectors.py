@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import faiss
@@ -170,6 +171,18 @@ class VectorSpace:
             except RuntimeError:
                 continue
             found[int(chunk_id)] = float(np.dot(vector, query))
+        return found
+
+    def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """The stored vector of each id the space holds, by id (others left out)."""
+        found: dict[int, np.ndarray] = {}
+        for chunk_id in ids:
+            if chunk_id < 0:  # a tombstone's id names no live vector
+                continue
+            try:
+                found[int(chunk_id)] = self.index.reconstruct(int(chunk_id))
+            except RuntimeError:
+                continue
         return found
 
     def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 from sqlalchemy import Connection
@@ -56,6 +57,11 @@ class PostgresSnapshot(SqlReads):
         """The cosine of one query vector with each of these chunks' vectors in a space."""
         dim = self.manifest.dim_of(space)
         return vectors.similarities(self.connection, space, dim, query, chunk_ids)
+
+    def vectors(self, space: str, chunk_ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of these chunks (the space table's vector column)."""
+        dim = self.manifest.dim_of(space)
+        return vectors.stored_vectors(self.connection, space, dim, list(chunk_ids))
 
     def space_size(self, space: str) -> int:
         """How many vectors a space holds."""

@@ -142,6 +142,22 @@ def similarities(
     return {int(chunk_id): -float(negative) for chunk_id, negative in rows}
 
 
+def stored_vectors(
+    connection: Connection, space: str, dim: int, ids: list[int]
+) -> dict[int, np.ndarray]:
+    """The stored vector of each of these chunks that the space holds, by chunk id."""
+    table = space_table(space, dim)
+    found: dict[int, np.ndarray] = {}
+    for first in range(0, len(ids), INSERT_BATCH):
+        batch = [int(i) for i in ids[first : first + INSERT_BATCH]]
+        rows = connection.execute(
+            select(table.c.chunk_id, table.c.embedding).where(table.c.chunk_id.in_(batch))
+        )
+        for chunk_id, embedding in rows:
+            found[int(chunk_id)] = np.asarray(embedding, dtype=np.float32)
+    return found
+
+
 def count(connection: Connection, space: str) -> int:
     """How many vectors a space holds."""
     return int(connection.execute(text(f"SELECT count(*) FROM {table_name(space)}")).scalar_one())

@@ -329,6 +329,31 @@ def test_an_hnsw_structure_finds_what_exact_search_finds_and_can_be_dropped(any_
     store.close()
 
 
+def test_stored_vectors_come_back_by_chunk_id_in_every_structure(any_index):
+    store = new_store(any_index)
+    ids = add(store, "/docs/a.txt", ["one", "two", "three"], first_axis=1)
+    other = add(store, "/docs/b.txt", ["four"], first_axis=0)
+    with store.writer(), store.change() as change:
+        change.remove_documents([store.documents_under(Path("/docs"))["/docs/b.txt"].id])
+    for structure in ("hnsw", "flat"):
+        with store.writer(), store.change() as change:
+            change.set_index_type(structure)
+        with store.snapshot() as snapshot:
+            for space in ("contextual", "static"):
+                # a removed chunk and an id never given are left out, not zeros
+                found = snapshot.vectors(space, [*ids, *other, 10**9])
+                assert sorted(found) == sorted(ids), structure
+                for n, chunk_id in enumerate(ids):
+                    assert found[chunk_id].dtype == np.float32
+                    np.testing.assert_array_equal(found[chunk_id], unit(1 + n))
+                assert snapshot.vectors(space, []) == {}
+            [document] = snapshot.documents_at("/docs/a.txt")
+            assert document.path == "/docs/a.txt"
+            assert snapshot.documents_at("/docs/b.txt") == []
+            assert snapshot.documents_at("/docs") == []  # exact paths, not prefixes
+    store.close()
+
+
 def test_filtered_searches_find_k_allowed_chunks_in_every_structure(any_index):
     from indexer.store.filters import make_filter
 

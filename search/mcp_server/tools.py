@@ -1,0 +1,338 @@
+"""The MCP tools over one index: search, read, similar, folders, and with `writable`
+upsert_records and delete_records.
+
+Each tool is a thin call into the library (`Searcher.search`, `Searcher.similar`,
+`search.mcp_server.reading`, `Indexer.upsert_records`); its answer is the JSON the
+command line prints (`query --json`, `similar --json`), so a hit carries every key a
+hit has. The SDK builds each tool's input schema from the annotated parameters below:
+their descriptions are what a model reads. A library error (an unknown path, a bad
+filter) and arguments that fail the schema both come back as a tool error (`isError`,
+one line of text), never as a failure of the server.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import wraps
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from indexer.errors import CtxsearchError
+from indexer.reading.file_types import FILE_TYPES
+from indexer.store.base import Target
+from indexer.version import __version__
+from search.engine import Searcher
+from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
+from search.mcp_server.argument_errors import one_line_argument_errors
+from search.mcp_server.reading import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
+from search.mcp_server.reading import read_passage as read_chunk
+from search.modes import MODES
+from search.similar import SIMILAR_MODES
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+INSTRUCTIONS = (
+    "Semantic search over a local index of the user's documents (ctxsearch). Use `search` "
+    "with a natural-language question; each hit gives path, line, heading, snippet and "
+    "similarity (the contextual cosine: about 0.5 and above is close, below 0.3 is "
+    "weak). Use `read` with a hit's path and line range (or its chunk_id) to see the "
+    "full text, `similar` to find documents like one you found, `folders` to see what is "
+    "indexed."
+)
+
+# The filters every search and similar search takes.
+Under = Annotated[
+    list[str] | None,
+    Field(
+        description="Only documents inside these absolute folders or files (as `folders` "
+        "lists them, or a hit's path). Default: everywhere."
+    ),
+]
+PathGlobs = Annotated[
+    list[str] | None,
+    Field(
+        description="Only documents whose path matches one of these globs: '*.md' matches "
+        "file names, 'tutorial/*.md' the end of the path (* crosses folders). Default: all."
+    ),
+]
+Types = Annotated[
+    list[str] | None,
+    Field(
+        description=f"Only documents of these types: {', '.join(FILE_TYPES)}, or an "
+        "extension such as '.py'. Default: all types."
+    ),
+]
+Where = Annotated[
+    dict[str, str | int | float | bool] | list[str] | None,
+    Field(
+        description="Only records (documents an application stored with metadata) whose "
+        'metadata holds every pair, e.g. {"lang": "en", "year": 2024}, or a list of '
+        '"key=value" strings. Files have no metadata, so any `where` leaves them out. '
+        "Default: no condition."
+    ),
+]
+MinSimilarity = Annotated[
+    float | None,
+    Field(
+        ge=-1.0,
+        le=1.0,
+        description="Drop hits whose similarity (contextual cosine, -1 to 1) is below this, "
+        "e.g. 0.3; fewer than k hits, or none, may be left. Default: keep all.",
+    ),
+]
+Count = Annotated[int, Field(ge=1, le=MAX_K, description="How many hits to return (default 10).")]
+AllChunks = Annotated[
+    bool,
+    Field(
+        description="Return every matching passage, several per document, instead of "
+        "the best passage of each document (default false)."
+    ),
+]
+
+
+def tool_errors(tool: F) -> F:
+    """The tool with the library's errors turned into tool errors (their one line)."""
+
+    @wraps(tool)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return tool(*args, **kwargs)
+        except CtxsearchError as error:
+            raise ToolError(str(error)) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServer:
+    """The MCP server answering for `searcher`; with `writable` (the index's target),
+    also the tools that upsert and delete records there."""
+    server = MCPServer(
+        "ctxsearch",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+        middleware=[one_line_argument_errors],
+    )
+    reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @tool_errors
+    def search(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_QUERY_CHARS,
+                description="What to look for, in natural language (a question or a "
+                "description of the passage wanted); exact words also count in hybrid mode.",
+            ),
+        ],
+        mode: Annotated[
+            Literal[MODES],  # type: ignore[valid-type]
+            Field(
+                description="hybrid (default): meaning and exact words fused, best in "
+                "general; contextual: meaning only; lexical: exact words only (BM25), for "
+                "names, codes and identifiers; static: word vectors without context."
+            ),
+        ] = "hybrid",
+        k: Count = 10,
+        all_chunks: AllChunks = False,
+        under: Under = None,
+        path_glob: PathGlobs = None,
+        type: Types = None,
+        where: Where = None,
+        min_similarity: MinSimilarity = None,
+    ) -> dict[str, Any]:
+        """Search the indexed documents for passages that answer `query`, best first.
+
+        Returns {query, mode, results: [{rank, path, line, end_line, heading, snippet,
+        similarity, score, chunk_id, document_id, ...}]}: `line`/`end_line` are the
+        passage's 1-based lines in the file (null for PDFs, which give `page`);
+        `similarity` is the contextual cosine (comparable across queries), `score` the
+        mode's own ranking score. Read a hit in full with `read`.
+        """
+        return searcher.search(
+            query,
+            mode=mode,
+            k=k,
+            all_chunks=all_chunks,
+            under=under,
+            path=path_glob,
+            file_type=type,
+            where=where,
+            min_similarity=min_similarity,
+        ).to_dict()
+
+    @tool_errors
+    def read(
+        path: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                description="A document's path exactly as a hit shows it (or record:ID "
+                "for a record). Give this or chunk_id.",
+            ),
+        ] = None,
+        chunk_id: Annotated[
+            int | None,
+            Field(ge=1, le=MAX_DOCUMENT_ID, description="One passage, by a hit's chunk_id."),
+        ] = None,
+        start_line: Annotated[
+            int, Field(ge=1, description="With path: the first line to return (default 1).")
+        ] = 1,
+        end_line: Annotated[
+            int | None,
+            Field(ge=1, description="With path: the last line to return (default: the end)."),
+        ] = None,
+        max_chars: Annotated[
+            int,
+            Field(
+                ge=1,
+                le=MAX_READ_CHARS,
+                description=f"With path: at most this many characters (default "
+                f"{DEFAULT_READ_CHARS:,}); `truncated` says if the lines asked for were cut, "
+                "and `end_line` is the last line returned: continue from end_line + 1.",
+            ),
+        ] = DEFAULT_READ_CHARS,
+    ) -> dict[str, Any]:
+        """Read a document's text by lines, or one passage by chunk_id.
+
+        With path: {path, document_id, line, end_line, total_lines, truncated, text}
+        (the text the index holds: a text, Markdown or code file's own lines, so a
+        hit's line and end_line select its passage). With chunk_id: {path, chunk_id,
+        line, end_line, heading, page, text} of that passage.
+        """
+        if (path is None) == (chunk_id is None):
+            raise ToolError("give either path (a document) or chunk_id (a passage)")
+        if chunk_id is not None:
+            return read_chunk(searcher, chunk_id)
+        assert path is not None
+        return read_document(searcher, path, start_line, end_line, max_chars)
+
+    @tool_errors
+    def similar(
+        path: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                description="The document to find more like: its path exactly as a hit "
+                "shows it (or record:ID). Give this or chunk_id.",
+            ),
+        ] = None,
+        line: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                description="With path: use only the passage at this 1-based line "
+                "(default: the whole document).",
+            ),
+        ] = None,
+        chunk_id: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=MAX_DOCUMENT_ID,
+                description="A passage to find more like, by a hit's chunk_id.",
+            ),
+        ] = None,
+        mode: Annotated[
+            Literal[SIMILAR_MODES],  # type: ignore[valid-type]
+            Field(description="contextual (default): by meaning; static: by word vectors."),
+        ] = "contextual",
+        k: Count = 10,
+        all_chunks: AllChunks = False,
+        under: Under = None,
+        path_glob: PathGlobs = None,
+        type: Types = None,
+        where: Where = None,
+        min_similarity: MinSimilarity = None,
+    ) -> dict[str, Any]:
+        """Find the documents most like one already in the index (more like this).
+
+        A whole document is compared by the mean of its passages' stored vectors, a
+        passage (path and line, or chunk_id) by its own; nothing is re-encoded. The
+        item's own document is left out. Returns {item: {path, vector, chunk_ids,
+        ...}, mode, results: [hits as `search` gives them]}.
+        """
+        return searcher.similar(
+            path,
+            line=line,
+            chunk_id=chunk_id,
+            mode=mode,
+            k=k,
+            all_chunks=all_chunks,
+            under=under,
+            path=path_glob,
+            file_type=type,
+            where=where,
+            min_similarity=min_similarity,
+        ).to_dict()
+
+    @tool_errors
+    def folders() -> dict[str, Any]:
+        """The folders indexed (roots), each with its documents and passages ("chunks"),
+        and the index's totals (records: texts stored by applications, which belong to no
+        folder); give a root as `under` to search inside it."""
+        description = searcher.store.describe()
+        return {
+            "folders": description.get("folders", []),
+            **{key: description.get(key) for key in ("documents", "chunks", "records")},
+        }
+
+    server.add_tool(search, annotations=reading)
+    server.add_tool(read, annotations=reading)
+    server.add_tool(similar, annotations=reading)
+    server.add_tool(folders, annotations=reading)
+    if writable is not None:
+        _add_write_tools(server, writable)
+    return server
+
+
+def _add_write_tools(server: MCPServer, target: Target) -> None:
+    from indexer.runs.indexer import Indexer
+    from indexer.runs.record_input import check_record_ids, check_records
+
+    indexer = Indexer(target)
+    indexer.load_encoders()  # the first write waits for no model
+    one_at_a_time = threading.Lock()
+
+    @tool_errors
+    def upsert_records(
+        records: Annotated[
+            list[dict[str, Any]],
+            Field(
+                min_length=1,
+                description='Records to add or replace, each {"id": "faq-12", "text": '
+                '"Refunds take 5 days.", "metadata": {"lang": "en"}}: id and text are '
+                "required strings, metadata an optional flat object of strings, numbers "
+                "and booleans (searchable with `where`). A record whose id exists is "
+                "replaced. All are written in one atomic change.",
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """Add or replace records (an application's texts with ids and metadata) in the
+        index; they are searchable once this returns. Returns what changed."""
+        checked = check_records(records)
+        with one_at_a_time:
+            return indexer.upsert_records(checked).to_dict()
+
+    @tool_errors
+    def delete_records(
+        ids: Annotated[
+            list[str],
+            Field(min_length=1, description="The ids of the records to remove."),
+        ],
+    ) -> dict[str, Any]:
+        """Remove records by id in one atomic change; ids no record has are listed in
+        `not_found`. Files indexed from folders cannot be removed this way."""
+        checked = check_record_ids(ids)
+        with one_at_a_time:
+            return indexer.delete_records(checked).to_dict()
+
+    writing = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
+    server.add_tool(upsert_records, annotations=writing)
+    server.add_tool(delete_records, annotations=writing)

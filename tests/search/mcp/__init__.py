@@ -1,0 +1,1 @@
+"""Tests of `ctxsearch mcp` with the MCP SDK's own clients."""
