@@ -436,6 +436,9 @@ def query(
         )
         if hit.heading:
             click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
+        if hit.duplicates:
+            others = len(hit.duplicates)
+            click.echo(f"{'':>20}also in {others} other file{'' if others == 1 else 's'}")
         if hit.metadata:
             pairs = ", ".join(f"{key}={value_text(value)}" for key, value in hit.metadata.items())
             click.echo(f"{'':>20}" + terminal_text(pairs))
@@ -451,25 +454,32 @@ def query(
 
 
 def hit_location(hit) -> str:  # hit: search.engine.Hit
-    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known, or
-    for a record, whose path is `record:ID`)."""
+    """`path:line` at the line that best matches (`path (page N, line L)` for a PDF,
+    `path` alone when neither is known, or for a record, whose path is `record:ID`)."""
     shown = display_path(hit.path)
     if hit.id is not None:
         return terminal_text(hit.path)
-    if hit.line is not None:
-        return f"{shown}:{hit.line}"
-    if hit.page is not None:
-        return f"{shown} (page {hit.page})"
+    line = hit.match_line or hit.line
+    if line is not None:
+        return f"{shown}:{line}"
+    page = hit.match_page or hit.page
+    if page is not None:
+        within = f", line {hit.match_page_line}" if hit.match_page_line else ""
+        return f"{shown} (page {page}{within})"
     return shown
 
 
 def vimgrep_line(hit) -> str:  # hit: search.engine.Hit
-    """path:line:column:text, the format of `vim -q` and ripgrep's --vimgrep (line 1 for
-    a PDF, whose page goes in front of the text)."""
+    """path:line:column:text, the format of `vim -q` and ripgrep's --vimgrep, at the line
+    that best matches; for a PDF the line within its page, the page in front of the text
+    (`path:LINE:1:[page N] text`)."""
     text = " ".join(hit.snippet.split())
-    if hit.page is not None:
-        text = f"[page {hit.page}] {text}"
-    return f"{display_path(hit.path)}:{hit.line or 1}:1:{terminal_text(text)}"
+    line = hit.match_line or hit.line
+    page = hit.match_page or hit.page
+    if page is not None and line is None:
+        text = f"[page {page}] {text}"
+        line = hit.match_page_line
+    return f"{display_path(hit.path)}:{line or 1}:1:{terminal_text(text)}"
 
 
 def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:
