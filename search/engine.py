@@ -27,7 +27,7 @@ from search.documents import DocumentText, load_document
 from search.fusion import HYBRID, HybridFusion
 from search.limits import check_document_id
 from search.locations import fill_locations
-from search.match_lines import LineSimilarity, match_location
+from search.match_lines import LineSimilarity, match_location, static_line_similarity
 from search.modes import Mode
 from search.request import SearchRequest, search_request
 from search.snippets import make_snippet
@@ -173,8 +173,6 @@ class Searcher:
         self._lock = threading.RLock()
         # Concurrent searches' query encodings, one forward pass for those waiting.
         self._batcher = QueryBatcher(self._space_encoder)
-        # The static space's torch-free encoder for `match_line` (False: none to be had).
-        self._line_encoder = None
         self._closed = False
 
     @property
@@ -295,7 +293,10 @@ class Searcher:
         vectors = {space: self._batcher.encode(space.value, request.query) for space in encoded}
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
-        lines = self.line_similarity(request.query)
+        lines = None
+        if Space.STATIC in vectors:  # ties between lines: the static space, already at hand
+            encoder = self._space_encoder(Space.STATIC.value)
+            lines = static_line_similarity(encoder, vectors[Space.STATIC][0])
         with self.store.snapshot([space.value for space in encoded]) as snapshot:
             hits = _hits(snapshot, request, vectors, self.hybrid, lines)
         timings["search_seconds"] = round(time.perf_counter() - started, 4)
@@ -309,29 +310,6 @@ class Searcher:
             filters=request.filter.to_dict() if request.filter else None,
             min_similarity=request.min_similarity,
         )
-
-    def line_similarity(self, query: str) -> LineSimilarity | None:
-        """How `match_line` compares a passage's lines with the query: in the static space
-        (token table, no transformer) when the index has it and it loads without torch."""
-        if Space.STATIC.value not in self.manifest.spaces:
-            return None
-        with self._lock:
-            if self._line_encoder is None:
-                from indexer.encoders.query import FastEncoderUnavailable, fast_query_encoder
-
-                try:
-                    self._line_encoder = fast_query_encoder(self.manifest, Space.STATIC.value)[0]
-                except FastEncoderUnavailable:
-                    self._line_encoder = False
-            encoder = self._line_encoder
-        if encoder is False:
-            return None
-        query_vector = encoder.encode([query])[0]
-
-        def similarity(lines: list[str]) -> list[float]:
-            return (encoder.encode(lines) @ query_vector).tolist()
-
-        return similarity
 
     def document(self, document_id: int) -> DocumentText:
         """A document's stored facts and text (`DocumentNotFound` if the id is unknown,

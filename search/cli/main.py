@@ -373,7 +373,8 @@ def _sum_up_ray_notes(notes: str) -> None:
     type=click.Choice(["table", "json", "vimgrep"]),
     default=None,
     help="table (default), json (as --json), or vimgrep: path:line:column:text, one hit "
-    "a line, for editors (vim -q, VS Code, Emacs grep mode).",
+    "a line, at the hit's best-matching line (a PDF's line within its page, [page N] "
+    "before the text), for editors (vim -q, VS Code, Emacs grep mode).",
 )
 @json_option
 @translate_errors
@@ -390,7 +391,8 @@ def query(
 
     \b
     Each hit shows its score, its contextual similarity (sim: the raw cosine, which
-    says how close the best match really is), and path:line (page for PDFs).
+    says how close the best match really is), and path:line at the line that matches
+    best (page and line for PDFs); copies of a file are one hit, "also in N other files".
 
     \b
     Examples:
