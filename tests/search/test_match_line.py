@@ -107,3 +107,14 @@ def test_the_static_space_picks_the_line_closest_in_meaning(tmp_path, model):
         assert hit.match_line == 2
         [hit] = searcher.search("kitten napping in the sunshine", mode="contextual", k=1).results
         assert hit.match_line == 1
+
+
+def test_the_line_map_counts_lines_from_the_top_of_each_page():
+    from indexer.reading.layout import Layout, Locator
+
+    text = "p1a\np1b\n\np2a\np2b"
+    pdf = Locator(text, "pdf", Layout(pages=[(0, 1), (9, 2)]))
+    assert pdf.line_map(5, len(text)) == [[1, 2], [1, 3], [2, 1], [2, 2]]
+    html = Locator("a\nb\nc", "html", Layout(lines=[(0, 3), (2, 3), (4, 7)]))
+    assert html.line_map(0, 5) == [3, 3, 7]  # "a" and "b" share source line 3
+    assert Locator("a\nb", "text").line_map(0, 3) is None  # counted from `line` instead
