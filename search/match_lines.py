@@ -13,14 +13,15 @@ table would cost a one-shot `ctxsearch query` about half a second to load.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from search.snippets import stem
 
-_WORD = re.compile(r"\w+")
 # The similarity of each line to the query (higher is better), or None: lexical only.
 LineSimilarity = Callable[[list[str]], Sequence[float]]
 
@@ -39,7 +40,17 @@ def lexical_line_scores(lines: Sequence[str], terms: Sequence[str]) -> list[floa
     """Each line's score: the sum, over the distinct query terms in it, of the term's
     weight log(1 + lines / lines holding it)."""
     wanted = {stem(term) for term in terms}
-    found = [{stem(word) for word in _WORD.findall(line)} & wanted for line in lines]
+    found: list[set[str]] = [set() for _ in lines]
+    if wanted:
+        # Porter stemming rewrites only a word's ending ("is" -> "i" at most shortens
+        # it), so only the words opening with a wanted stem's first letters are stemmed.
+        openings = "|".join(sorted({re.escape(term[:2]) for term in wanted}))
+        text = "\n".join(lines)
+        starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+        for match in re.finditer(rf"\b(?=\w)(?:{openings})\w*", text, re.IGNORECASE):
+            stemmed = stem(match.group())
+            if stemmed in wanted:
+                found[bisect_right(starts, match.start()) - 1].add(stemmed)
     holding = {term: sum(term in stems for stems in found) for term in wanted}
     weight = {term: math.log1p(len(lines) / count) for term, count in holding.items() if count}
     return [sum(weight[term] for term in stems) for stems in found]
