@@ -27,6 +27,7 @@ from search.documents import DocumentText, load_document
 from search.fusion import HYBRID, HybridFusion
 from search.limits import check_document_id
 from search.locations import fill_locations
+from search.match_lines import LineSimilarity, match_location, static_line_similarity
 from search.modes import Mode
 from search.request import SearchRequest, search_request
 from search.snippets import make_snippet
@@ -64,6 +65,17 @@ class Hit:
     # A record's id and metadata (see `Indexer.upsert_records`); None for a file.
     id: str | None = None
     metadata: dict[str, str | int | float | bool] | None = None
+    # The line inside the chunk that best matches the query (1-based, in the file like
+    # `line`; see `search.match_lines`); for a PDF, `match_page` and `match_page_line`
+    # (the line within that page) instead. None where the file has no lines.
+    # `match_start`/`match_end`: that line's [start, end) in the extracted text.
+    match_line: int | None = None
+    match_page: int | None = None
+    match_page_line: int | None = None
+    match_start: int | None = None
+    match_end: int | None = None
+    # The other files with the same extracted text (collapsed into this hit), by path.
+    duplicates: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The hit as plain JSON-ready values."""
@@ -281,8 +293,12 @@ class Searcher:
         vectors = {space: self._batcher.encode(space.value, request.query) for space in encoded}
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
+        lines = None
+        if Space.STATIC in vectors:  # ties between lines: the static space, already at hand
+            encoder = self._space_encoder(Space.STATIC.value)
+            lines = static_line_similarity(encoder, vectors[Space.STATIC][0])
         with self.store.snapshot([space.value for space in encoded]) as snapshot:
-            hits = _hits(snapshot, request, vectors, self.hybrid)
+            hits = _hits(snapshot, request, vectors, self.hybrid, lines)
         timings["search_seconds"] = round(time.perf_counter() - started, 4)
         return SearchResponse(
             query=request.query,
@@ -383,17 +399,20 @@ def _hits(
     request: SearchRequest,
     vectors: dict[Space, np.ndarray],
     hybrid: HybridFusion,
+    lines: LineSimilarity | None = None,
 ) -> list[Hit]:
-    """The best `k` hits, searching deeper while documents repeat, hits fall below the
-    similarity asked for, and more is left."""
+    """The best `k` hits, searching deeper while documents (or files with the same text)
+    repeat, hits fall below the similarity asked for, and more is left."""
     terms = query_terms(request.query)
     k, minimum = request.k, request.min_similarity
     depth = k if request.all_chunks else k * 4
     while True:
         candidates = _candidates(snapshot, request, vectors, hybrid, depth)
         chunks = snapshot.chunks(chunk_id for chunk_id, _ in candidates.ranked)
+        keys = snapshot.content_keys({chunk.document_id for chunk in chunks.values()})
         chosen: list[tuple[StoredChunk, float]] = []
         seen_documents: set[int] = set()
+        holder: dict[str, int] = {}  # content key -> the document whose hits stand for it
         for chunk_id, score in candidates.ranked:
             chunk = chunks.get(chunk_id)
             if chunk is None:  # only if the store is inconsistent (`ctxsearch verify`)
@@ -403,12 +422,16 @@ def _hits(
                 continue
             if not request.all_chunks and chunk.document_id in seen_documents:
                 continue
+            key = keys.get(chunk.document_id)
+            if key is not None and holder.setdefault(key, chunk.document_id) != chunk.document_id:
+                continue  # a copy of a file already shown: listed under its `duplicates`
             seen_documents.add(chunk.document_id)
             chosen.append((chunk, score))
             if len(chosen) == k:
                 break
         if len(chosen) == k or candidates.exhausted:
-            return _hydrate(snapshot, chosen, candidates, terms, request.mode)
+            copies = _copies(snapshot, chosen, keys, request)
+            return _hydrate(snapshot, chosen, candidates, terms, request.mode, lines, copies)
         depth *= 4
 
 
@@ -421,7 +444,28 @@ def _hydrate_neighbours(
 ) -> list[Hit]:
     """The hits of a similar search (`search.similar`): hydrated as a query's, without
     query words to highlight."""
-    return _hydrate(snapshot, chosen, _Candidates([], found_by, True, similarities), [], mode)
+    return _hydrate(
+        snapshot, chosen, _Candidates([], found_by, True, similarities), [], mode, None, {}
+    )
+
+
+def _copies(
+    snapshot: Snapshot,
+    chosen: list[tuple[StoredChunk, float]],
+    keys: dict[int, str],
+    request: SearchRequest,
+) -> dict[int, list[str]]:
+    """The paths of the other files (among those the filters allow) with the same text
+    as each chosen chunk's document, by document id."""
+    wanted = {chunk.document_id: keys.get(chunk.document_id) for chunk, _ in chosen}
+    wanted = {document_id: key for document_id, key in wanted.items() if key is not None}
+    if not wanted:
+        return {}
+    holding = snapshot.paths_with_content(set(wanted.values()), request.filter or None)
+    return {
+        document_id: [path for other, path in holding.get(key, []) if other != document_id]
+        for document_id, key in wanted.items()
+    }
 
 
 def _hydrate(
@@ -430,6 +474,8 @@ def _hydrate(
     candidates: _Candidates,
     terms: list[str],
     mode: Mode,
+    lines: LineSimilarity | None,
+    copies: dict[int, list[str]],
 ) -> list[Hit]:
     located = fill_locations(snapshot, [chunk for chunk, _ in chosen])
     hits = []
@@ -437,6 +483,7 @@ def _hydrate(
         chunk = located[stored.id]
         snippet = make_snippet(chunk.text, terms)
         similarity = candidates.similarities.get(chunk.id)
+        matched = match_location(chunk, terms, lines)
         hits.append(
             Hit(
                 rank=rank,
@@ -459,6 +506,12 @@ def _hydrate(
                 similarity=None if similarity is None else round(similarity, 6),
                 id=record_id_of(chunk.path) if chunk.metadata_json is not None else None,
                 metadata=None if chunk.metadata_json is None else json.loads(chunk.metadata_json),
+                match_line=matched.line,
+                match_page=matched.page,
+                match_page_line=matched.page_line,
+                match_start=matched.start,
+                match_end=matched.end,
+                duplicates=copies.get(chunk.document_id, []),
             )
         )
     return hits

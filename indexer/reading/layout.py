@@ -108,6 +108,12 @@ class Locator:
             else None
         )
         self._heading_offsets = [offset for offset, _ in self.layout.headings]
+        # every newline of the text itself, for the line maps of HTML and PDF chunks
+        self._text_newlines = (
+            self._newlines
+            if self._newlines is not None
+            else [match.start() for match in re.finditer("\n", text)]
+        )
 
     def line_at(self, offset: int) -> int | None:
         """The 1-based source line of a text offset (None for a PDF)."""
@@ -129,10 +135,33 @@ class Locator:
             page=_value_at(self.layout.pages, start),
         )
 
+    def line_map(self, start: int, end: int) -> list | None:
+        """Where each line of the text in [start, end) sits (`indexer.reading.line_map`):
+        a PDF's [page, line within the page], an HTML page's source line; None for the
+        formats whose lines are counted in the chunk's own text."""
+        first = bisect_right(self._text_newlines, start - 1)
+        last = bisect_right(self._text_newlines, end - 1)
+        starts = [start] + [offset + 1 for offset in self._text_newlines[first:last]]
+        if self.layout.pages:
+            return [self._page_line(offset) for offset in starts]
+        if self.layout.lines:
+            return [_value_at(self.layout.lines, offset) for offset in starts]
+        return None
+
+    def _page_line(self, offset: int) -> list[int]:
+        pages = self.layout.pages or []
+        index = max(0, bisect_right(pages, (offset, float("inf"))) - 1)
+        page_start, page = pages[index]
+        newlines = self._text_newlines
+        line = bisect_right(newlines, offset - 1) - bisect_right(newlines, page_start - 1) + 1
+        return [page, line]
+
 
 def locate_chunks(text: str, path: str, layout: Layout | None, chunks: list) -> list:
     """`chunks` (`indexer.splitting.chunking.Chunk`) with lines, heading and page filled in."""
     from dataclasses import replace
+
+    from indexer.reading.line_map import encode_line_map
 
     locator = Locator(text, text_kind(path), layout)
     located = []
@@ -145,6 +174,7 @@ def locate_chunks(text: str, path: str, layout: Layout | None, chunks: list) -> 
                 end_line=where.end_line,
                 heading=where.heading,
                 page=where.page,
+                line_map=encode_line_map(locator.line_map(chunk.start, chunk.end)),
             )
         )
     return located

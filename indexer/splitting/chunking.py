@@ -29,6 +29,7 @@ class Chunk:
     end_line: int | None = None
     heading: str | None = None
     page: int | None = None
+    line_map: str | None = None  # JSON, for HTML and PDF (see `indexer.reading.line_map`)
 
 
 def chunk_text(text: str, token_spans: TokenSpans, max_tokens: int, overlap: int) -> list[Chunk]:

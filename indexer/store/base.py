@@ -80,6 +80,7 @@ class StoredChunk:
     heading: str | None = None
     page: int | None = None
     metadata_json: str | None = None  # its document's, when that is a record
+    line_map: str | None = None  # JSON, HTML and PDF (see `indexer.reading.line_map`)
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,19 @@ class Snapshot(Protocol):
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids, with their documents' paths; unknown ids left out."""
+        ...
+
+    def content_keys(self, document_ids: Iterable[int]) -> dict[int, str]:
+        """The content key of each of these documents that is a file: the hash of its
+        extracted text (its file's sha256 in rows from before migration 0008). Two files
+        with one key hold the same text. Records and unknown ids are left out."""
+        ...
+
+    def paths_with_content(
+        self, keys: Iterable[str], where: SearchFilter | None = None
+    ) -> dict[str, list[tuple[int, str]]]:
+        """The files (document id, path; in path order) holding each content key, among
+        those `where` allows."""
         ...
 
     def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:

@@ -141,12 +141,29 @@ def _m0005_records(connection: Connection) -> None:
     )
 
 
+def _m0008_document_text(connection: Connection) -> None:
+    """The hash of each document's extracted text (`text_sha256`, NULL in rows from before:
+    their `sha256` of the file's bytes stands in), so that identical documents are one
+    hit; and each chunk's line map (`line_map`, JSON: see `indexer.reading.line_map`) for
+    the formats whose text is not the file (HTML source lines, PDF page lines)."""
+    _run(
+        connection,
+        [
+            "ALTER TABLE documents ADD COLUMN text_sha256 VARCHAR(64)",
+            "CREATE INDEX ix_documents_text_sha256 ON documents (text_sha256)",
+            "CREATE INDEX ix_documents_sha256 ON documents (sha256)",
+            "ALTER TABLE chunks ADD COLUMN line_map TEXT",
+        ],
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
     ("0003_hosts_and_roots", _m0003_hosts_and_roots),
     ("0004_locations_and_root_rules", _m0004_locations_and_root_rules),
     ("0005_records", _m0005_records),
+    ("0008_document_text", _m0008_document_text),
 ]
 MIGRATION_NAMES = tuple(name for name, _ in MIGRATIONS)
 

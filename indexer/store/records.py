@@ -8,6 +8,7 @@ is SQL text, in `sql_reads.py`.)
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -134,6 +135,7 @@ def add_documents(
             sha256=document.sha256,
             indexed_at=now,
             metadata_json=None if metadata is None else metadata_json(metadata),
+            text_sha256=text_sha256(document.text),
         )
         if metadata is not None:
             records.append((row, metadata))
@@ -141,6 +143,7 @@ def add_documents(
             ChunkRow(
                 ordinal=c.ordinal, start=c.start, end=c.end, text=c.text,
                 line=c.line, end_line=c.end_line, heading=c.heading, page=c.page,
+                line_map=c.line_map,
             )
             for c in chunks
         ]  # fmt: skip
@@ -150,6 +153,11 @@ def add_documents(
     for row, metadata in records:
         _add_metadata_rows(session, row.id, metadata)
     return [[chunk.id for chunk in row.chunks] for row in rows]
+
+
+def text_sha256(text: str) -> str:
+    """The SHA-256 of a document's extracted text (UTF-8; a name's lone surrogates kept)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _add_metadata_rows(session: Session, document_id: int, metadata: dict) -> None:

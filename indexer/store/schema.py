@@ -44,6 +44,8 @@ class DocumentRow(Base):
     indexed_at: Mapped[float]
     # A record's metadata as JSON (an object); NULL for a file (see `indexer.records`).
     metadata_json: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The SHA-256 of its extracted text (NULL in rows from before migration 0008).
+    text_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     chunks: Mapped[list[ChunkRow]] = relationship(
         back_populates="document", cascade="all, delete-orphan", passive_deletes=True
     )
@@ -69,6 +71,8 @@ class ChunkRow(Base):
     end_line: Mapped[int | None] = mapped_column(Integer, nullable=True)
     heading: Mapped[str | None] = mapped_column(Text, nullable=True)
     page: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Where each line of its text sits, for HTML and PDF (JSON, `indexer.reading.line_map`).
+    line_map: Mapped[str | None] = mapped_column(Text, nullable=True)
     document: Mapped[DocumentRow] = relationship(back_populates="chunks")
 
 

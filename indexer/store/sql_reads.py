@@ -28,9 +28,11 @@ BATCH = 500  # ids per statement
 CHUNKS = (
     "SELECT chunks.id, chunks.document_id, documents.path, chunks.ordinal, chunks.start, "
     'chunks."end", chunks.text, documents.host, chunks.line, chunks.end_line, '
-    "chunks.heading, chunks.page, documents.metadata_json "
+    "chunks.heading, chunks.page, documents.metadata_json, chunks.line_map "
     "FROM chunks JOIN documents ON chunks.document_id = documents.id"
 )
+# A file's content key: the hash of its text, or of its bytes in rows from before 0008.
+CONTENT_KEY = "COALESCE(documents.text_sha256, documents.sha256)"
 DOCUMENT = "SELECT id, path, size, mtime_ns, sha256, host, metadata_json FROM documents"
 
 
@@ -107,6 +109,41 @@ class SqlReads:
             marks, values = id_list(batch)
             for row in self.rows(f"{CHUNKS} WHERE chunks.id IN {marks}", values):
                 found[row[0]] = StoredChunk(*row)
+        return found
+
+    def content_keys(self, document_ids: Iterable[int]) -> dict[int, str]:
+        """The content key of each of these documents that is a file (records left out)."""
+        found: dict[int, str] = {}
+        for batch in batches(sorted(set(document_ids))):
+            marks, values = id_list(batch)
+            statement = (
+                f"SELECT documents.id, {CONTENT_KEY} FROM documents "
+                f"WHERE documents.id IN {marks} AND documents.metadata_json IS NULL"
+            )
+            found.update((int(row[0]), row[1]) for row in self.rows(statement, values))
+        return found
+
+    def paths_with_content(
+        self, keys: Iterable[str], where: SearchFilter | None = None
+    ) -> dict[str, list[tuple[int, str]]]:
+        """The files (id, path; in path order) holding each content key, among those
+        `where` allows."""
+        found: dict[str, list[tuple[int, str]]] = {}
+        condition, allowed = where.sql(self.dialect) if where else ("1 = 1", {})
+        for batch in batches(sorted(set(keys))):
+            marks = ", ".join(f":k{n}" for n in range(len(batch)))
+            values = {f"k{n}": key for n, key in enumerate(batch)} | allowed
+            # Either hash column may hold the key (old rows have only `sha256`); each
+            # is indexed, so the OR stays two index lookups.
+            statement = (
+                f"SELECT {CONTENT_KEY}, documents.id, documents.path FROM documents "
+                f"WHERE (documents.text_sha256 IN ({marks}) OR (documents.text_sha256 IS NULL "
+                f"AND documents.sha256 IN ({marks}))) AND documents.metadata_json IS NULL "
+                f"AND ({condition}) ORDER BY documents.path, documents.id"
+            )
+            for key, document_id, path in self.rows(statement, values):
+                if key in batch:
+                    found.setdefault(key, []).append((int(document_id), path))
         return found
 
     def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:

@@ -7,13 +7,16 @@ from search.text import terminal_text
 
 
 def hit_location(hit) -> str:  # hit: search.engine.Hit
-    """`path:line` (or `path (page N)` for a PDF, `path` alone when neither is known, or
-    for a record, whose path is `record:ID`)."""
+    """`path:line` at the line that best matches (`path (page N, line L)` for a PDF,
+    `path` alone when neither is known, or for a record, whose path is `record:ID`)."""
     shown = display_path(hit.path)
     if hit.id is not None:
         return terminal_text(hit.path)
-    if hit.line is not None:
-        return f"{shown}:{hit.line}"
-    if hit.page is not None:
-        return f"{shown} (page {hit.page})"
+    line = hit.match_line or hit.line
+    if line is not None:
+        return f"{shown}:{line}"
+    page = hit.match_page or hit.page
+    if page is not None:
+        within = f", line {hit.match_page_line}" if hit.match_page_line else ""
+        return f"{shown} (page {page}{within})"
     return shown

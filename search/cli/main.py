@@ -375,7 +375,8 @@ def _sum_up_ray_notes(notes: str) -> None:
     type=click.Choice(["table", "json", "vimgrep"]),
     default=None,
     help="table (default), json (as --json), or vimgrep: path:line:column:text, one hit "
-    "a line, for editors (vim -q, VS Code, Emacs grep mode).",
+    "a line, at the hit's best-matching line (a PDF's line within its page, [page N] "
+    "before the text), for editors (vim -q, VS Code, Emacs grep mode).",
 )
 @json_option
 @translate_errors
@@ -392,7 +393,8 @@ def query(
 
     \b
     Each hit shows its score, its contextual similarity (sim: the raw cosine, which
-    says how close the best match really is), and path:line (page for PDFs).
+    says how close the best match really is), and path:line at the line that matches
+    best (page and line for PDFs); copies of a file are one hit, "also in N other files".
 
     \b
     Examples:
@@ -438,6 +440,9 @@ def query(
         )
         if hit.heading:
             click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
+        if hit.duplicates:
+            others = len(hit.duplicates)
+            click.echo(f"{'':>20}also in {others} other file{'' if others == 1 else 's'}")
         if hit.metadata:
             pairs = ", ".join(f"{key}={value_text(value)}" for key, value in hit.metadata.items())
             click.echo(f"{'':>20}" + terminal_text(pairs))
@@ -453,12 +458,16 @@ def query(
 
 
 def vimgrep_line(hit) -> str:  # hit: search.engine.Hit
-    """path:line:column:text, the format of `vim -q` and ripgrep's --vimgrep (line 1 for
-    a PDF, whose page goes in front of the text)."""
+    """path:line:column:text, the format of `vim -q` and ripgrep's --vimgrep, at the line
+    that best matches; for a PDF the line within its page, the page in front of the text
+    (`path:LINE:1:[page N] text`)."""
     text = " ".join(hit.snippet.split())
-    if hit.page is not None:
-        text = f"[page {hit.page}] {text}"
-    return f"{display_path(hit.path)}:{hit.line or 1}:1:{terminal_text(text)}"
+    line = hit.match_line or hit.line
+    page = hit.match_page or hit.page
+    if page is not None and line is None:
+        text = f"[page {page}] {text}"
+        line = hit.match_page_line
+    return f"{display_path(hit.path)}:{line or 1}:1:{terminal_text(text)}"
 
 
 def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:

@@ -49,6 +49,7 @@ class ChunkPrint:
     end_line: int | None
     heading: str | None
     page: int | None
+    line_map: str | None  # HTML source lines, PDF page lines (`indexer.reading.line_map`)
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class DocumentPrint:
     sha256: str
     metadata_json: str | None
     chunks: tuple[ChunkPrint, ...]
+    text_sha256: str | None = None  # the hash of its extracted text (what copies share)
 
 
 @dataclass
@@ -93,8 +95,8 @@ class IndexPrint:
 
 
 _ROWS = (
-    "SELECT d.path, d.size, d.mtime_ns, d.sha256, d.metadata_json, c.id, c.ordinal, c.start, "
-    'c."end", c.text, c.line, c.end_line, c.heading, c.page '
+    "SELECT d.path, d.size, d.mtime_ns, d.sha256, d.metadata_json, d.text_sha256, c.id, "
+    'c.ordinal, c.start, c."end", c.text, c.line, c.end_line, c.heading, c.page, c.line_map '
     "FROM documents d LEFT JOIN chunks c ON c.document_id = d.id ORDER BY d.path, c.ordinal"
 )
 
@@ -121,8 +123,8 @@ def index_fingerprint(target: Target) -> IndexPrint:
         store.close()
     documents: dict[str, tuple[tuple, list[ChunkPrint]]] = {}
     key_of: dict[int, tuple[str, int]] = {}
-    for path, size, mtime_ns, sha256, metadata_json, chunk_id, ordinal, *chunk in rows:
-        documents.setdefault(path, ((size, mtime_ns, sha256, metadata_json), []))
+    for path, size, mtime_ns, sha256, metadata_json, text_hash, chunk_id, ordinal, *chunk in rows:
+        documents.setdefault(path, ((size, mtime_ns, sha256, metadata_json, text_hash), []))
         if chunk_id is not None:
             documents[path][1].append(ChunkPrint(ordinal, *chunk))
             key_of[chunk_id] = (path, ordinal)
@@ -147,8 +149,11 @@ def index_fingerprint(target: Target) -> IndexPrint:
                 sha256=sha256,
                 metadata_json=metadata_json,
                 chunks=tuple(chunks),
+                text_sha256=text_hash,
             )
-            for path, ((size, mtime_ns, sha256, metadata_json), chunks) in documents.items()
+            for path, ((size, mtime_ns, sha256, metadata_json, text_hash), chunks) in (
+                documents.items()
+            )
         },
         vectors=vectors,
         roots=roots,
@@ -197,7 +202,7 @@ def differences(actual: IndexPrint, expected: IndexPrint, domain: Domain = None)
 
 def _document_differences(actual: DocumentPrint, expected: DocumentPrint) -> list[str]:
     found = []
-    for name in ("size", "mtime_ns", "sha256", "metadata_json"):
+    for name in ("size", "mtime_ns", "sha256", "metadata_json", "text_sha256"):
         if getattr(actual, name) != getattr(expected, name):
             found.append(
                 f"{actual.path}: {name} {getattr(actual, name)!r} != {getattr(expected, name)!r}"

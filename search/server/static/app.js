@@ -81,10 +81,15 @@ function hitNode(hit) {
   const where = document.createElement("p");
   where.className = "path";
   const found = Object.entries(hit.found_by).map(([space, rank]) => `${space} #${rank}`);
-  const place = hit.line ? `:${hit.line}` : hit.page ? ` · page ${hit.page}` : "";
+  const line = hit.match_line || hit.line;
+  const page = hit.match_page || hit.page;
+  const pageLine = hit.match_page_line ? `, line ${hit.match_page_line}` : "";
+  const place = line ? `:${line}` : page ? ` · page ${page}${pageLine}` : "";
   const section = hit.heading ? ` · § ${hit.heading}` : "";
+  const copies = (hit.duplicates || []).length;
+  const also = copies ? ` · also in ${copies} other file${copies === 1 ? "" : "s"}` : "";
   where.textContent =
-    parts.slice(-3, -1).join("/") + place + section + (found.length ? ` · found by ${found.join(", ")}` : "");
+    parts.slice(-3, -1).join("/") + place + section + also + (found.length ? ` · found by ${found.join(", ")}` : "");
   item.append(title, score, snippetNode(hit.snippet, hit.highlights), where);
   return item;
 }
@@ -108,11 +113,17 @@ async function showDocument(hit) {
     const doc = await getJson(`/documents/${hit.document_id}`);
     documentDialog.querySelector("h2").textContent = doc.path;
     const text = documentDialog.querySelector("pre");
+    // the passage marked, and inside it the line that matches best (`match_start`..`match_end`)
     const mark = document.createElement("mark");
-    mark.textContent = doc.text.slice(hit.start, hit.end);
+    const matchStart = hit.match_start ?? hit.start;
+    const matchEnd = hit.match_end ?? hit.start;
+    const line = document.createElement("strong");
+    line.className = "match-line";
+    line.textContent = doc.text.slice(matchStart, matchEnd);
+    mark.append(doc.text.slice(hit.start, matchStart), line, doc.text.slice(matchEnd, hit.end));
     text.replaceChildren(doc.text.slice(0, hit.start), mark, doc.text.slice(hit.end));
     documentDialog.showModal();
-    mark.scrollIntoView({ block: "center" });
+    line.scrollIntoView({ block: "center" });
   } catch (error) {
     statusLine.textContent = error.message;
   }

@@ -95,6 +95,8 @@ def test_a_title_opens_the_document_with_the_chunk_marked(page):
     expect(dialog).to_be_visible()
     expect(dialog.locator("h2")).to_contain_text("construction/")
     expect(dialog.locator("pre mark")).to_contain_text("crane")
+    # the line that matches best is drawn inside the passage, and shown after the path
+    expect(dialog.locator("pre mark .match-line")).to_contain_text("counterweight")
 
 
 def test_an_error_from_the_api_is_shown(page):

@@ -39,6 +39,8 @@ def test_search_answers_the_json_of_query_json(sample_server, sample_index, quer
     assert got.status_code == 200
     assert got.headers["content-type"] == "application/json"
     assert without_timings(got.json()) == without_timings(expected)
+    for hit in got.json()["results"]:  # where the hit's best line is, and its copies
+        assert hit["match_line"] >= hit["line"] and hit["duplicates"] == []
     posted = httpx.post(f"{sample_server.url}/search", json={"q": query, "k": k, "mode": mode})
     assert without_timings(posted.json()) == without_timings(expected)
 

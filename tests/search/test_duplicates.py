@@ -1,0 +1,75 @@
+"""One hit per content: files with the same extracted text are one hit, whose
+`duplicates` lists the other paths, on every backend."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from indexer import Indexer
+from search.cli import cli
+from search.engine import Searcher
+
+OTTERS = "Otters hold hands while they sleep so that they do not drift apart.\n"
+QUERY = "otters and herons sleep"
+HERONS = "Herons stand still in the shallows and wait for fish to come close.\n"
+
+
+def _copies(tmp_path):
+    folder = tmp_path / "docs"
+    (folder / "backup").mkdir(parents=True)
+    (folder / "otters.txt").write_text(OTTERS)
+    (folder / "backup" / "otters copy.txt").write_text(OTTERS)
+    (folder / "herons.txt").write_text(HERONS)
+    return folder
+
+
+def test_two_copies_of_a_file_are_one_hit_listing_the_other(any_index, tmp_path, tiny_model_dir):
+    folder = _copies(tmp_path)
+    Indexer(any_index, model=str(tiny_model_dir)).index_folder(folder)
+    with Searcher(any_index) as searcher:
+        for mode in ("lexical", "hybrid", "contextual"):
+            hits = searcher.search(QUERY, mode=mode, k=2).results
+            assert len(hits) == 2, mode  # the copy does not take a place of k
+            otters = next(hit for hit in hits if "otters" in hit.path)
+            [other] = otters.duplicates
+            assert {otters.path, other} == {
+                str(folder / "otters.txt"),
+                str(folder / "backup" / "otters copy.txt"),
+            }
+            assert next(hit for hit in hits if hit is not otters).duplicates == []
+        # every chunk of the copies, still one of them
+        chunks = searcher.search(QUERY, mode="lexical", k=5, all_chunks=True).results
+        assert len([hit for hit in chunks if "otters" in hit.path]) == 1
+        # a filter that leaves one copy out lists none
+        under = searcher.search("otters", mode="lexical", k=2, under=[str(folder / "backup")])
+        assert [hit.duplicates for hit in under.results] == [[]]
+
+
+def test_the_table_says_also_in_n_other_files(tmp_path, tiny_model_dir):
+    folder = _copies(tmp_path)
+    (folder / "third.txt").write_text(OTTERS)
+    index = tmp_path / "ix"
+    Indexer(index, model=str(tiny_model_dir)).index_folder(folder)
+    args = ["query", QUERY, "--index", str(index), "--mode", "lexical", "-k", "2"]
+    table = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert "also in 2 other files" in table.stdout
+    shown = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)["results"]
+    assert sorted(len(hit["duplicates"]) for hit in shown) == [0, 2]
+
+
+def test_old_rows_without_a_text_hash_fall_back_to_the_file_hash(tmp_path, tiny_model_dir):
+    import sqlite3
+
+    from indexer.store.local.layout import DATABASE_FILE
+
+    folder = _copies(tmp_path)
+    index = tmp_path / "ix"
+    Indexer(index, model=str(tiny_model_dir)).index_folder(folder)
+    with sqlite3.connect(index / DATABASE_FILE) as connection:
+        connection.execute("UPDATE documents SET text_sha256 = NULL")
+    connection.close()
+    with Searcher(index) as searcher:
+        hits = searcher.search(QUERY, mode="lexical", k=2).results
+    assert sorted(len(hit.duplicates) for hit in hits) == [0, 1]
