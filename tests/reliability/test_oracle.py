@@ -63,7 +63,12 @@ FOCUS: dict[str, dict] = {
         "watched_changes": ("recreate root", "write"),
     },
     "watch-non-utf8": {"focus": ("index_root", "watch"), "names": (_NOT_UTF8,)},
-    "move-reader": {"focus": (*_CHANGES, "change_extension")},
+    # files indexed, then renamed; new ones of kinds another reader reads otherwise (a
+    # `.txt` renamed reads the same), and no edits or deletes to spend the budget on
+    "move-reader": {
+        "focus": ("write_file", "index_root", "change_extension", "check_everything"),
+        "kinds": (".html", ".md"),
+    },
     "remove-link": {"focus": ("make_symlink", "index_root", "remove"), "remove_links": True},
     "where-float": {"focus": ("write_file", "upsert_record", "delete_records")},
     "first-run-killed": {

@@ -17,7 +17,8 @@ replayed onto the tree as it is into a fresh index, the oracle, and compared:
   the run would have published; the next run brings it to the oracle;
 - after `remove PATH`: the index is what it was, less the documents at or under PATH;
 - after records change: the records equal the oracle's, and a `where` filter finds the
-  same records written as the command line writes it (`year=2023`) as given in JSON;
+  same records written as the command line writes it (`year=2023`), in Python and
+  through `ctxsearch query --where`, as given in JSON;
 - at the end of each example (and when the `check_everything` rule says so), every root
   is brought up to date and the whole index equals the oracle: documents, chunks,
   vectors, `verify`, and the hits of fixed queries in every mode.
@@ -111,6 +112,7 @@ class Setup:
     interruptions: tuple[dict, ...] | None = None  # when runs are signalled (None: any time)
     folders: tuple[str, ...] = FOLDERS  # where new files go
     names: tuple[str, ...] = NAMES  # the names new files take
+    kinds: tuple[str, ...] = KINDS  # the extensions new files take
     remove_links: bool = False  # `remove` only symlinks (when there are)
     watched_changes: tuple[str, ...] = ("write", "edit", "delete", "move", "recreate root")
 
@@ -234,7 +236,7 @@ class OracleMachine(RuleBasedStateMachine):
     def _new_path(self, data, kind: str | None = None) -> Path:
         folder = self.tree / data.draw(st.sampled_from(self.setup.folders), label="folder")
         name = data.draw(st.sampled_from(self.setup.names), label="name")
-        kind = kind or data.draw(st.sampled_from(KINDS), label="kind")
+        kind = kind or data.draw(st.sampled_from(self.setup.kinds), label="kind")
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{name}{kind}"
 
@@ -732,6 +734,15 @@ class OracleMachine(RuleBasedStateMachine):
                 assert {h.id for h in as_json.results} == {h.id for h in as_cli.results}, (
                     f"where {key}={written} (the CLI's) finds other records than {{{key!r}: "
                     f"{value!r}}} (JSON's)"
+                )
+                command = ["query", "bank", "--index", str(self.sut), "--mode", "contextual"]
+                command += ["-k", "10", "--where", f"{key}={written}", "--json"]
+                result = CliRunner().invoke(_cli(), [*command, "--query-encoder", "torch"])
+                assert result.exit_code == 0, result.output
+                found = {hit["id"] for hit in json.loads(result.stdout)["results"]}
+                assert found == {h.id for h in as_json.results}, (
+                    f"`ctxsearch query --where {key}={written}` finds other records than "
+                    f"{{{key!r}: {value!r}}} in Python"
                 )
 
     def _check_everything(self, queries: bool) -> None:
