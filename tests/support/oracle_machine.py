@@ -5,18 +5,20 @@ Rules change a temporary tree (files created, edited at the start, end or middle
 deleted, moved, renamed, given another extension; folders made, moved and deleted;
 symlinks to files and folders, dangling ones and loops; hard links; case-sibling and
 non-UTF-8 names), and the index (runs of the long-lived writer, of a new `Indexer` and
-of `ctxsearch index` with remembered --exclude rules, roots nested in roots, `remove`,
-records upserted and deleted, a `ctxsearch watch` process, a run signalled with SIGKILL
-or SIGINT at a named point or any statement, the index removed and built again under
-the running writer). What the user did is replayed onto the tree as it is into a fresh
-index, the oracle, and compared:
+of `ctxsearch index` with remembered --exclude rules, roots nested in roots (`w/sub`
+indexed on its own, then `w`), `remove`, records upserted and deleted, a `ctxsearch
+watch` process (changes under a nested root included), a run signalled with SIGKILL or
+SIGINT at a named point or any statement, the index removed and built again under the
+running writer, which writes just before and just after). What the user did is
+replayed onto the tree as it is into a fresh index, the oracle, and compared:
 
 - after a run of a root: the documents under it (and the records) equal the oracle's;
 - after an interrupted run: the index verifies, and holds what it held before or what
   the run would have published; the next run brings it to the oracle;
 - after `remove PATH`: the index is what it was, less the documents at or under PATH;
 - after records change: the records equal the oracle's, and a `where` filter finds the
-  same records written as the command line writes it (`year=2023`) as given in JSON;
+  same records written as the command line writes it (`year=2023`), in Python and
+  through `ctxsearch query --where`, as given in JSON;
 - at the end of each example (and when the `check_everything` rule says so), every root
   is brought up to date and the whole index equals the oracle: documents, chunks,
   vectors, `verify`, and the hits of fixed queries in every mode.
@@ -110,6 +112,7 @@ class Setup:
     interruptions: tuple[dict, ...] | None = None  # when runs are signalled (None: any time)
     folders: tuple[str, ...] = FOLDERS  # where new files go
     names: tuple[str, ...] = NAMES  # the names new files take
+    kinds: tuple[str, ...] = KINDS  # the extensions new files take
     remove_links: bool = False  # `remove` only symlinks (when there are)
     watched_changes: tuple[str, ...] = ("write", "edit", "delete", "move", "recreate root")
 
@@ -233,7 +236,7 @@ class OracleMachine(RuleBasedStateMachine):
     def _new_path(self, data, kind: str | None = None) -> Path:
         folder = self.tree / data.draw(st.sampled_from(self.setup.folders), label="folder")
         name = data.draw(st.sampled_from(self.setup.names), label="name")
-        kind = kind or data.draw(st.sampled_from(KINDS), label="kind")
+        kind = kind or data.draw(st.sampled_from(self.setup.kinds), label="kind")
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"{name}{kind}"
 
@@ -372,7 +375,10 @@ class OracleMachine(RuleBasedStateMachine):
     @rule(data=st.data(), how=st.sampled_from(["writer", "new Indexer", "cli"]))
     def index_root(self, data, how: str) -> None:
         """Index a root: by the long-lived writer, a new Indexer, or `ctxsearch index`."""
-        root, exclude = self._draw_root(data), self._draw_exclude(data, how == "cli")
+        self._index_by(how, self._draw_root(data), self._draw_exclude(data, how == "cli"))
+
+    def _index_by(self, how: str, root: Path, exclude: list[str] | None) -> None:
+        """A run of `root` by `how` (see `index_root`), then its documents checked."""
         if how == "cli":
             before = index_fingerprint(self.sut)
             if not self._cli_index(root, exclude):
@@ -384,6 +390,19 @@ class OracleMachine(RuleBasedStateMachine):
             self._run(Indexer(self.sut, model=self.model, precision=PRECISION), root, exclude)
         self._remember(root, exclude)
         self._expect_current(root)
+
+    @_in_focus("index_nested_then_parent")
+    @precondition(lambda self: "nested-roots" in self.enabled and (self.tree / "w").is_dir())
+    @rule(data=st.data(), how=st.sampled_from(["writer", "new Indexer", "cli"]))
+    def index_nested_then_parent(self, data, how: str) -> None:
+        """`index w/sub` (with its own --exclude, perhaps), then `index w`: item 5's user,
+        whose later changes under `w/sub` a run (or watch) of `w` must bring up to date."""
+        nested = self.tree / "w" / "sub"
+        if not nested.is_dir():
+            nested.mkdir()
+            (nested / "nested.md").write_text(tree_ops.new_text(".md", 11))
+        self._index_by(how, nested, self._draw_exclude(data, how == "cli"))
+        self._index_by(how, self.tree / "w", None)
 
     def _run(self, indexer: Indexer, root: Path, exclude: list[str] | None) -> None:
         deadline = time.monotonic() + self.setup.patience
@@ -509,7 +528,7 @@ class OracleMachine(RuleBasedStateMachine):
         utf8 = "watch-non-utf8" not in self.enabled  # the only names the watch can take
         files = [p for p in self._files() if root in p.parents and (_is_utf8(p) or not utf8)]
         if change == "write" or not files:
-            relative = data.draw(st.sampled_from(["", "deep", "notes"]), label="folder")
+            relative = data.draw(st.sampled_from(["", "deep", "notes", "sub"]), label="folder")
             folder = root / relative
             folder.mkdir(parents=True, exist_ok=True)
             names = [name for name in self.setup.names if _is_utf8(Path(name)) or not utf8]
@@ -586,6 +605,9 @@ class OracleMachine(RuleBasedStateMachine):
         """Add or replace a record through the long-lived writer."""
         if "where-float" not in self.enabled:
             metadata.pop("score", None)
+        self._upsert_through_writer(record_id, seed, metadata)
+
+    def _upsert_through_writer(self, record_id: str, seed: int, metadata: dict) -> None:
         text = " ".join(tree_ops.paragraphs(seed, 40))
         self.writer.upsert_records([{"id": record_id, "text": text, "metadata": metadata}])
         self.replay.records[record_id] = (text, metadata)
@@ -607,10 +629,20 @@ class OracleMachine(RuleBasedStateMachine):
 
     @_in_focus("replace_index")
     @precondition(lambda self: self.replay.roots or self.replay.records)
-    @rule(other_pooling=st.booleans())
-    def replace_index(self, other_pooling: bool) -> None:
+    @rule(other_pooling=st.booleans(), write_through=st.sampled_from([None, *RECORD_IDS]))
+    def replace_index(self, other_pooling: bool, write_through: str | None) -> None:
         """Remove the index and build it again (the writer keeps running); under
-        `replaced-index` with another pooling, which the writer must follow."""
+        `replaced-index` with another pooling, which the writer must follow. With
+        `write_through`, the long-lived writer upserts that record just before (so it
+        holds encoders made for the old index) and another text just after: the record's
+        vectors must be the new index's (the check compares every vector)."""
+        if write_through is not None:
+            self._upsert_through_writer(write_through, 31, {})
+        self._replace_index(other_pooling)
+        if write_through is not None and store_exists(self.sut):
+            self._upsert_through_writer(write_through, 32, {"after": "replaced"})
+
+    def _replace_index(self, other_pooling: bool) -> None:
         pooling = "cls" if other_pooling and "replaced-index" in self.enabled else "mean"
         self.targets.drop(self.sut)
         self.replay.pooling = pooling
@@ -702,6 +734,15 @@ class OracleMachine(RuleBasedStateMachine):
                 assert {h.id for h in as_json.results} == {h.id for h in as_cli.results}, (
                     f"where {key}={written} (the CLI's) finds other records than {{{key!r}: "
                     f"{value!r}}} (JSON's)"
+                )
+                command = ["query", "bank", "--index", str(self.sut), "--mode", "contextual"]
+                command += ["-k", "10", "--where", f"{key}={written}", "--json"]
+                result = CliRunner().invoke(_cli(), [*command, "--query-encoder", "torch"])
+                assert result.exit_code == 0, result.output
+                found = {hit["id"] for hit in json.loads(result.stdout)["results"]}
+                assert found == {h.id for h in as_json.results}, (
+                    f"`ctxsearch query --where {key}={written}` finds other records than "
+                    f"{{{key!r}: {value!r}}} in Python"
                 )
 
     def _check_everything(self, queries: bool) -> None:
