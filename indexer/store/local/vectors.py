@@ -172,6 +172,19 @@ class VectorSpace:
             found[int(chunk_id)] = float(np.dot(vector, query))
         return found
 
+    def vectors_of(self, ids: np.ndarray) -> np.ndarray:
+        """The stored vectors of these ids, in order, as a (len(ids), dim) float32 array;
+        `KeyError` for an id the space does not hold."""
+        matrix = np.empty((len(ids), self.dim), dtype=np.float32)
+        for row, chunk_id in enumerate(np.asarray(ids, dtype=np.int64).tolist()):
+            if chunk_id < 0:
+                raise KeyError(chunk_id)
+            try:
+                matrix[row] = self.index.reconstruct(chunk_id)
+            except RuntimeError as error:
+                raise KeyError(chunk_id) from error
+        return matrix
+
     def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """The ids and vectors of every live entry, in storage order."""
         stored = self._id_map().copy()

@@ -269,3 +269,15 @@ class LocalChange(RowChange):
         for name, space in self.spaces.items():
             space.add(ids, np.concatenate([item.vectors[name] for item in documents]))
         return stored
+
+    def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
+        """The vectors of these chunks in the change's copy of `space`."""
+        vectors = self.spaces[space]
+        try:
+            return dict(zip(chunk_ids.tolist(), vectors.vectors_of(chunk_ids), strict=True))
+        except KeyError:  # a damaged space: keep the vectors it has
+            found = {}
+            for chunk_id in chunk_ids.tolist():
+                with suppress(KeyError):
+                    found[chunk_id] = vectors.vectors_of(np.asarray([chunk_id]))[0]
+            return found

@@ -316,6 +316,12 @@ class PostgresChange(RowChange):
                 vectors.add_vectors(self.session.connection(), space, ids, matrix)
         return stored
 
+    def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
+        """The vectors of these chunks in `space`'s table, as this transaction sees it."""
+        return vectors.vectors_of(
+            self.session.connection(), space, self.manifest.dim_of(space), chunk_ids
+        )
+
 
 def postgres_index_exists(url: str) -> bool:
     """Whether the URL's schema holds an index whose first run published."""

@@ -142,6 +142,23 @@ def similarities(
     return {int(chunk_id): -float(negative) for chunk_id, negative in rows}
 
 
+def vectors_of(
+    connection: Connection, space: str, dim: int, ids: np.ndarray
+) -> dict[int, np.ndarray]:
+    """The stored vector of each of these chunks that has one in the space."""
+    table = space_table(space, dim)
+    found: dict[int, np.ndarray] = {}
+    wanted = [int(chunk_id) for chunk_id in ids]
+    for first in range(0, len(wanted), INSERT_BATCH):
+        rows = connection.execute(
+            select(table.c.chunk_id, table.c.embedding).where(
+                table.c.chunk_id.in_(wanted[first : first + INSERT_BATCH])
+            )
+        )
+        found.update((int(chunk_id), np.asarray(vector, np.float32)) for chunk_id, vector in rows)
+    return found
+
+
 def count(connection: Connection, space: str) -> int:
     """How many vectors a space holds."""
     return int(connection.execute(text(f"SELECT count(*) FROM {table_name(space)}")).scalar_one())
