@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from sqlalchemy import Connection, delete, func, select, text
+from sqlalchemy import Connection, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from indexer.reading.sources import Document, path_text
@@ -229,6 +229,20 @@ def move_document(session: Session, document_id: int, path: Path | str, mtime_ns
     row = session.get_one(DocumentRow, document_id)
     row.path = path_text(path)
     row.mtime_ns = mtime_ns
+
+
+def set_content_keys(
+    session: Session, chunk_ids: Sequence[int], texts: Sequence[str], encoding: str
+) -> None:
+    """Give these chunks the content keys of their texts with the `encoding` settings (a
+    rebuild encodes every chunk with the manifest's: rows from before 0007 get theirs)."""
+    session.execute(
+        update(ChunkRow),
+        [
+            {"id": int(chunk_id), "content_key": content_key(value, encoding)}
+            for chunk_id, value in zip(chunk_ids, texts, strict=True)
+        ],
+    )
 
 
 def chunk_texts(session: Session, after: int, limit: int) -> list[tuple[int, str]]:

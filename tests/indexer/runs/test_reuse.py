@@ -124,3 +124,32 @@ def test_other_encoding_settings_encode_everything(any_index, tiny_model_dir, tm
     assert bf16.index_folder(folder).encoded == first.chunks
     cls = Indexer(tmp_path / "cls", model=str(tiny_model_dir), pooling="cls", precision="fp32")
     assert cls.index_folder(folder).encoded == first.chunks  # b.md repeats a.md: once
+
+
+def test_repair_gives_chunks_from_before_content_keys_theirs(tmp_path, tiny_model_dir):
+    """Chunks written before migration 0007 have no key (never reused); `repair`, which
+    encodes every chunk with the manifest's settings, gives them theirs."""
+    import sqlite3
+
+    from indexer.runs.repair import repair_index
+    from indexer.store.local.layout import DATABASE_FILE
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text(long_markdown())
+    index = tmp_path / "ix"
+    indexer = Indexer(index, model=str(tiny_model_dir), precision="fp32")
+    first = indexer.index_folder(folder)
+    with sqlite3.connect(index / DATABASE_FILE) as connection:
+        connection.execute("UPDATE chunks SET content_key = NULL")  # as 0007 left old rows
+    connection.close()
+    shutil.copy(folder / "a.md", folder / "b.md")
+    assert indexer.index_folder(folder).encoded == first.chunks  # nothing to reuse
+    (folder / "b.md").unlink()
+    indexer.index_folder(folder)
+    with sqlite3.connect(index / DATABASE_FILE) as connection:
+        connection.execute("UPDATE chunks SET content_key = NULL")
+    connection.close()
+    assert repair_index(index)["chunks"] == first.chunks
+    shutil.copy(folder / "a.md", folder / "c.md")
+    assert indexer.index_folder(folder).encoded == 0
