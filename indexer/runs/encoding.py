@@ -61,6 +61,15 @@ class LocalEncoding:
         self, manifest: Manifest, batches: Iterable[tuple[Item, list[str]]]
     ) -> Iterator[tuple[Item, Vectors]]:
         for item, texts in batches:
+            if not texts:  # every vector of the batch is reused
+                yield (
+                    item,
+                    {
+                        name: np.zeros((0, manifest.dim_of(name)), np.float32)
+                        for name in manifest.spaces
+                    },
+                )
+                continue
             encoders = self._encoders_for(manifest)
             self.workers = 1
             yield item, {name: self._encode(encoders[name], texts) for name in manifest.spaces}

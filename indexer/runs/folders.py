@@ -67,12 +67,15 @@ class IndexSummary:
     """What one indexing run did.
 
     `failed`/`failures`: files (and folders) that could not be read; an older indexed
-    version is kept. `skipped`/`skipped_files`: files read but not indexed, with why
-    (text that is not language, such as a base64 blob). `workers`: how many processes
-    encoded this run's chunks (1 in this process, the Ray actors with `ray=`; 0 when
-    nothing needed encoding). `query_export`: how queries of this index can skip torch:
-    `ready` (the model's ONNX export, made once per model, is in the model cache), the
-    reason it could not be made, or "" when this run did not load the model.
+    version is kept. `chunks`: the chunks written for added and updated files;
+    `encoded`: how many of them went through the model (the others' text and settings
+    were known: their stored vectors were reused). `skipped`/`skipped_files`: files
+    read but not indexed, with why (text that is not language, such as a base64 blob).
+    `workers`: how many processes encoded this run's chunks (1 in this process, the Ray
+    actors with `ray=`; 0 when nothing needed encoding). `query_export`: how queries of
+    this index can skip torch: `ready` (the model's ONNX export, made once per model, is
+    in the model cache), the reason it could not be made, or "" when this run did not
+    load the model.
     """
 
     added: int = 0
@@ -81,6 +84,7 @@ class IndexSummary:
     unchanged: int = 0
     failed: int = 0
     chunks: int = 0
+    encoded: int = 0
     total_documents: int = 0
     total_chunks: int = 0
     seconds: float = 0.0
@@ -178,7 +182,7 @@ def index_folder(
             kill_point("after-delete")
         stored = run.stored
         summary.added, summary.updated, summary.chunks = stored.added, stored.updated, stored.chunks
-        summary.workers = stored.workers
+        summary.workers, summary.encoded = stored.workers, stored.encoded
         summary.removed = len(left)
         summary.total_documents, summary.total_chunks = index_totals(store)
     summary.query_export = run.export_query_model()

@@ -30,7 +30,10 @@ class RecordSummary:
     `added`: new records; `updated`: records whose text changed (encoded again);
     `metadata_updated`: same text, new metadata (not encoded again); `unchanged`: same
     text and metadata; `deleted`: records removed; `not_found`: ids asked to delete that
-    no record has; `chunks`: chunks encoded; `removed_chunks`: chunks of deleted records.
+    no record has; `chunks`: chunks written for added and updated records; `encoded`: how
+    many of them went through the model (the others' vectors were reused: a passage whose
+    text the index already holds is not encoded again); `removed_chunks`: chunks of
+    deleted records.
     """
 
     added: int = 0
@@ -40,6 +43,7 @@ class RecordSummary:
     deleted: int = 0
     not_found: list[str] = field(default_factory=list)
     chunks: int = 0
+    encoded: int = 0
     removed_chunks: int = 0
     total_documents: int = 0
     total_chunks: int = 0
@@ -78,10 +82,11 @@ def upsert_records(
                     changed.append((record, old))
             run.encode_and_store(change, _chunked(run, change, changed))
         written = run.stored
-        summary.added, summary.updated, summary.chunks = (
+        summary.added, summary.updated, summary.chunks, summary.encoded = (
             written.added,
             written.updated,
             written.chunks,
+            written.encoded,
         )
         summary.total_documents, summary.total_chunks = index_totals(store)
     summary.query_export = run.export_query_model()

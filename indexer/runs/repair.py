@@ -13,7 +13,9 @@ def repair_index(
 
     The result is published atomically, like an indexing run; the stored documents and
     chunks are the source of truth and are left as they are. Chunks are encoded in the
-    precision the manifest records, so the vectors are those a run would have written.
+    precision the manifest records, so the vectors are those a run would have written,
+    and every chunk gets its content key (those from before content keys, too), by
+    which later runs reuse its vectors.
     """
     from indexer.encoders.for_index import encoders_for
 
@@ -25,7 +27,11 @@ def repair_index(
             encoders = encoders_for(manifest, manifest.precision)
 
             def encode(texts: list[str]) -> dict:
-                return {name: encoders[name].encode(texts) for name in manifest.spaces}
+                # a text repeated in the batch (a copied file's passages) is encoded once
+                unique = list(dict.fromkeys(texts))
+                rows = {value: row for row, value in enumerate(unique)}
+                order = [rows[value] for value in texts]
+                return {name: encoders[name].encode(unique)[order] for name in manifest.spaces}
 
             return store.rebuild(encode, progress)
     finally:

@@ -21,6 +21,7 @@ from indexer.faults import kill_point
 from indexer.reading.layout import Layout, locate_chunks
 from indexer.reading.sources import Document
 from indexer.runs.progress import Progress, ProgressCallback, no_report
+from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
 from indexer.splitting.chunking import Chunk, chunk_text
 from indexer.store.backends import check_can_create, open_store, store_exists
@@ -44,13 +45,16 @@ class Pending:
 
 @dataclass
 class Stored:
-    """What a run's encoding wrote: documents added and updated, their chunks, and how
-    many processes encoded them (1 here, the Ray actors on Ray, 0 if none was needed)."""
+    """What a run's encoding wrote: documents added and updated, their chunks, how many
+    of those went through the model (`encoded`: the others' vectors were reused, see
+    `indexer.runs.reuse`), and how many processes encoded them (1 here, the Ray actors
+    on Ray, 0 if none was needed)."""
 
     added: int = 0
     updated: int = 0
     chunks: int = 0
     workers: int = 0
+    encoded: int = 0
 
 
 @dataclass
@@ -162,23 +166,29 @@ class Run:
     def encode_and_store(self, change: Change, documents: Iterable[Pending]) -> None:
         """Encode and store documents a batch of about `batch_chunks` chunks at a time.
 
-        The backend gets each batch's chunk texts and gives back its vectors, batch by
-        batch and in order; what is written, and when, is the same for every backend.
+        The backend gets the texts of each batch's chunks whose vectors the index lacks
+        (`indexer.runs.reuse`) and gives back their vectors, batch by batch and in order;
+        what is written, and when, is the same for every backend.
         """
         manifest = change.manifest
+        reuse = Reuse()
 
-        def batches() -> Iterator[tuple[list[Pending], list[str]]]:
+        def batches() -> Iterator[tuple[tuple[list[Pending], BatchPlan], list[str]]]:
             size = self.settings.batch_chunks
             for number, batch in enumerate(_batches_by_chunks(documents, size)):
                 if number == 0:  # the manifest records the precision of what was encoded
                     change.set_precision(self.settings.precision)
-                yield batch, [chunk.text for item in batch for chunk in item.chunks]
+                texts = [chunk.text for item in batch for chunk in item.chunks]
+                plan = reuse.plan(change, texts)
+                yield (batch, plan), plan.texts
 
         backend = self.settings.encoding_backend(self.encoders_for, self._chunks_encoded)
         try:
             with closing(backend.encode(manifest, batches())) as encoded:
-                for batch, vectors in encoded:
-                    self._store_batch(change, batch, vectors)
+                for (batch, plan), vectors in encoded:
+                    self._store_batch(change, batch, reuse.vectors(change, plan, vectors))
+                    reuse.stored(plan)
+                    self.stored.encoded += len(plan.texts)
                     counts = self.counts
                     counts.stored = self.stored.chunks
                     counts.encoded = max(counts.encoded, self.stored.chunks)

@@ -5,8 +5,9 @@ encoder and a lexical space. Callers never see files, SQL dialects or FAISS: the
 
 - take the writer lock (`store.writer(wait)`), then make one `change()`: remove
   documents, add documents with their chunks and each space's vectors, record new
-  mtimes. Leaving the change publishes all of it at once, or nothing (an exception, or
-  a change that changed nothing). The store keeps SQL rows and vector ids in step.
+  mtimes, find stored vectors by the content key of their passages (to reuse them).
+  Leaving the change publishes all of it at once, or nothing (an exception, or a
+  change that changed nothing). The store keeps SQL rows and vector ids in step.
 - read through a `snapshot()`: vector and lexical search and the hydration of hits, all
   from one consistent state, even while a writer publishes.
 - `describe()` (for `info`), `verify()` and `rebuild()` (for `repair`).
@@ -39,6 +40,8 @@ Ranked = list[tuple[int, float]]
 # Encodes chunk texts into one array of unit vectors per vector space (for `rebuild`).
 SpaceEncoder = Callable[[list[str]], "dict[str, np.ndarray]"]
 RebuildProgress = Callable[[int, int], None]
+# Stored vectors by content key, then by space (see `Change.vectors_for`).
+KeyedVectors = dict[str, "dict[str, np.ndarray]"]
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,13 @@ class Change(Protocol):
 
     def touch_document(self, document_id: int, mtime_ns: int) -> None:
         """Record a new mtime for a document whose content did not change."""
+        ...
+
+    def vectors_for(self, content_keys: Iterable[str]) -> KeyedVectors:
+        """The vectors, in every space, of each of these content keys (see
+        `indexer.store.content_keys`) that a chunk of the index has, those added in this
+        change included, or that a chunk removed earlier in this change had; keys no
+        chunk has are left out. A run copies them instead of encoding the text again."""
         ...
 
     def set_index_type(self, index_type: str) -> None:

@@ -141,6 +141,19 @@ def _m0005_records(connection: Connection) -> None:
     )
 
 
+def _m0007_content_keys(connection: Connection) -> None:
+    """Each chunk's content key (`indexer.store.content_keys`): the hash of its text and
+    the settings its vectors were made with, by which a run finds vectors to reuse.
+    NULL in rows from before: they are never reused, and get a key when encoded again."""
+    _run(
+        connection,
+        [
+            "ALTER TABLE chunks ADD COLUMN content_key VARCHAR(64)",
+            "CREATE INDEX ix_chunks_content_key ON chunks (content_key)",
+        ],
+    )
+
+
 def _m0008_document_text(connection: Connection) -> None:
     """The hash of each document's extracted text (`text_sha256`, NULL in rows from before:
     their `sha256` of the file's bytes stands in), so that identical documents are one
@@ -163,6 +176,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0003_hosts_and_roots", _m0003_hosts_and_roots),
     ("0004_locations_and_root_rules", _m0004_locations_and_root_rules),
     ("0005_records", _m0005_records),
+    ("0007_content_keys", _m0007_content_keys),
     ("0008_document_text", _m0008_document_text),
 ]
 MIGRATION_NAMES = tuple(name for name, _ in MIGRATIONS)

@@ -13,13 +13,14 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from sqlalchemy import Connection, delete, func, select, text
+from sqlalchemy import Connection, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from indexer.reading.sources import Document, path_text
 from indexer.runs.record_input import metadata_json, value_text
 from indexer.splitting.chunking import Chunk
 from indexer.store.base import StoredDocument, StoredRecord
+from indexer.store.content_keys import content_key
 from indexer.store.manifest import Manifest
 from indexer.store.schema import ChunkRow, DocumentRow, ManifestEntry, RecordMetadataRow, RootRow
 from indexer.store.sql_reads import Rows, batches
@@ -118,11 +119,13 @@ def add_documents(
     session: Session,
     host: str,
     documents: Sequence[tuple[Document, list[Chunk], dict | None]],
+    encoding: str,
 ) -> list[list[int]]:
     """Insert documents with their chunks in one flush; return each one's chunk ids.
 
     A document with metadata is a record: it belongs to no host (every machine sharing
-    a database upserts the same record), and its metadata goes in with it."""
+    a database upserts the same record), and its metadata goes in with it. Each chunk
+    gets the content key of its text with the `encoding` settings (`content_keys`)."""
     now = time.time()
     rows = []
     records = []
@@ -144,6 +147,7 @@ def add_documents(
                 ordinal=c.ordinal, start=c.start, end=c.end, text=c.text,
                 line=c.line, end_line=c.end_line, heading=c.heading, page=c.page,
                 line_map=c.line_map,
+                content_key=content_key(c.text, encoding),
             )
             for c in chunks
         ]  # fmt: skip
@@ -188,6 +192,17 @@ def set_record_metadata(session: Session, document_id: int, metadata: dict) -> N
     _add_metadata_rows(session, document_id, metadata)
 
 
+def keyed_chunks(session: Session, document_ids: Iterable[int]) -> list[tuple[int, str]]:
+    """The (id, content key) of these documents' chunks that have a key."""
+    found: list[tuple[int, str]] = []
+    for batch in batches(list(document_ids)):
+        query = select(ChunkRow.id, ChunkRow.content_key).where(
+            ChunkRow.document_id.in_(batch), ChunkRow.content_key.is_not(None)
+        )
+        found += [(int(chunk_id), key) for chunk_id, key in session.execute(query)]
+    return found
+
+
 def delete_documents(session: Session, document_ids: Iterable[int]) -> list[int]:
     """Delete documents and their chunks; return the ids of the deleted chunks."""
     chunk_ids: list[int] = []
@@ -197,6 +212,19 @@ def delete_documents(session: Session, document_ids: Iterable[int]) -> list[int]
         session.execute(delete(RecordMetadataRow).where(RecordMetadataRow.document_id.in_(batch)))
         session.execute(delete(DocumentRow).where(DocumentRow.id.in_(batch)))
     return chunk_ids
+
+
+def chunks_with_keys(session: Session, keys: Iterable[str]) -> dict[str, int]:
+    """One chunk id (the lowest) for each of these content keys some chunk has."""
+    found: dict[str, int] = {}
+    for batch in batches(list(keys)):
+        query = (
+            select(ChunkRow.content_key, func.min(ChunkRow.id))
+            .where(ChunkRow.content_key.in_(batch))
+            .group_by(ChunkRow.content_key)
+        )
+        found.update((key, int(chunk_id)) for key, chunk_id in session.execute(query))
+    return found
 
 
 def touch_document(session: Session, document_id: int, mtime_ns: int) -> None:
@@ -209,6 +237,20 @@ def move_document(session: Session, document_id: int, path: Path | str, mtime_ns
     row = session.get_one(DocumentRow, document_id)
     row.path = path_text(path)
     row.mtime_ns = mtime_ns
+
+
+def set_content_keys(
+    session: Session, chunk_ids: Sequence[int], texts: Sequence[str], encoding: str
+) -> None:
+    """Give these chunks the content keys of their texts with the `encoding` settings (a
+    rebuild encodes every chunk with the manifest's: rows from before 0007 get theirs)."""
+    session.execute(
+        update(ChunkRow),
+        [
+            {"id": int(chunk_id), "content_key": content_key(value, encoding)}
+            for chunk_id, value in zip(chunk_ids, texts, strict=True)
+        ],
+    )
 
 
 def chunk_texts(session: Session, after: int, limit: int) -> list[tuple[int, str]]:

@@ -1,7 +1,8 @@
 """The row side of a change, the same on every SQL backend.
 
 A backend's change subclasses `RowChange` and adds what it does with the vectors of the
-rows it inserts and deletes. (A snapshot's rows: `sql_reads.py`.)
+rows it inserts and deletes, and how it reads the vectors of chunks (`_vectors_of`), by
+which `vectors_for` finds vectors to reuse. (A snapshot's rows: `sql_reads.py`.)
 """
 
 from __future__ import annotations
@@ -15,8 +16,14 @@ from sqlalchemy.orm import Session
 
 from indexer.runs.record_input import RECORD_PREFIX, record_path
 from indexer.store import records
-from indexer.store.base import NewDocument, StoredRecord
+from indexer.store.base import KeyedVectors, NewDocument, StoredRecord
+from indexer.store.content_keys import encoding_settings
 from indexer.store.manifest import Manifest
+
+# How many content keys of removed chunks a change keeps the vectors of, for reuse later
+# in the change (an edited file's old passages are looked up before their removal; this
+# serves the passages that turn up in a later batch). About 3 KB each with two spaces.
+REMEMBERED_REMOVALS = 20_000
 
 
 class RowChange:
@@ -26,6 +33,7 @@ class RowChange:
         self.session = session
         self.manifest = manifest
         self.host = host
+        self._removed: KeyedVectors = {}
 
     def _changed(self) -> None:
         self.session.info["changed"] = True  # the store publishes only what changed
@@ -36,7 +44,54 @@ class RowChange:
         if not document_ids:
             return np.zeros(0, np.int64)
         self._changed()
+        self._remember_removed(document_ids)
         return np.asarray(records.delete_documents(self.session, document_ids), np.int64)
+
+    def _remember_removed(self, document_ids: list[int]) -> None:
+        """Keep the vectors of the keyed chunks of documents about to be removed (up to
+        `REMEMBERED_REMOVALS` keys), so that `vectors_for` still finds them."""
+        room = REMEMBERED_REMOVALS - len(self._removed)
+        if room <= 0:
+            return
+        keyed = [
+            (chunk_id, key)
+            for chunk_id, key in records.keyed_chunks(self.session, document_ids)
+            if key not in self._removed
+        ][:room]
+        if keyed:
+            self._removed.update(self._keyed_vectors(keyed))
+
+    def vectors_for(self, content_keys: Iterable[str]) -> KeyedVectors:
+        """The vectors, in every space, of these content keys that a chunk has (or a chunk
+        removed earlier in this change had); keys no chunk has are left out."""
+        keys = list(dict.fromkeys(content_keys))
+        found = self._keyed_vectors(
+            [
+                (chunk_id, key)
+                for key, chunk_id in records.chunks_with_keys(self.session, keys).items()
+            ]
+        )
+        found.update(
+            {key: self._removed[key] for key in keys if key not in found and key in self._removed}
+        )
+        return found
+
+    def _keyed_vectors(self, keyed: list[tuple[int, str]]) -> KeyedVectors:
+        """Each key's vectors in every space, read from its chunk (those whose vector a
+        space lacks, in a damaged index, are left out)."""
+        if not keyed:
+            return {}
+        ids = np.asarray([chunk_id for chunk_id, _ in keyed], np.int64)
+        by_space = {space: self._vectors_of(space, ids) for space in self.manifest.spaces}
+        return {
+            key: {space: found[chunk_id] for space, found in by_space.items()}
+            for chunk_id, key in keyed
+            if all(chunk_id in found for found in by_space.values())
+        }
+
+    def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
+        """The stored vector of each of these chunks in `space` (the backend's own)."""
+        raise NotImplementedError
 
     def _insert_rows(self, documents: Sequence[NewDocument]) -> tuple[list[list[int]], np.ndarray]:
         """Insert documents and chunks; each one's chunk ids, and all of them in order."""
@@ -44,6 +99,7 @@ class RowChange:
             self.session,
             self.host,
             [(item.document, item.chunks, item.metadata) for item in documents],
+            encoding_settings(self.manifest),
         )
         self._changed()
         ids = [chunk_id for chunk_ids in stored for chunk_id in chunk_ids]

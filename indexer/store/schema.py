@@ -58,6 +58,7 @@ class ChunkRow(Base):
     # AUTOINCREMENT: an id is never reused, so a stale vector can never name a new chunk.
     __table_args__ = (
         Index("ix_chunks_document_id", "document_id"),
+        Index("ix_chunks_content_key", "content_key"),
         {"sqlite_autoincrement": True},
     )
 
@@ -73,6 +74,9 @@ class ChunkRow(Base):
     page: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # Where each line of its text sits, for HTML and PDF (JSON, `indexer.reading.line_map`).
     line_map: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The hash of its text and encoding settings (`indexer.store.content_keys`); NULL in
+    # rows from before migration 0007.
+    content_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
     document: Mapped[DocumentRow] = relationship(back_populates="chunks")
 
 

@@ -297,8 +297,8 @@ def index(
         click.echo(
             f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
             f"{summary.unchanged} unchanged, {summary.failed} failed, {summary.skipped} "
-            f"skipped; {summary.chunks} chunks "
-            f"encoded in {summary.seconds:.1f}s. The index holds {summary.total_documents} "
+            f"skipped; {summary.chunks} chunks ({summary.encoded} encoded) "
+            f"in {summary.seconds:.1f}s. The index holds {summary.total_documents} "
             f"documents, {summary.total_chunks} chunks."
         )
         if summary.moved:
@@ -337,7 +337,8 @@ def show_record_summary(summary, as_json: bool) -> None:  # summary: RecordSumma
     click.echo(
         f"records: {summary.added} added, {summary.updated} updated, "
         f"{summary.metadata_updated} with new metadata only, {summary.unchanged} unchanged; "
-        f"{summary.chunks} chunks encoded in {summary.seconds:.1f}s. The index holds "
+        f"{summary.chunks} chunks ({summary.encoded} encoded) in {summary.seconds:.1f}s. "
+        "The index holds "
         f"{summary.total_documents} documents, {summary.total_chunks} chunks."
     )
 

@@ -378,6 +378,7 @@ def _summary_lines(root: Path, summary: IndexSummary, as_json: bool) -> None:
     click.echo(
         f"{time.strftime('%H:%M:%S')} {display_path(str(root))}: {summary.added} added, "
         f"{summary.updated} updated, {summary.removed} removed, {summary.failed} failed; "
-        f"{summary.chunks} chunks encoded in {summary.seconds:.1f}s. The index holds "
+        f"{summary.chunks} chunks ({summary.encoded} encoded) in {summary.seconds:.1f}s. "
+        "The index holds "
         f"{summary.total_documents} documents, {summary.total_chunks} chunks."
     )

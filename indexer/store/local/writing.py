@@ -29,6 +29,7 @@ from indexer.errors import CtxsearchError, IndexCorrupt
 from indexer.faults import kill_point
 from indexer.store import records
 from indexer.store.base import NewDocument, RebuildProgress, SpaceEncoder, StoredDocument
+from indexer.store.content_keys import encoding_settings
 from indexer.store.local import fts
 from indexer.store.local.database import WRITE, sqlite_engine, sqlite_errors
 from indexer.store.local.layout import DATABASE_FILE, SPACE_TEMPORARY_GLOB, space_file, space_files
@@ -144,9 +145,13 @@ class FolderWriter:
         manifest = self._current_manifest()
         spaces = {name: VectorSpace(manifest.dim_of(name)) for name in manifest.spaces}
         with self._publishing(manifest, spaces) as session:
+            encoding = encoding_settings(manifest)
             total, done, last = counts(records.session_rows(session))["chunks"], 0, 0
             while batch := records.chunk_texts(session, last, REBUILD_BATCH):
                 ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
+                records.set_content_keys(
+                    session, ids.tolist(), [value for _, value in batch], encoding
+                )
                 vectors = encode([value for _, value in batch])
                 for name, space in spaces.items():
                     space.add(ids, vectors[name])
@@ -269,3 +274,7 @@ class LocalChange(RowChange):
         for name, space in self.spaces.items():
             space.add(ids, np.concatenate([item.vectors[name] for item in documents]))
         return stored
+
+    def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
+        """The vectors of these chunks in the change's copy of `space` (those it holds)."""
+        return self.spaces[space].vectors(chunk_ids.tolist())

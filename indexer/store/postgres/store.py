@@ -36,6 +36,7 @@ from indexer.store.base import (
     StoredDocument,
     VerifyReport,
 )
+from indexer.store.content_keys import encoding_settings
 from indexer.store.describe import describe_tables
 from indexer.store.manifest import Manifest
 from indexer.store.migrations import migrate, pending
@@ -180,9 +181,13 @@ class PostgresStore:
             connection = session.connection()
             for space in manifest.spaces:
                 vectors.clear(connection, space)
+            encoding = encoding_settings(manifest)
             total, done, last = counts(session_rows(session))["chunks"], 0, 0
             while batch := records.chunk_texts(session, last, REBUILD_BATCH):
                 ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
+                records.set_content_keys(
+                    session, ids.tolist(), [value for _, value in batch], encoding
+                )
                 encoded = encode([value for _, value in batch])
                 for space in manifest.spaces:
                     vectors.add_vectors(connection, space, ids, encoded[space])
@@ -315,6 +320,12 @@ class PostgresChange(RowChange):
                 matrix = np.concatenate([item.vectors[space] for item in documents])
                 vectors.add_vectors(self.session.connection(), space, ids, matrix)
         return stored
+
+    def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
+        """The vectors of these chunks in `space`'s table, as this transaction sees it."""
+        return vectors.stored_vectors(
+            self.session.connection(), space, self.manifest.dim_of(space), chunk_ids.tolist()
+        )
 
 
 def postgres_index_exists(url: str) -> bool:

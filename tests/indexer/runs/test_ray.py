@@ -123,6 +123,32 @@ def test_a_ray_run_writes_the_same_index_as_a_local_one(
         assert state(any_index) == state(reference)
 
 
+def test_a_ray_run_encodes_a_repeated_passage_once_like_a_local_one(
+    ray_cluster, tmp_path, tiny_model_dir
+):
+    """Batches in flight on the cluster: a passage that an earlier batch, not stored yet,
+    encodes is taken from the store once that batch is, never encoded twice (issue 26)."""
+    from tests.indexer.runs.test_reuse import long_markdown
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (folder / name).write_text(long_markdown())
+    local = Indexer(tmp_path / "local", model=str(tiny_model_dir), batch_chunks=BATCH_CHUNKS)
+    distributed = Indexer(
+        tmp_path / "ray",
+        model=str(tiny_model_dir),
+        batch_chunks=BATCH_CHUNKS,
+        ray=ray_cluster.address,
+        ray_workers=2,
+    )
+    expected = local.index_folder(folder).to_dict()
+    summary = distributed.index_folder(folder).to_dict()
+    assert summary["encoded"] * 3 == summary["chunks"]
+    same_summary(expected, summary)
+    assert_same_vectors(tmp_path / "local", tmp_path / "ray")
+
+
 def test_cli_index_on_ray_reports_its_workers_in_json(ray_cluster, tmp_path, tiny_model_dir):
     folder = write_corpus(tmp_path / "docs", files=12)
     runner = CliRunner()

@@ -565,3 +565,76 @@ def test_a_signal_inside_the_commit_is_the_error_and_keeps_what_was_committed(an
         assert reopened.verify().consistent, reopened.verify().problems
     finally:
         reopened.close()
+
+
+def keyed_document(path: str, texts: list[str], axes: list[int]) -> NewDocument:
+    """A document whose chunks have different vectors in the two spaces (static: the
+    next axis), so that a space's vectors cannot pass for the other's."""
+    document = new_document(path, texts)
+    contextual = np.stack([unit(axis) for axis in axes])
+    static = np.stack([unit(axis + 1) for axis in axes])
+    return NewDocument(
+        document.document, document.chunks, {"contextual": contextual, "static": static}
+    )
+
+
+def test_stored_vectors_are_found_by_content_key_in_every_space(any_index):
+    """Item 2 of issue 26: a change finds the vectors of passages by content key,
+    whichever document holds them, those added earlier in the same change included;
+    keys no chunk has are left out."""
+    from indexer.store.content_keys import content_keys
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents([keyed_document("/docs/a.txt", ["alpha", "beta"], [0, 1])])
+    with store.writer(), store.change() as change:
+        alpha, beta, gamma = content_keys(["alpha", "beta", "gamma"], change.manifest)
+        found = change.vectors_for([alpha, gamma, beta, alpha])
+        assert set(found) == {alpha, beta}
+        for key, axis in ((alpha, 0), (beta, 1)):
+            assert set(found[key]) == {"contextual", "static"}
+            np.testing.assert_array_equal(found[key]["contextual"], unit(axis))
+            np.testing.assert_array_equal(found[key]["static"], unit(axis + 1))
+        change.add_documents([keyed_document("/docs/b.txt", ["gamma", "alpha"], [2, 3])])
+        found = change.vectors_for([gamma])  # added in this very change
+        np.testing.assert_array_equal(found[gamma]["contextual"], unit(2))
+        np.testing.assert_array_equal(found[gamma]["static"], unit(3))
+    store.close()
+
+
+def test_vectors_of_chunks_removed_in_the_change_are_still_found(any_index):
+    """An edited file's old rows are replaced in the same transaction that encodes its new
+    passages: the vectors of the removed chunks stay findable until the change ends."""
+    from indexer.store.content_keys import content_keys
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents([keyed_document("/docs/a.txt", ["alpha", "beta"], [0, 1])])
+    old = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    with store.writer(), store.change() as change:
+        assert change.remove_documents([old.id]) == 2
+        alpha, beta = content_keys(["alpha", "beta"], change.manifest)
+        found = change.vectors_for([beta, alpha])
+        assert set(found) == {alpha, beta}
+        np.testing.assert_array_equal(found[beta]["contextual"], unit(1))
+        np.testing.assert_array_equal(found[beta]["static"], unit(2))
+    with store.writer(), store.change() as change:  # gone once that change published
+        assert change.vectors_for(content_keys(["alpha", "beta"], change.manifest)) == {}
+    store.close()
+
+
+def test_a_content_key_depends_on_the_settings_the_vectors_were_made_with(any_index):
+    """Vectors made in another precision (or with another model, pooling or static
+    space) are not those of this change's key: they are not found."""
+    from indexer.store.content_keys import content_keys
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents([keyed_document("/docs/a.txt", ["alpha"], [0])])
+    with store.writer(), store.change() as change:
+        [fp32] = content_keys(["alpha"], change.manifest)
+        change.set_precision("bf16")
+        [bf16] = content_keys(["alpha"], change.manifest)
+        assert bf16 != fp32
+        assert change.vectors_for([bf16]) == {} and set(change.vectors_for([fp32])) == {fp32}
+    store.close()

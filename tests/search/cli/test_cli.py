@@ -38,6 +38,30 @@ def test_index_json_summary_then_an_unchanged_second_run(runner, tmp_path, notes
     )
 
 
+def test_index_and_records_report_the_passages_encoded(runner, tmp_path, notes, tiny_model_dir):
+    """Issue 26 item 2: `encoded` (the passages run through the model) beside `chunks`
+    (those written), in `index --json`, its summary line and the records summary."""
+    import shutil
+
+    index = tmp_path / "ix"
+    model = ("--model", tiny_model_dir)
+    first = json.loads(invoke(runner, "index", notes, "--index", index, *model, "--json").stdout)
+    assert first["chunks"] == first["encoded"] == 4
+    shutil.copy(notes / "money.txt", notes / "money-copy.txt")
+    copied = invoke(runner, "index", notes, "--index", index)
+    assert copied.exit_code == 0, copied.output
+    assert "1 added, 0 updated" in copied.stdout and "; 1 chunks (0 encoded) in " in copied.stdout
+    kb = tmp_path / "kb.jsonl"
+    kb.write_text('{"id": "a", "text": "Otters dive for fish in the cold river."}\n')
+    upsert = ("index", "--jsonl", kb, "--index", index)
+    assert json.loads(invoke(runner, *upsert, "--json").stdout)["encoded"] == 1
+    kb.write_text('{"id": "b", "text": "Otters dive for fish in the cold river."}\n')
+    same_text = json.loads(invoke(runner, *upsert, "--json").stdout)
+    assert (same_text["added"], same_text["chunks"], same_text["encoded"]) == (1, 1, 0)
+    line = invoke(runner, *upsert).stdout
+    assert "1 unchanged; 0 chunks (0 encoded) in " in line
+
+
 def test_query_json_shape(runner, sample_index):
     result = invoke(
         runner,

@@ -115,6 +115,17 @@ def test_an_edit_an_addition_and_a_deletion_reach_the_index(watching):
     assert found(index, "instant") == []
 
 
+def test_the_log_line_says_how_many_passages_were_encoded(watching):
+    """A copied file is written without encoding: watch's line says `(0 encoded)`."""
+    docs, index, _, stderr = watching
+    out = stderr.parent / "watch.out"
+    shutil.copy(docs / "herons.md", docs / "herons-copy.md")
+    eventually(lambda: "herons-copy.md" in found(index, "herons"), "the copy")
+    added = lambda: [line for line in out.read_text().splitlines() if "1 added" in line]  # noqa: E731
+    eventually(lambda: len(added()) == 2, "the copy's line (after the first run's)")
+    assert "; 1 chunks (0 encoded) in " in added()[-1], added()
+
+
 def test_a_folder_deleted_and_made_again_is_watched_again(watching, tmp_path):
     """`rm -rf docs && make docs`, then a folder swap: the deleted files leave the index
     while the folder is gone, and what comes back is indexed, edits included."""

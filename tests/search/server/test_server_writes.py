@@ -77,6 +77,11 @@ def test_a_writable_server_upserts_deletes_and_searches_its_own_writes(writable)
         f"{url}/records", json={"records": records(10, 16, "fr")}, timeout=WRITE_TIMEOUT
     ).json()
     assert (added["added"], added["chunks"], added["total_documents"]) == (6, 6, 10)
+    assert added["encoded"] == 6  # the passages run through the model
+    same_text = [{**record, "id": f"copy-{record['id']}"} for record in records(10, 12, "fr")]
+    copied = httpx.post(f"{url}/records", json=same_text, timeout=WRITE_TIMEOUT).json()
+    assert (copied["added"], copied["chunks"], copied["encoded"]) == (2, 2, 0)
+    httpx.request("DELETE", f"{url}/records", json=[record["id"] for record in same_text])
     search = {"q": "refund days", "k": 10, "mode": "lexical", "where": "lang=fr"}
     assert ids(httpx.get(f"{url}/search", params=search)) == [f"faq-{n}" for n in range(10, 16)]
     posted = httpx.post(
@@ -84,7 +89,7 @@ def test_a_writable_server_upserts_deletes_and_searches_its_own_writes(writable)
     )
     assert ids(posted) == ["faq-12"] and posted.json()["results"][0]["metadata"]["n"] == 12
     again = httpx.post(f"{url}/records", json=records(10, 12, "fr"), timeout=WRITE_TIMEOUT).json()
-    assert (again["unchanged"], again["chunks"]) == (2, 0)
+    assert (again["unchanged"], again["chunks"], again["encoded"]) == (2, 0, 0)
     assert httpx.delete(f"{url}/records/faq-10").json()["deleted"] == 1
     gone = httpx.delete(f"{url}/records/faq-10")
     assert gone.status_code == 404

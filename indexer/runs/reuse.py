@@ -1,0 +1,79 @@
+"""Vectors reused by content: a run encodes only the passages whose vectors it lacks.
+
+Each passage of a batch gets its content key (`indexer.store.content_keys`). A key whose
+vectors the index stores (in any document, removed ones of this change included) is
+copied from the store; a key some earlier batch of this run encodes is taken from the
+store once that batch is stored; only the rest is encoded, each key once. So an edit pays
+for the passages it changed, a copied file or a record with known text for none, and a
+passage repeated within a run is encoded once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from indexer.store.base import Change, KeyedVectors
+from indexer.store.content_keys import content_keys
+
+Vectors = dict[str, np.ndarray]
+
+
+@dataclass
+class BatchPlan:
+    """What one batch encodes and what it copies: each chunk's key in order, the stored
+    vectors found for some, and the row of each key it encodes among `texts`."""
+
+    keys: list[str]
+    stored: KeyedVectors
+    encoded_rows: dict[str, int]
+    texts: list[str]
+
+
+class Reuse:
+    """A run's reuse of vectors, batch after batch (the batches are stored in order)."""
+
+    def __init__(self) -> None:
+        # Keys that a planned batch encodes and that is not stored yet: a later batch
+        # waits for them instead of encoding them again.
+        self._in_flight: set[str] = set()
+
+    def plan(self, change: Change, texts: list[str]) -> BatchPlan:
+        """Which of a batch's chunk `texts` to encode (read before the batch is stored)."""
+        keys = content_keys(texts, change.manifest)
+        stored = change.vectors_for(key for key in keys if key not in self._in_flight)
+        rows: dict[str, int] = {}
+        to_encode: list[str] = []
+        for key, text in zip(keys, texts, strict=True):
+            if key not in stored and key not in self._in_flight and key not in rows:
+                rows[key] = len(to_encode)
+                to_encode.append(text)
+        self._in_flight.update(rows)
+        return BatchPlan(keys, stored, rows, to_encode)
+
+    def vectors(self, change: Change, plan: BatchPlan, encoded: Vectors) -> Vectors:
+        """Every chunk's vectors in every space, in order: encoded, copied from the store,
+        or stored by an earlier batch of the run (which is stored by now)."""
+        waited = [
+            key for key in plan.keys if key not in plan.stored and key not in plan.encoded_rows
+        ]
+        earlier = change.vectors_for(waited) if waited else {}
+        missing = set(waited) - set(earlier)
+        if missing:  # an earlier batch of this run stores every key it planned
+            raise RuntimeError(f"{len(missing)} passages were neither encoded nor stored")
+        manifest = change.manifest
+        result: Vectors = {}
+        for space in manifest.spaces:
+            matrix = np.empty((len(plan.keys), manifest.dim_of(space)), dtype=np.float32)
+            for row, key in enumerate(plan.keys):
+                if key in plan.encoded_rows:
+                    matrix[row] = encoded[space][plan.encoded_rows[key]]
+                else:
+                    matrix[row] = (plan.stored.get(key) or earlier[key])[space]
+            result[space] = matrix
+        return result
+
+    def stored(self, plan: BatchPlan) -> None:
+        """The batch of `plan` is stored: later batches find its keys in the store."""
+        self._in_flight.difference_update(plan.encoded_rows)
