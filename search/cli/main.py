@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 from contextlib import nullcontext, redirect_stdout
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -388,7 +390,7 @@ def query(
     output_format: str | None,
     as_json: bool,
 ) -> None:
-    """Search the index for TEXT, best match first.
+    """Search the index for TEXT, best match first (TEXT - : read it from standard input).
 
     \b
     Each hit shows its score, its contextual similarity (sim: the raw cosine, which
@@ -405,8 +407,15 @@ def query(
       ctxsearch query "regex lookbehind" --type html --min-similarity 0.3
       ctxsearch query "refund policy" --where lang=en --where year=2024 --json
       vim -q <(ctxsearch query "path operations" --format vimgrep)
+      xclip -o | ctxsearch query - -k 5
+
+    \b
+    A filter that matches nothing in the index says why on stderr (hint: ...).
     """
     from search.engine import Searcher
+
+    if request.query == "-":
+        request = replace(request, query=_standard_input_query())
 
     if as_json and output_format not in (None, "json"):
         raise click.UsageError("--json and --format " + output_format + " do not go together")
@@ -415,6 +424,8 @@ def query(
         response = searcher.search(request)
     if verbose and response.query_encoder_note:
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
+    for hint in response.hints:
+        click.echo(f"hint: {terminal_text(hint)}", err=True)
     if output_format == "json":
         echo_json(response.to_dict())
         return
@@ -450,6 +461,14 @@ def query(
         f"search {timings['search_seconds'] * 1000:.0f} ms)",
         err=True,
     )
+
+
+def _standard_input_query() -> str:
+    """`query -`: the query text read from standard input, stripped (a usage error if empty)."""
+    text = sys.stdin.read().strip()
+    if not text:
+        raise click.UsageError("query -: standard input held no query text")
+    return text
 
 
 def vimgrep_line(hit) -> str:  # hit: search.engine.Hit
