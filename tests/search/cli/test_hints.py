@@ -9,29 +9,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from indexer import Indexer
 from search.cli import cli
 from search.engine import Searcher
-
-RECORDS = [
-    {"id": "r1", "text": "Otters hold hands while they sleep.", "metadata": {"lang": "en"}},
-    {"id": "r2", "text": "Kettles boil water.", "metadata": {"lang": "en", "public": True}},
-]
+from tests.support.hint_corpus import make_hint_index
 
 
 @pytest.fixture(scope="module")
 def records_index(tmp_path_factory, tiny_model_dir) -> tuple[Path, Path]:
-    """A folder of notes (md, txt) and two records from an app, with the tiny BERT."""
-    base = tmp_path_factory.mktemp("hints")
-    folder = base / "notes"
-    folder.mkdir()
-    (folder / "otters.md").write_text("# Otters\n\nOtters float on their backs.\n")
-    (folder / "kettles.txt").write_text("A kettle whistles when the water boils.\n")
-    index = base / "index"
-    indexer = Indexer(index, model=str(tiny_model_dir))
-    indexer.index_folder(folder)
-    indexer.upsert_records(RECORDS)
-    return index, folder
+    """Notes (md, txt) and two records (`tests.support.hint_corpus`)."""
+    return make_hint_index(tmp_path_factory.mktemp("hints"), tiny_model_dir)
 
 
 def run(*args: object, input: str | None = None):
