@@ -424,19 +424,18 @@ def query(
         response = searcher.search(request)
     if verbose and response.query_encoder_note:
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
-    for hint in response.hints:
-        click.echo(f"hint: {terminal_text(hint)}", err=True)
     if output_format == "json":
         echo_json(response.to_dict())
-        return
-    if output_format == "vimgrep":
+    elif output_format == "vimgrep":
         for hit in response.results:
             click.echo(vimgrep_line(hit))
-        return
-    if not response.results:
+    elif not response.results:
         minimum = request.min_similarity
         weak = f" at or above --min-similarity {minimum}" if minimum else ""
         click.echo(f"No results{weak}.")
+    for hint in response.hints:  # only when there are no hits (`search.hints`)
+        click.echo(f"hint: {terminal_text(hint)}", err=True)
+    if output_format != "table" or not response.results:
         return
     click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  location")
     for hit in response.results:
