@@ -25,6 +25,7 @@ from search.batching import QueryBatcher
 from search.completion import exact_scores
 from search.documents import DocumentText, load_document
 from search.fusion import HYBRID, HybridFusion
+from search.hints import filter_hints
 from search.limits import check_document_id
 from search.locations import fill_locations
 from search.match_lines import LineSimilarity, match_location, static_line_similarity
@@ -96,6 +97,8 @@ class SearchResponse:
     query_encoder_note: str = ""
     filters: dict[str, list[str] | dict[str, str]] | None = None  # the filters asked for
     min_similarity: float | None = None
+    # Why the filters can match nothing, when there are no hits (`search.hints`)
+    hints: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The response as the JSON object `ctxsearch query --json` prints."""
@@ -106,6 +109,7 @@ class SearchResponse:
             "timings": self.timings,
             "query_encoder": self.query_encoder,
             "query_encoder_note": self.query_encoder_note,
+            "hints": self.hints,
         }
         if self.filters is not None:
             shown["filters"] = self.filters
@@ -299,6 +303,7 @@ class Searcher:
             lines = static_line_similarity(encoder, vectors[Space.STATIC][0])
         with self.store.snapshot([space.value for space in encoded]) as snapshot:
             hits = _hits(snapshot, request, vectors, self.hybrid, lines)
+            hints = filter_hints(snapshot, request.filter) if not hits else []
         timings["search_seconds"] = round(time.perf_counter() - started, 4)
         return SearchResponse(
             query=request.query,
@@ -309,6 +314,7 @@ class Searcher:
             query_encoder_note=note,
             filters=request.filter.to_dict() if request.filter else None,
             min_similarity=request.min_similarity,
+            hints=hints,
         )
 
     def similar(

@@ -241,6 +241,22 @@ class Snapshot(Protocol):
         """How many documents and chunks the index holds."""
         ...
 
+    def has_documents(self, where: SearchFilter) -> bool:
+        """Whether any document (file or record) meets `where`."""
+        ...
+
+    def roots(self) -> list[str]:
+        """The folders indexed as roots (every host's), sorted, each once."""
+        ...
+
+    def metadata_keys(self) -> list[str]:
+        """The metadata keys that records hold, sorted, each once."""
+        ...
+
+    def metadata_values_ignoring_case(self, key: str, text: str) -> list[str]:
+        """The stored value texts of `key` that equal `text` but for case, sorted."""
+        ...
+
 
 class Store(Protocol):
     """A whole index, whatever keeps it."""

@@ -164,3 +164,27 @@ class SqlReads:
     def counts(self) -> dict[str, int]:
         """How many documents and chunks there are."""
         return counts(self.rows)
+
+    def has_documents(self, where: SearchFilter) -> bool:
+        """Whether any document meets `where` (one row read at most)."""
+        condition, values = where.sql(self.dialect)
+        return bool(self.rows(f"SELECT 1 FROM documents WHERE {condition} LIMIT 1", values))
+
+    def roots(self) -> list[str]:
+        """The folders indexed as roots (every host's), sorted, each once."""
+        return [row[0] for row in self.rows("SELECT DISTINCT path FROM roots ORDER BY path", {})]
+
+    def metadata_keys(self) -> list[str]:
+        """The metadata keys that records hold, sorted, each once."""
+        found = self.rows("SELECT DISTINCT key FROM record_metadata ORDER BY key", {})
+        return [row[0] for row in found]
+
+    def metadata_values_ignoring_case(self, key: str, text: str) -> list[str]:
+        """The stored value texts of `key` equal to `text` but for case (SQL `lower`:
+        ASCII only on SQLite), sorted, each once."""
+        found = self.rows(
+            "SELECT DISTINCT value FROM record_metadata WHERE key = :key "
+            "AND lower(value) = lower(:text) ORDER BY value",
+            {"key": key, "text": text},
+        )
+        return [row[0] for row in found]

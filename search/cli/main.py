@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 from contextlib import nullcontext, redirect_stdout
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -390,7 +392,7 @@ def query(
     output_format: str | None,
     as_json: bool,
 ) -> None:
-    """Search the index for TEXT, best match first.
+    """Search the index for TEXT, best match first (TEXT - : read it from standard input).
 
     \b
     Each hit shows its score, its contextual similarity (sim: the raw cosine, which
@@ -408,8 +410,15 @@ def query(
       ctxsearch query "regex lookbehind" --type html --min-similarity 0.3
       ctxsearch query "refund policy" --where lang=en --where year=2024 --json
       vim -q <(ctxsearch query "path operations" --format vimgrep)
+      xclip -o | ctxsearch query - -k 5
+
+    \b
+    A filter that matches nothing in the index says why on stderr (hint: ...).
     """
     from search.engine import Searcher
+
+    if request.query == "-":
+        request = replace(request, query=_standard_input_query())
 
     if as_json and output_format not in (None, "json"):
         raise click.UsageError("--json and --format " + output_format + " do not go together")
@@ -420,15 +429,16 @@ def query(
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
     if output_format == "json":
         echo_json(response.to_dict())
-        return
-    if output_format == "vimgrep":
+    elif output_format == "vimgrep":
         for hit in response.results:
             click.echo(vimgrep_line(hit))
-        return
-    if not response.results:
+    elif not response.results:
         minimum = request.min_similarity
         weak = f" at or above --min-similarity {minimum}" if minimum else ""
         click.echo(f"No results{weak}.")
+    for hint in response.hints:  # only when there are no hits (`search.hints`)
+        click.echo(f"hint: {terminal_text(hint)}", err=True)
+    if output_format != "table" or not response.results:
         return
     click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  location")
     for hit in response.results:
@@ -456,6 +466,14 @@ def query(
         f"search {timings['search_seconds'] * 1000:.0f} ms)",
         err=True,
     )
+
+
+def _standard_input_query() -> str:
+    """`query -`: the query text read from standard input, stripped (a usage error if empty)."""
+    text = sys.stdin.read().strip()
+    if not text:
+        raise click.UsageError("query -: standard input held no query text")
+    return text
 
 
 def vimgrep_line(hit) -> str:  # hit: search.engine.Hit

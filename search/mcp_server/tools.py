@@ -153,7 +153,8 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         similarity, score, chunk_id, document_id, ...}]}: `line`/`end_line` are the
         passage's 1-based lines in the file (null for PDFs, which give `page`);
         `similarity` is the contextual cosine (comparable across queries), `score` the
-        mode's own ranking score. Read a hit in full with `read`.
+        mode's own ranking score. Read a hit in full with `read`. With no results,
+        `hints` says which filter value matches nothing in the index, and what is there.
         """
         return searcher.search(
             query,

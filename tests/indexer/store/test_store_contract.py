@@ -637,4 +637,35 @@ def test_a_content_key_depends_on_the_settings_the_vectors_were_made_with(any_in
         [bf16] = content_keys(["alpha"], change.manifest)
         assert bf16 != fp32
         assert change.vectors_for([bf16]) == {} and set(change.vectors_for([fp32])) == {fp32}
+
+
+def test_the_reads_behind_hints_answer_alike_on_every_backend(any_index):
+    """`search.hints` asks whether a filter meets any document, the roots, the metadata
+    keys and a value's stored spellings but for case."""
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.record_root(Path("/docs"))
+        change.add_documents([new_document("/docs/a.md", ["otters"])])
+    with store.snapshot() as snapshot:
+        assert snapshot.metadata_keys() == []
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [
+                new_record("r1", ["herons"], {"lang": "en", "public": True}),
+                new_record("r2", ["kettles"], {"lang": "EN"}),
+            ]
+        )
+    with store.snapshot() as snapshot:
+        assert snapshot.roots() == ["/docs"]
+        assert snapshot.has_documents(make_filter(under="/docs"))
+        assert not snapshot.has_documents(make_filter(under="/nope"))
+        assert snapshot.has_documents(make_filter(types="md"))
+        assert not snapshot.has_documents(make_filter(types="pdf"))
+        assert not snapshot.has_documents(make_filter(where=["public=True"]))
+        assert snapshot.metadata_keys() == ["lang", "public"]
+        assert snapshot.metadata_values_ignoring_case("public", "True") == ["true"]
+        assert snapshot.metadata_values_ignoring_case("lang", "En") == ["EN", "en"]
+        assert snapshot.metadata_values_ignoring_case("lang", "de") == []
     store.close()

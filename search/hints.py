@@ -1,0 +1,72 @@
+"""Hints instead of silence: why a filter cannot match anything in the index.
+
+A search whose filter matches nothing answers no hits, which reads the same as a query
+nothing is close to. `filter_hints` names the filter values that match no document on
+their own, and what is there: the indexed roots for a folder, the file types there are for
+a type, the metadata keys for a key, and the stored spelling of a value that differs only
+in case (`public=True` where records hold `true`). It is called only for a search that
+found nothing, so a search with hits pays nothing.
+"""
+
+from __future__ import annotations
+
+from indexer.reading.file_types import FILE_TYPES
+from indexer.runs.record_input import RECORD_PREFIX
+from indexer.store.base import Snapshot
+from indexer.store.filters import SearchFilter
+
+SHOWN = 5  # at most this many roots, types or keys in one hint
+
+
+def filter_hints(snapshot: Snapshot, where: SearchFilter) -> list[str]:
+    """One sentence for each value of `where` that matches no document by itself."""
+    hints = [_under_hint(snapshot, folder) for folder in where.under]
+    hints += [_type_hint(snapshot, kind) for kind in where.types]
+    if where.metadata:
+        hints += _where_hints(snapshot, where.metadata)
+    return [hint for hint in hints if hint]
+
+
+def _under_hint(snapshot: Snapshot, folder: str) -> str:
+    if snapshot.has_documents(SearchFilter(under=(folder,))):
+        return ""
+    roots = [root for root in snapshot.roots() if not root.startswith(RECORD_PREFIX)]
+    there = f"the indexed folders are {_few(roots)}" if roots else "no folder is indexed"
+    return f"nothing indexed is under {folder}; {there}"
+
+
+def _type_hint(snapshot: Snapshot, kind: str) -> str:
+    if snapshot.has_documents(SearchFilter(types=(kind,))):
+        return ""
+    present = [name for name in FILE_TYPES if snapshot.has_documents(SearchFilter(types=(name,)))]
+    there = f"the types here are {_few(present)}" if present else "the index holds no file"
+    return f"no indexed file is of type {kind}; {there}"
+
+
+def _where_hints(snapshot: Snapshot, pairs: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
+    keys = snapshot.metadata_keys()
+    hints = []
+    for key, texts in pairs:
+        given = f"where {key}={texts[0]}"
+        if not keys:
+            return [f"{given}: this index holds no records (only records have metadata)"]
+        if key not in keys:
+            hints.append(
+                f"{given}: no record has the metadata key {key}; the keys are {_few(keys)}"
+            )
+            continue
+        if snapshot.has_documents(SearchFilter(metadata=((key, texts),))):
+            continue
+        spellings = {
+            stored for text in texts for stored in snapshot.metadata_values_ignoring_case(key, text)
+        }
+        held = ", ".join(f"{key}={stored}" for stored in sorted(spellings)[:SHOWN])
+        hints.append(
+            f"{given}: no record has that value" + (f"; records hold {held}" if held else "")
+        )
+    return hints
+
+
+def _few(names: list[str]) -> str:
+    shown = ", ".join(names[:SHOWN])
+    return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
