@@ -43,6 +43,9 @@ class Manifest:
     # What the contextual encoder computed in when chunks were last encoded: fp32, or
     # bf16 where the CPU has it natively (`indexer.encoders.precision`).
     precision: str = "fp32"
+    # Where a folder index keeps each vector space: the generation of its base file and
+    # of each delta segment since (`indexer.store.local.segments`); empty elsewhere.
+    segments: dict[str, dict] = field(default_factory=dict)
 
     def dim_of(self, space: str) -> int:
         """The dimension of one vector space's vectors."""
