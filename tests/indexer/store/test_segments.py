@@ -7,9 +7,11 @@ them into a new base when they pile up. Synthetic vectors through the store API.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from indexer.reading.sources import Document
 from indexer.splitting.chunking import Chunk
@@ -94,3 +96,121 @@ def test_a_one_passage_edit_writes_the_same_bytes_whatever_the_index_size(tmp_pa
     large = publish_bytes(tmp_path / "large", 20_000)
     assert 0 < large <= small + 1024, (small, large)
     assert large < 20_000 * DIM * 4 / 10  # far less than one space written whole
+
+
+def ranked(store, queries: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each space's (scores, ids) of the 10 nearest passages of every query."""
+    with store.snapshot() as snapshot:
+        return {name: space.search(queries, 10) for name, space in snapshot.spaces.items()}
+
+
+def delta_files(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.glob("*.delta.npz"))
+
+
+@pytest.mark.parametrize("structure", ["flat", "hnsw"])
+def test_a_space_read_from_its_deltas_answers_as_the_merged_space(tmp_path, structure):
+    store = new_index(tmp_path / "ix", 2_000, structure)
+    try:
+        with store.writer():
+            store.merge_segments()  # a base that holds the first run's vectors
+        for n in range(5):
+            edit_one_passage(store, f"/d/{n}.txt", 20_000 + n)  # removals and additions
+        with store.writer(), store.change() as change:
+            change.add_documents([document("/d/new.txt", 30, 30_000)])
+        assert len(delta_files(tmp_path / "ix")) == 2 * 6
+        queries = unit_vectors(50, seed=99)
+        from_deltas = ranked(store, queries)
+        with store.writer():
+            store.merge_segments()
+        assert delta_files(tmp_path / "ix") == []
+        merged = ranked(store, queries)
+        with store.snapshot() as snapshot:
+            assert {space.structure for space in snapshot.spaces.values()} == {structure}
+            assert len(snapshot.spaces["contextual"]) == 2_000 - 5 * 99 + 30
+        for name in ("contextual", "static"):
+            assert np.array_equal(from_deltas[name][1], merged[name][1]), name
+            assert np.array_equal(from_deltas[name][0], merged[name][0]), name
+        assert store.verify().consistent
+    finally:
+        store.close()
+
+
+def test_deltas_are_merged_into_a_new_base_when_they_pile_up(tmp_path, monkeypatch):
+    monkeypatch.setenv("CTXSEARCH_MAX_DELTAS", "3")
+    store = new_index(tmp_path / "ix", 1_000)
+    try:
+        for n in range(2):
+            edit_one_passage(store, f"/d/{n}.txt", 40_000 + n)
+        assert len(delta_files(tmp_path / "ix")) == 2 * 3  # the first run's, and two
+        edit_one_passage(store, "/d/2.txt", 40_002)  # a fourth would be one too many
+        assert delta_files(tmp_path / "ix") == []
+        assert sorted(p.name for p in (tmp_path / "ix").glob("*.faiss")) == [
+            "contextual-000004.faiss",
+            "static-000004.faiss",
+        ]
+        edit_one_passage(store, "/d/3.txt", 40_003)
+        assert len(delta_files(tmp_path / "ix")) == 2
+        monkeypatch.setenv("CTXSEARCH_MAX_DELTAS", "0")  # every run writes whole spaces
+        edit_one_passage(store, "/d/4.txt", 40_004)
+        assert delta_files(tmp_path / "ix") == []
+        with store.snapshot() as snapshot:
+            assert len(snapshot.spaces["static"]) == 1_000 - 5 * 99
+        assert store.verify().consistent
+    finally:
+        store.close()
+
+
+def test_a_missing_delta_is_named_by_verify_and_repaired_by_a_rebuild(tmp_path):
+    store = new_index(tmp_path / "ix", 1_000)
+    try:
+        edit_one_passage(store, "/d/0.txt", 50_000)
+        (tmp_path / "ix" / "static-000002.delta.npz").unlink()
+        report = store.verify()
+        assert not report.consistent
+        assert any(
+            "static-000002.delta.npz is missing: run `ctxsearch repair`" in p
+            for p in report.problems
+        ), report.problems
+
+        def encode(texts: list[str]) -> dict[str, np.ndarray]:
+            vectors = unit_vectors(len(texts), seed=len(texts))
+            return {"contextual": vectors, "static": vectors}
+
+        with store.writer():
+            store.rebuild(encode)
+        report = store.verify()
+        assert report.consistent, report.problems
+        assert report.counts["static_deltas"] == 0 and report.counts["static_vectors"] == 901
+        assert delta_files(tmp_path / "ix") == []
+    finally:
+        store.close()
+
+
+def test_an_index_from_before_segments_reads_its_one_file_per_space(tmp_path):
+    """A manifest that names no segments: its generation's file is each space's base."""
+    store = new_index(tmp_path / "ix", 1_000)
+    queries = unit_vectors(5, seed=3)
+    try:
+        with store.writer():
+            store.merge_segments()
+        expected = ranked(store, queries)
+    finally:
+        store.close()
+    database = sqlite3.connect(tmp_path / "ix" / "ctxsearch.sqlite")
+    with database:  # as a manifest written before segments: the key is absent
+        database.execute("DELETE FROM manifest WHERE key = 'segments'")
+    database.close()
+    store = open_store(tmp_path / "ix")
+    try:
+        found = ranked(store, queries)
+        assert np.array_equal(found["static"][1], expected["static"][1])
+        edit_one_passage(store, "/d/0.txt", 60_000)  # merges once: the structure is unknown
+        assert delta_files(tmp_path / "ix") == []
+        edit_one_passage(store, "/d/1.txt", 60_001)  # then deltas
+        assert len(delta_files(tmp_path / "ix")) == 2
+        assert store.verify().consistent
+        with store.snapshot() as snapshot:
+            assert len(snapshot.spaces["static"]) == 1_000 - 2 * 99
+    finally:
+        store.close()
