@@ -101,9 +101,24 @@ def load_space(directory: Path, space: str, dim: int, segments: Segments) -> Vec
     from indexer.store.local.vectors import VectorSpace
 
     loaded = VectorSpace(dim, space_file(directory, space, segments.base))
-    for generation in segments.deltas:
-        tombstones, ids, vectors = read_delta(delta_file(directory, space, generation), dim)
-        loaded.replay(tombstones, ids, vectors)
+    deltas = [read_delta(delta_file(directory, space, g), dim) for g in segments.deltas]
+    if loaded.structure == "hnsw":
+        for tombstones, ids, vectors in deltas:
+            loaded.replay(tombstones, ids, vectors)
+        return loaded
+    # A flat space compacts itself at every removal: remove every tombstone at once, and
+    # add only what no later delta removes (ids are never reused). The vectors end in the
+    # same order as one delta at a time would leave them.
+    removed = np.concatenate([tombstones for tombstones, _, _ in deltas] or [np.zeros(0, np.int64)])
+    later: np.ndarray = np.zeros(0, np.int64)
+    kept = []
+    for tombstones, ids, vectors in reversed(deltas):
+        keep = ~np.isin(ids, later)
+        kept.append((ids[keep], vectors[keep]))
+        later = np.concatenate([later, tombstones])
+    loaded.replay(removed, np.zeros(0, np.int64), np.zeros((0, dim), np.float32))
+    for ids, vectors in reversed(kept):
+        loaded.add(ids, vectors)
     return loaded
 
 

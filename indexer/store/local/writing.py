@@ -36,7 +36,7 @@ from indexer.store.local.database import WRITE, sqlite_engine, sqlite_errors
 from indexer.store.local.layout import DATABASE_FILE, space_file, space_files, space_temporaries
 from indexer.store.local.lock import WriterLock
 from indexer.store.local.segments import Segments, named_files
-from indexer.store.manifest import Manifest
+from indexer.store.manifest import SEGMENTED_FORMAT, Manifest
 from indexer.store.migrations import migrate
 from indexer.store.row_change import RowChange
 from indexer.store.sql_reads import counts
@@ -107,6 +107,7 @@ class FolderWriter:
         manifest = copy.deepcopy(manifest)
         manifest.created_at = manifest.updated_at = time.time()
         manifest.generation = 0
+        manifest.format = SEGMENTED_FORMAT
         manifest.index_id = uuid.uuid4().hex
         manifest.lexical = dict(fts.SETTINGS)
         for name in manifest.spaces:
@@ -224,6 +225,7 @@ class FolderWriter:
                     segments = space.publish(next_generation, vectors, manifest.index_type, merge)
                     manifest.segments[name] = segments.to_json()
                 manifest.generation = next_generation
+                manifest.format = max(manifest.format, SEGMENTED_FORMAT)  # older code refuses
                 manifest.updated_at = time.time()
                 records.write_manifest(session, manifest)
                 kill_point("before-publish")
