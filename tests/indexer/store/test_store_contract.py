@@ -336,6 +336,33 @@ def test_an_hnsw_structure_finds_what_exact_search_finds_and_can_be_dropped(any_
     store.close()
 
 
+def graph_present(target, store) -> bool:
+    """Whether the contextual space is an HNSW graph now."""
+    if isinstance(target, Path):
+        with store.snapshot() as snapshot:
+            return snapshot.spaces["contextual"].structure == "hnsw"
+    from indexer.store.postgres.vectors import has_graph
+
+    with store.engine.connect() as connection:
+        return has_graph(connection, "contextual")
+
+
+def test_auto_makes_a_graph_once_the_space_reaches_the_threshold(any_index, monkeypatch):
+    """`auto` needs to know only whether a space reached the threshold: a folder counts
+    the passages, PostgreSQL counts no further than the threshold (a publish's cost)."""
+    monkeypatch.setattr("indexer.store.index_types.HNSW_FROM_VECTORS", 5)
+    store = new_store(any_index)
+    for n in range(4):
+        add(store, f"/docs/{n}.txt", [f"note {n}"], first_axis=n)
+    assert not graph_present(any_index, store)
+    add(store, "/docs/4.txt", ["note 4"], first_axis=4)
+    assert graph_present(any_index, store) and store.verify().consistent
+    with store.writer(), store.change() as change:
+        change.remove_documents([store.documents_under(Path("/"))["/docs/4.txt"].id])
+    assert not graph_present(any_index, store) and store.verify().consistent
+    store.close()
+
+
 def test_filtered_searches_find_k_allowed_chunks_in_every_structure(any_index):
     from indexer.store.filters import make_filter
 
