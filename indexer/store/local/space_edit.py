@@ -1,7 +1,7 @@
 """The writer's view of one vector space during a change: what the run removes and adds,
 published as one delta segment (or, when deltas pile up, merged into a new base).
 
-The published space is loaded only if the run reads it (`vectors_of`, `ids`, a merge): a
+The published space is loaded only if the run reads it (`vectors_of`, a merge): a
 run that only removes and adds passages never reads the base, so what it costs to
 publish depends on what it changed, not on the size of the index.
 """
@@ -80,10 +80,6 @@ class SpaceEdit:
     def vectors_of(self, ids: np.ndarray) -> np.ndarray:
         """The vector of each id as the space stands in this run, one row per id."""
         return self.loaded().vectors_of(ids)
-
-    def ids(self) -> np.ndarray:
-        """Every id the space holds in this run."""
-        return self.loaded().ids()
 
     def changed(self) -> bool:
         """Whether the run removed or added anything here."""

@@ -214,3 +214,24 @@ def test_an_index_from_before_segments_reads_its_one_file_per_space(tmp_path):
             assert len(snapshot.spaces["static"]) == 1_000 - 2 * 99
     finally:
         store.close()
+
+
+def test_a_run_reads_the_vectors_of_the_base_of_its_deltas_and_of_its_own_additions(tmp_path):
+    """`vectors_of` (for reusing the vectors of unchanged passages) sees the space as it
+    stands in the run: base, deltas replayed, and what the run itself added."""
+    store = new_index(tmp_path / "ix", 1_000)
+    try:
+        with store.writer():
+            store.merge_segments()
+        edit_one_passage(store, "/d/0.txt", 70_000)  # a delta holding one new vector
+        with store.snapshot() as snapshot:
+            in_delta = int(snapshot.spaces["contextual"].ids().max())  # the newest passage
+        in_base = 150  # the 50th passage of /d/1.txt (ids follow the first run's order)
+        with store.writer(), store.change() as change:
+            [[added]] = change.add_documents([document("/d/extra.txt", 1, 70_001)])
+            found = change.spaces["contextual"].vectors_of(np.array([in_base, in_delta, added]))
+        assert np.allclose(found[0], unit_vectors(PER_DOCUMENT, 1)[in_base - 101])
+        assert np.allclose(found[1], unit_vectors(1, 70_000)[0])
+        assert np.allclose(found[2], unit_vectors(1, 70_001)[0])
+    finally:
+        store.close()
