@@ -77,6 +77,13 @@ BUSY_TIMEOUT_MS = Variable(
     "`10000`",
     "the embedded store",
 )
+MAX_DELTAS = Variable(
+    "CTXSEARCH_MAX_DELTAS",
+    "How many delta segments a vector space of an index folder may hold before a run "
+    "merges them into a new base (`0`: every run writes whole spaces).",
+    "`8`",
+    "the embedded store",
+)
 QUERY_ENCODER = Variable(
     "CTXSEARCH_QUERY_ENCODER",
     "What encodes a query: `auto`, `onnx` or `torch`.",
@@ -225,6 +232,7 @@ VARIABLES = (
     EVAL_CACHE,
     HOST,
     BUSY_TIMEOUT_MS,
+    MAX_DELTAS,
     QUERY_ENCODER,
     PRECISION,
     RAY,
@@ -335,6 +343,20 @@ def busy_timeout_ms() -> int:
             f"${BUSY_TIMEOUT_MS.name} must be a whole number of milliseconds, not {given!r}"
         )
     return milliseconds
+
+
+def max_deltas() -> int:
+    """How many delta segments a space of an index folder may hold before a merge."""
+    given = read(MAX_DELTAS)
+    if given is None:
+        return 8
+    try:
+        count = int(given)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise InvalidSettings(f"${MAX_DELTAS.name} must be a whole number, not {given!r}")
+    return count
 
 
 def host_name() -> str:

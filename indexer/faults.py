@@ -26,15 +26,19 @@ KILL_POINTS = (
     "after-delete",
     "after-batch",
     "before-space-save",
+    "mid-delta-save",
     "mid-space-save",
     "before-publish",
     "after-commit",
     "after-publish",
     "mid-sweep",
 )
-# The points a publish of the embedded store passes, in order (from its first space save).
+# The points a publish of the embedded store passes, in order (from its first space save):
+# `mid-delta-save` when a space gets a delta segment, `mid-space-save` when it is merged
+# into a new base (`CTXSEARCH_MAX_DELTAS=0` merges at every run).
 PUBLISH_POINTS = (
     "before-space-save",
+    "mid-delta-save",
     "mid-space-save",
     "before-publish",
     "after-commit",

@@ -8,8 +8,10 @@ from dataclasses import asdict, dataclass, field, fields
 from indexer.errors import IndexCorrupt, ModelMismatch
 from indexer.spaces import VECTOR_SPACES
 
-# Bumped when the on-disk layout changes in a way old code cannot read.
-INDEX_FORMAT = 1
+# The newest on-disk layout this code reads, bumped when old code could not read one.
+# 1: what every store shares; 2: a folder index whose spaces have delta segments.
+INDEX_FORMAT = 2
+SEGMENTED_FORMAT = 2
 SPACES = tuple(space.value for space in VECTOR_SPACES)
 
 
@@ -29,7 +31,7 @@ class Manifest:
     lexical: dict[str, str] = field(default_factory=dict)  # set by the store that keeps it
     metric: str = "cosine (inner product of L2-normalised vectors)"
     index_type: str = "auto"
-    format: int = INDEX_FORMAT
+    format: int = 1  # raised by the store that writes a newer layout
     generation: int = 0
     created_at: float = 0.0
     updated_at: float = 0.0
@@ -43,6 +45,9 @@ class Manifest:
     # What the contextual encoder computed in when chunks were last encoded: fp32, or
     # bf16 where the CPU has it natively (`indexer.encoders.precision`).
     precision: str = "fp32"
+    # Where a folder index keeps each vector space: the generation of its base file and
+    # of each delta segment since (`indexer.store.local.segments`); empty elsewhere.
+    segments: dict[str, dict] = field(default_factory=dict)
 
     def dim_of(self, space: str) -> int:
         """The dimension of one vector space's vectors."""

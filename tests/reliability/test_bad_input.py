@@ -35,7 +35,7 @@ def fingerprint(index_dir: Path) -> dict:
         }
     finally:
         rows.close()
-    faiss = {p.name: p.read_bytes() for p in index_dir.glob("*.faiss")}
+    faiss = {p.name: p.read_bytes() for p in index_dir.iterdir() if p.suffix in (".faiss", ".npz")}
     return {"tables": tables, "faiss": faiss}
 
 

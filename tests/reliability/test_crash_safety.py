@@ -5,7 +5,9 @@ changed (five files edited, five deleted, five added). After the kill the index 
 open and verify consistent, hold exactly the old state (runs are atomic) or, past the
 commit, the new one, and a new run must reach the same state as an uninterrupted run:
 same documents, same chunk count, identical results in every search mode. A SIGINT runs
-every clean-up on the way (a SIGKILL none), so both are tried at every point of publishing.
+every clean-up on the way (a SIGKILL none), so both are tried at every point of publishing,
+both when the run adds a delta segment to each space and when it merges them into new bases
+(`CTXSEARCH_MAX_DELTAS=0`).
 """
 
 import json
@@ -41,6 +43,8 @@ KILLS = [
     pytest.param("after-batch", marks=slow),
     pytest.param("after-batch:2", marks=slow),
     pytest.param("before-space-save", marks=slow),
+    "mid-delta-save",
+    pytest.param("mid-delta-save:2", marks=slow),
     "mid-space-save",
     pytest.param("mid-space-save:2", marks=slow),
     "before-publish",
@@ -48,6 +52,18 @@ KILLS = [
     "after-publish",
     pytest.param("mid-sweep", marks=slow),
 ]
+
+
+# Reached only when a run merges the spaces into new bases (a run that adds deltas leaves
+# no file to sweep): those runs are told to merge.
+MERGE_POINTS = ("mid-space-save", "mid-sweep")
+MERGING = {"CTXSEARCH_MAX_DELTAS": "0"}
+
+
+def environment_for(point: str, variable: str, merging: bool = False) -> dict[str, str]:
+    """Stop at `point` by `variable`, in a run that merges where the point needs one."""
+    merge = merging or point.split(":")[0] in MERGE_POINTS
+    return {variable: point, **(MERGING if merge else {})}
 
 
 def test_every_kill_point_of_the_indexer_is_in_the_matrix():
@@ -89,7 +105,10 @@ def recover_and_compare(index_dir, scenario, model_dir, allow_new: bool) -> None
 def test_killed_at_a_named_point_then_recovered(scenario, tiny_model_dir, kill_at):
     index_dir = copy_index(scenario["before"], scenario["root"] / f"kill-{kill_at}")
     result = run_indexer_process(
-        index_dir, scenario["folder"], tiny_model_dir, env={"CTXSEARCH_KILL_AT": kill_at}
+        index_dir,
+        scenario["folder"],
+        tiny_model_dir,
+        env=environment_for(kill_at, "CTXSEARCH_KILL_AT"),
     )
     assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
     # Killed after its commit, the run has published; before it, nothing is visible.
@@ -97,13 +116,33 @@ def test_killed_at_a_named_point_then_recovered(scenario, tiny_model_dir, kill_a
     recover_and_compare(index_dir, scenario, tiny_model_dir, allow_new=committed)
 
 
-@pytest.mark.parametrize("point", PUBLISH_POINTS)
-def test_interrupted_at_a_point_of_publishing_then_recovered(scenario, tiny_model_dir, point):
+# Every point of publishing, in a run that writes deltas and in one that merges (the
+# points a merge shares with a delta run are slow; a merge never passes `mid-delta-save`).
+INTERRUPTIONS = [
+    *[(point, False) for point in PUBLISH_POINTS if point not in MERGE_POINTS],
+    *[(point, True) for point in MERGE_POINTS],
+    *[
+        pytest.param(point, True, marks=slow)
+        for point in PUBLISH_POINTS
+        if point not in (*MERGE_POINTS, "mid-delta-save")
+    ],
+]
+
+
+@pytest.mark.parametrize(("point", "merging"), INTERRUPTIONS)
+def test_interrupted_at_a_point_of_publishing_then_recovered(
+    scenario, tiny_model_dir, point, merging
+):
     """A Ctrl-C (SIGINT, so every clean-up on the way runs) anywhere in publishing leaves
     the old state before the commit and the new one after it, never a broken index."""
-    index_dir = copy_index(scenario["before"], scenario["root"] / f"sigint-{point}")
+    index_dir = copy_index(
+        scenario["before"], scenario["root"] / f"sigint-{point}-{'merge' if merging else 'delta'}"
+    )
     result = run_indexer_process(
-        index_dir, scenario["folder"], tiny_model_dir, env={"CTXSEARCH_SIGINT_AT": point}
+        index_dir,
+        scenario["folder"],
+        tiny_model_dir,
+        env=environment_for(point, "CTXSEARCH_SIGINT_AT", merging),
     )
     assert result.returncode != 0 and "KeyboardInterrupt" in result.stderr, result.stderr[-2000:]
     report = verify_index(index_dir)

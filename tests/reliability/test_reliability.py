@@ -169,29 +169,36 @@ def test_a_file_replaced_by_a_fifo_after_the_scan_fails_instead_of_blocking(
     assert summary.failed == 0 and summary.total_documents == 3
 
 
+@pytest.mark.parametrize(
+    ("merging", "written"),
+    [(False, "contextual-000002.delta.npz"), (True, "contextual-000002.faiss")],
+)
 def test_disk_full_while_writing_a_vector_space_is_one_line_and_keeps_the_index(
-    tmp_path, notes, tiny_model_dir
+    tmp_path, notes, tiny_model_dir, merging, written
 ):
-    """7. ENOSPC from FAISS's writer came out as a RuntimeError traceback."""
+    """7. ENOSPC from FAISS's writer came out as a RuntimeError traceback (and from a
+    delta segment's writer, or a merged base's)."""
     index_in_process(tmp_path / "ix", notes, tiny_model_dir)
     before = documents(tmp_path / "ix")
     (notes / "extra.md").write_text("A note about storm petrels.")
     command = [sys.executable, "-m", "search", "index", str(notes), "--index", str(tmp_path / "ix")]
+    merge = {"CTXSEARCH_MAX_DELTAS": "0"} if merging else {}
     writer = subprocess.Popen(
         command,
         cwd=ROOT,
-        env={**os.environ, "CTXSEARCH_PAUSE_AT": "before-space-save:4"},
+        env={**os.environ, "CTXSEARCH_PAUSE_AT": "before-space-save:4", **merge},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     wait_for_pause(writer, "before-space-save")  # give the waiting run a full disk to save to
-    next_file = tmp_path / "ix" / f".contextual-000002.faiss.tmp-{writer.pid}"
+    next_file = tmp_path / "ix" / f".{written}.tmp-{writer.pid}"
     next_file.symlink_to("/dev/full")  # the kernel's own "No space left on device"
     _stdout, stderr = writer.communicate(timeout=120)
     assert writer.returncode == 1, stderr
     errors = [line for line in stderr.splitlines() if line.startswith("Error")]
     assert len(errors) == 1 and "No space left on device" in errors[0], stderr
+    assert written in errors[0]
     assert "Traceback" not in stderr and not os.path.lexists(next_file)
     assert documents(tmp_path / "ix") == before and verify_target(tmp_path / "ix").consistent
 
@@ -337,10 +344,19 @@ def test_text_that_is_not_language_is_skipped_with_a_reason(tmp_path, notes, tin
     assert "skipped" in result.stderr and "blob.txt" in result.stderr
 
 
+def space_bytes(index_dir: Path) -> dict[str, bytes]:
+    """The vector space files (bases and deltas) of an index folder, byte for byte."""
+    return {p.name: p.read_bytes() for p in index_dir.iterdir() if p.suffix in (".faiss", ".npz")}
+
+
 def test_a_killed_reader_or_signal_leaves_nothing_behind(tmp_path, notes, tiny_model_dir):
     """Readers never write: a query killed mid-way leaves the index byte for byte as it was."""
     index_in_process(tmp_path / "ix", notes, tiny_model_dir)
-    before = {p.name: p.read_bytes() for p in (tmp_path / "ix").iterdir() if p.suffix == ".faiss"}
+    before = {
+        p.name: p.read_bytes()
+        for p in (tmp_path / "ix").iterdir()
+        if p.suffix in (".faiss", ".npz")
+    }
     process = subprocess.Popen(
         [sys.executable, "-m", "search", "query", "meadow", "--index", str(tmp_path / "ix")],
         cwd=ROOT,
@@ -348,5 +364,9 @@ def test_a_killed_reader_or_signal_leaves_nothing_behind(tmp_path, notes, tiny_m
     time.sleep(0.5)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    after = {p.name: p.read_bytes() for p in (tmp_path / "ix").iterdir() if p.suffix == ".faiss"}
+    after = {
+        p.name: p.read_bytes()
+        for p in (tmp_path / "ix").iterdir()
+        if p.suffix in (".faiss", ".npz")
+    }
     assert after == before and verify_target(tmp_path / "ix").consistent

@@ -10,9 +10,9 @@ from indexer.store.local.connections import ReadConnections, sqlite_rows
 from indexer.store.local.layout import (
     DATABASE_FILE,
     LOCK_FILE,
-    SPACE_TEMPORARY_GLOB,
     is_index,
     space_files,
+    space_temporaries,
 )
 from indexer.store.sql_reads import read_manifest
 
@@ -62,4 +62,4 @@ def _our_files(directory: Path) -> set[str]:
     and its journals, the lock, space files, and space files half-written by a killed run."""
     ours = {DATABASE_FILE, f"{DATABASE_FILE}-wal", f"{DATABASE_FILE}-shm", LOCK_FILE}
     ours |= {path.name for path, _space, _generation in space_files(directory)}
-    return ours | {path.name for path in directory.glob(SPACE_TEMPORARY_GLOB)}
+    return ours | {path.name for path in space_temporaries(directory)}

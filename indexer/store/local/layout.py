@@ -1,12 +1,15 @@
 """The files of an index directory.
 
     ctxsearch.sqlite          manifest, documents, chunks, lexical space (SQLite, WAL mode)
-    contextual-000007.faiss   the contextual space as of generation 7
-    static-000007.faiss       the static space as of generation 7
+    contextual-000007.faiss   a base of the contextual space, written by generation 7
+    contextual-000009.delta.npz  a delta segment of it, written by generation 9: the
+                              vectors (with ids) that run added and the ids it removed
+    static-000007.faiss       the same for the static space
     write.lock                held (flock) by the one process allowed to write
 
-The manifest in SQL names the current generation; a run writes the next generation's
-FAISS files beside the current ones and publishes them by committing the new number.
+The manifest in SQL names the current generation and, for each space, the exact files
+of its state (a base and the deltas since, `segments.py`); a run writes its new files
+beside the published ones and publishes them by committing the manifest that names them.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from indexer.errors import IndexNotFound
 
 DATABASE_FILE = "ctxsearch.sqlite"
 LOCK_FILE = "write.lock"
-_SPACE_FILE = re.compile(r"^(?P<space>[a-z]+)-(?P<generation>\d{6})\.faiss$")
+_SPACE_FILE = re.compile(r"^(?P<space>[a-z]+)-(?P<generation>\d{6})\.(faiss|delta\.npz)$")
 # A space file being written (`.contextual-000008.faiss.tmp-PID`), renamed when whole.
-SPACE_TEMPORARY_GLOB = ".*.faiss.tmp-*"
+SPACE_TEMPORARY_GLOBS = (".*.faiss.tmp-*", ".*.delta.npz.tmp-*")
 
 
 def is_index(directory: Path) -> bool:
@@ -43,12 +46,22 @@ def file_identity(path: Path) -> tuple[int, int]:
 
 
 def space_file(directory: Path, space: str, generation: int) -> Path:
-    """The FAISS file of one vector space at one generation."""
+    """The FAISS file of a base of one vector space, written by one generation."""
     return Path(directory) / f"{space}-{generation:06d}.faiss"
 
 
+def delta_file(directory: Path, space: str, generation: int) -> Path:
+    """The delta segment of one vector space written by one generation."""
+    return Path(directory) / f"{space}-{generation:06d}.delta.npz"
+
+
+def space_temporaries(directory: Path) -> list[Path]:
+    """Space files half-written by a run that stopped (or is writing them now)."""
+    return [path for pattern in SPACE_TEMPORARY_GLOBS for path in Path(directory).glob(pattern)]
+
+
 def space_files(directory: Path) -> list[tuple[Path, str, int]]:
-    """Every space file in the directory, with its space and generation."""
+    """Every space file (bases and deltas) in the directory, with its space and generation."""
     found = []
     for path in Path(directory).iterdir():
         match = _SPACE_FILE.match(path.name)

@@ -2,9 +2,10 @@
 
 One read path, for every reader (a `ctxsearch query` process, the HTTP server's threads,
 the writer's own counts): a snapshot is one read transaction on a sqlite3 connection of
-the pool (`connections.py`), plus the spaces of the generation it sees, loaded when a
-snapshot first asks for them and shared until a newer generation is published, so
-readers see the old state or the new one, never a mix. A writer publishes through
+the pool (`connections.py`), plus the spaces of the generation it sees (each a base with
+its delta segments replayed, `segments.py`), loaded when a snapshot first asks for them
+and shared until a newer generation is published, so readers see the old state or the
+new one, never a mix. A writer publishes through
 `FolderWriter` (`writing.py`, SQLAlchemy), made on the first write: opening an index to
 read imports neither SQLAlchemy nor FAISS, and loads only the spaces a query searches.
 """
@@ -28,13 +29,8 @@ from indexer.store.base import RebuildProgress, SpaceEncoder, StoredDocument, Ve
 from indexer.store.describe import describe_tables
 from indexer.store.local.connections import ReadConnections, sqlite_rows
 from indexer.store.local.folder import check_can_hold_index, clear_aborted_creation
-from indexer.store.local.layout import (
-    DATABASE_FILE,
-    check_is_index,
-    file_identity,
-    is_index,
-    space_file,
-)
+from indexer.store.local.layout import DATABASE_FILE, check_is_index, file_identity, is_index
+from indexer.store.local.segments import Segments, named_files
 from indexer.store.local.snapshot import LocalSnapshot
 from indexer.store.local.sqlite_errors import is_read_only_error
 from indexer.store.manifest import Manifest
@@ -181,8 +177,13 @@ class LocalStore:
         """Re-encode every stored chunk into new spaces, rebuild FTS5, publish."""
         return self._writer().rebuild(encode, progress)
 
+    def merge_segments(self) -> dict[str, int]:
+        """Merge every space's delta segments into a new base, published as the next
+        generation (writer only; a run also merges when deltas pile up)."""
+        return self._writer().merge()
+
     def sweep(self) -> None:
-        """Delete the files of every generation but the published one (writer only)."""
+        """Delete the space files the published manifest does not name (writer only)."""
         self._writer().sweep()
 
     # -- reading -------------------------------------------------------------------------
@@ -218,10 +219,10 @@ class LocalStore:
             loaded = self._spaces[1]
             for name in wanted:
                 if name not in loaded:
-                    from indexer.store.local.vectors import VectorSpace  # FAISS, when needed
+                    from indexer.store.local.segments import load_space  # FAISS, when needed
 
-                    path = space_file(self.directory, name, manifest.generation)
-                    loaded[name] = VectorSpace(manifest.dim_of(name), path)
+                    segments = Segments.of(manifest, name)
+                    loaded[name] = load_space(self.directory, name, manifest.dim_of(name), segments)
             return {name: loaded[name] for name in wanted}
 
     # -- describing, checking ------------------------------------------------------------
@@ -229,10 +230,7 @@ class LocalStore:
     def describe(self) -> dict[str, Any]:
         """The manifest, the counts, the roots, and the size of each file."""
         with self.snapshot([]) as snapshot:
-            files = [self.database] + [
-                space_file(self.directory, space, snapshot.manifest.generation)
-                for space in snapshot.manifest.spaces
-            ]
+            files = [self.database, *sorted(named_files(self.directory, snapshot.manifest))]
             sizes = {path.name: (path.stat().st_size if path.exists() else None) for path in files}
             return describe_tables(snapshot, self.target, "sqlite+faiss", sizes)
 

@@ -2,8 +2,9 @@
 
 FAISS holds only vectors and int64 ids (an `IndexIDMap2` over inner product); everything
 else lives in SQL. The vectors sit in an exact `IndexFlatIP` or in an HNSW graph (see
-`index_types`). A space is loaded from one generation's file and saved as the next
-generation's: written to a temporary file, synced, then renamed into place.
+`index_types`). A space is loaded from a base file, with the delta segments since
+replayed on it (`segments.py`), and saved as a new base: written to a temporary file,
+synced, then renamed into place.
 
 HNSW cannot remove a node, so removing a vector from a graph overwrites its id with
 `TOMBSTONE` (the id map is part of the file, so tombstones persist) and searches skip
@@ -114,6 +115,17 @@ class VectorSpace:
         self._tombstones += int(hit.sum())
         self.index.construct_rev_map()
         return int(hit.sum())
+
+    def replay(self, tombstones: np.ndarray, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Apply a delta segment: remove its tombstones, then add its vectors, on one
+        thread, so that an HNSW graph grows the same way at every replay."""
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        try:
+            self.remove(tombstones)
+            self.add(ids, vectors)
+        finally:
+            faiss.omp_set_num_threads(threads)
 
     def search(
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None

@@ -11,6 +11,7 @@ from indexer.errors import CtxsearchError
 from indexer.store.base import VerifyReport
 from indexer.store.local.bm25 import FTS_TABLE
 from indexer.store.local.layout import DATABASE_FILE, space_files
+from indexer.store.local.segments import Segments, named_files
 from indexer.store.local.snapshot import LocalSnapshot
 from indexer.store.local.sqlite_errors import busy_timeout_ms, is_read_only_error
 from indexer.store.local.sqlite_uri import sqlite_uri
@@ -30,6 +31,7 @@ def verify_folder(
             for name, space in state.spaces.items():
                 ids = space.ids().tolist()
                 report.counts[f"{name}_vectors"] = len(ids)
+                report.counts[f"{name}_deltas"] = len(Segments.of(state.manifest, name).deltas)
                 if len(ids) != len(set(ids)):
                     report.problems.append(
                         f"{name} space: {len(ids) - len(set(ids))} duplicate ids"
@@ -43,11 +45,11 @@ def verify_folder(
                 report.notes.append("FTS5 integrity check skipped: the index is read-only here")
             elif not intact:
                 report.problems.append("lexical space: FTS5 integrity check failed")
-            # Files of other generations are harmless leftovers: the next writer sweeps them.
+            # Files the manifest does not name are harmless leftovers: the next writer
+            # sweeps them. (Those it names were all read, base and deltas, to load.)
+            named = named_files(directory, state.manifest)
             report.counts["stray_files"] = sum(
-                1
-                for _path, _space, generation in space_files(directory)
-                if generation != state.manifest.generation
+                1 for path, _space, _generation in space_files(directory) if path not in named
             )
     except CtxsearchError as error:
         report.problems.append(f"the index does not open: {error}")

@@ -1,10 +1,12 @@
 """The write side of an index folder: SQLAlchemy over its SQLite file, for the writer.
 
 Every change is published atomically. A writer changes SQL inside one transaction and
-the vector spaces in memory, saves the spaces as the next generation's files, then
-commits the new generation number with the rest: the commit is the instant the new
-state appears. A crash before it leaves the old state whole (SQLite rolls back, the
-new files are ignored and swept); a crash after it leaves the new state whole.
+keeps what it removes from and adds to each vector space; it writes that as the next
+generation's delta segment of the space (or, when deltas pile up, the space whole as a
+new base: `segments.py`), then commits the manifest that names the files of every space
+with the rest: the commit is the instant the new state appears. A crash before it
+leaves the old state whole (SQLite rolls back, the new files are named by nothing and
+swept); a crash after it leaves the new state whole.
 
 `LocalStore` makes one `FolderWriter` when it first writes (or migrates): a process that
 only reads never imports SQLAlchemy.
@@ -25,22 +27,23 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from indexer.errors import CtxsearchError, IndexCorrupt
+from indexer.errors import CtxsearchError, IndexCorrupt, SpaceFileMissing
 from indexer.faults import kill_point
 from indexer.store import records
 from indexer.store.base import NewDocument, RebuildProgress, SpaceEncoder, StoredDocument
 from indexer.store.content_keys import encoding_settings
 from indexer.store.local import fts
 from indexer.store.local.database import WRITE, sqlite_engine, sqlite_errors
-from indexer.store.local.layout import DATABASE_FILE, SPACE_TEMPORARY_GLOB, space_file, space_files
+from indexer.store.local.layout import DATABASE_FILE, space_file, space_files, space_temporaries
 from indexer.store.local.lock import WriterLock
-from indexer.store.manifest import Manifest
+from indexer.store.local.segments import Segments, named_files
+from indexer.store.manifest import SEGMENTED_FORMAT, Manifest
 from indexer.store.migrations import migrate
 from indexer.store.row_change import RowChange
 from indexer.store.sql_reads import counts
 
 if TYPE_CHECKING:
-    from indexer.store.local.vectors import VectorSpace
+    from indexer.store.local.space_edit import SpaceEdit
 
 REBUILD_BATCH = 256
 
@@ -105,10 +108,12 @@ class FolderWriter:
         manifest = copy.deepcopy(manifest)
         manifest.created_at = manifest.updated_at = time.time()
         manifest.generation = 0
+        manifest.format = SEGMENTED_FORMAT
         manifest.index_id = uuid.uuid4().hex
         manifest.lexical = dict(fts.SETTINGS)
         for name in manifest.spaces:
             VectorSpace(manifest.dim_of(name)).save_to(space_file(self.directory, name, 0))
+            manifest.segments[name] = Segments(base=0, structure="flat").to_json()
         with self._session() as session, session.begin():
             records.write_manifest(session, manifest)
         self.store.manifest = manifest
@@ -130,20 +135,32 @@ class FolderWriter:
 
     @contextmanager
     def change(self) -> Iterator[LocalChange]:
-        """A change of SQL and of in-memory copies of the spaces, published on leaving."""
+        """A change of SQL and of the spaces, published on leaving (as delta segments)."""
         self._check_writer()
         manifest = self._current_manifest()
-        spaces = self._load_spaces(manifest)
+        spaces = self._edit_spaces(manifest)
         with self._publishing(manifest, spaces) as session:
             yield LocalChange(session, spaces, manifest, self.store.host)
 
+    def merge(self) -> dict[str, int]:
+        """Merge every space's deltas into a new base, published as the next generation."""
+        self._check_writer()
+        manifest = self._current_manifest()
+        spaces = self._edit_spaces(manifest)
+        with self._publishing(manifest, spaces, merge=True) as session:
+            session.info["changed"] = True
+        return {"generation": manifest.generation}
+
     def rebuild(self, encode: SpaceEncoder, progress: RebuildProgress | None) -> dict[str, int]:
         """Re-encode every stored chunk into new spaces, rebuild FTS5, publish."""
-        from indexer.store.local.vectors import VectorSpace
+        from indexer.store.local.space_edit import SpaceEdit
 
         self._check_writer()
         manifest = self._current_manifest()
-        spaces = {name: VectorSpace(manifest.dim_of(name)) for name in manifest.spaces}
+        spaces = {
+            name: SpaceEdit(self.directory, name, manifest.dim_of(name), None)
+            for name in manifest.spaces
+        }
         with self._publishing(manifest, spaces) as session:
             encoding = encoding_settings(manifest)
             total, done, last = counts(records.session_rows(session))["chunks"], 0, 0
@@ -167,21 +184,31 @@ class FolderWriter:
             raise IndexCorrupt(f"{self.directory}: the index has no manifest")
         return copy.deepcopy(self.store.manifest)
 
-    def _load_spaces(self, manifest: Manifest) -> dict[str, VectorSpace]:
-        """The writer's own copies of the published spaces (readers' stay as they are)."""
-        from indexer.store.local.vectors import VectorSpace
+    def _edit_spaces(self, manifest: Manifest) -> dict[str, SpaceEdit]:
+        """The writer's views of the published spaces (readers' stay as they are), after
+        checking that every file the manifest names is there."""
+        from indexer.store.local.space_edit import SpaceEdit
 
+        for path in sorted(named_files(self.directory, manifest)):
+            if not path.exists():
+                raise SpaceFileMissing(
+                    f"{self.directory}: the vector space file {path.name} is missing: run "
+                    "`ctxsearch repair` to rebuild it from the stored passages"
+                )
         return {
-            name: VectorSpace(
-                manifest.dim_of(name), space_file(self.directory, name, manifest.generation)
+            name: SpaceEdit(
+                self.directory, name, manifest.dim_of(name), Segments.of(manifest, name)
             )
             for name in manifest.spaces
         }
 
     @contextmanager
-    def _publishing(self, manifest: Manifest, spaces: dict[str, VectorSpace]) -> Iterator[Session]:
-        """One write transaction; on leaving, save the spaces as the next generation and
-        commit it with the manifest. A change that changed nothing publishes nothing.
+    def _publishing(
+        self, manifest: Manifest, spaces: dict[str, SpaceEdit], merge: bool = False
+    ) -> Iterator[Session]:
+        """One write transaction; on leaving, write each changed space's delta (or new
+        base: always with `merge`) as the next generation's files and commit the manifest
+        that names them. A change that changed nothing publishes nothing.
 
         Whatever stops it (an error, a signal at any statement, the commit's included),
         the clean-up asks the database which generation is published, keeps its files and
@@ -198,10 +225,12 @@ class FolderWriter:
                     session.rollback()
                     return
                 kill_point("before-space-save")
+                vectors = counts(records.session_rows(session))["chunks"]
                 for name, space in spaces.items():
-                    space.restructure(manifest.index_type)
-                    space.save_to(space_file(self.directory, name, next_generation))
+                    segments = space.publish(next_generation, vectors, manifest.index_type, merge)
+                    manifest.segments[name] = segments.to_json()
                 manifest.generation = next_generation
+                manifest.format = max(manifest.format, SEGMENTED_FORMAT)  # older code refuses
                 manifest.updated_at = time.time()
                 records.write_manifest(session, manifest)
                 kill_point("before-publish")
@@ -231,18 +260,18 @@ class FolderWriter:
             self.sweep()
 
     def sweep(self) -> None:
-        """Delete the space files of every generation but the one the database publishes,
-        and leftover temporary files (writer only: holding the writer lock, nobody else
-        publishes or saves meanwhile). The generation is read from the database, never
-        from memory, which may be behind it: a stopped publish may have committed."""
+        """Delete every space file the published manifest does not name, and leftover
+        temporary files (writer only: holding the writer lock, nobody else publishes or
+        saves meanwhile). The manifest is read from the database, never from memory,
+        which may be behind it: a stopped publish may have committed."""
         self._check_writer()
         manifest = self.store.read_manifest()
-        published = manifest.generation if manifest else 0
-        for path, _space, generation in space_files(self.directory):
-            if generation != published:
+        kept = named_files(self.directory, manifest) if manifest is not None else set()
+        for path, _space, _generation in space_files(self.directory):
+            if path not in kept:
                 path.unlink(missing_ok=True)
                 kill_point("mid-sweep")
-        for leftover in self.directory.glob(SPACE_TEMPORARY_GLOB):
+        for leftover in space_temporaries(self.directory):
             leftover.unlink(missing_ok=True)
 
     def dispose(self) -> None:
@@ -254,7 +283,7 @@ class LocalChange(RowChange):
     """The writer's view inside `change()`: SQL rows and spaces kept in step."""
 
     def __init__(
-        self, session: Session, spaces: dict[str, VectorSpace], manifest: Manifest, host: str
+        self, session: Session, spaces: dict[str, SpaceEdit], manifest: Manifest, host: str
     ):
         super().__init__(session, manifest, host)
         self.spaces = spaces

@@ -26,6 +26,7 @@ from sqlalchemy import (
     text,
 )
 
+from indexer.store import index_types
 from indexer.store.index_types import (
     HNSW_EF_CONSTRUCTION,
     HNSW_EF_SEARCH,
@@ -172,12 +173,25 @@ def has_graph(connection: Connection, space: str) -> bool:
     return found.first() is not None
 
 
+def count_up_to(connection: Connection, space: str, limit: int) -> int:
+    """How many vectors a space holds, counted no further than `limit`: what a publish
+    needs to know (whether `auto` crossed the threshold) at a cost that stops growing
+    with the index."""
+    held = connection.execute(
+        text(f"SELECT count(*) FROM (SELECT 1 FROM {table_name(space)} LIMIT :limit) AS held"),
+        {"limit": limit},
+    )
+    return int(held.scalar_one())
+
+
 def restructure(connection: Connection, space: str, index_type: str) -> bool:
     """Create or drop the HNSW index as `index_type` wants at this size; say if it did."""
-    vectors = count(connection, space)
-    wanted = structure_for(index_type, vectors)
+    wanted = structure_for(
+        index_type, count_up_to(connection, space, index_types.HNSW_FROM_VECTORS)
+    )
     present = has_graph(connection, space)
     if wanted == "hnsw" and not present:
+        vectors = count(connection, space)  # building the graph reads them all anyway
         # pgvector builds fast only while the graph fits in maintenance_work_mem (64 MB by
         # default, a 100,000-vector graph of 384-d vectors needs about 250 MB): raise it
         # for this transaction only.

@@ -49,7 +49,7 @@ def small_index(tmp_path, notes, tiny_model_dir):
 
 
 def files_of(index_dir):
-    return {p.name: p.read_bytes() for p in index_dir.iterdir() if p.suffix == ".faiss"}
+    return {p.name: p.read_bytes() for p in index_dir.iterdir() if p.suffix in (".faiss", ".npz")}
 
 
 def test_a_second_writer_is_refused_with_exit_3_and_changes_nothing(small_index, notes):

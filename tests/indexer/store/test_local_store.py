@@ -4,6 +4,7 @@ What every store does is in test_store_contract.py.
 """
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, event, inspect, text
@@ -49,7 +50,7 @@ def test_corrupt_database_and_faiss_files_are_reported(tmp_path):
     store = new_store(tmp_path / "ix")
     add(store, "/docs/a.txt", ["x"])
     store.close()
-    (tmp_path / "ix" / "static-000001.faiss").write_bytes(b"not faiss")
+    next((tmp_path / "ix").glob("static-*.faiss")).write_bytes(b"not faiss")  # the base
     reopened = open_store(tmp_path / "ix")
     with pytest.raises(IndexCorrupt, match="unreadable FAISS"), reopened.snapshot():
         pass
@@ -78,12 +79,27 @@ def test_each_write_publishes_the_next_generation_and_sweeps_the_old(tmp_path):
     add(store, "/docs/a.txt", ["one"])
     add(store, "/docs/b.txt", ["two"])
     assert store.manifest.generation == 2
-    faiss_files = sorted(p.name for p in (tmp_path / "ix").glob("*.faiss"))
-    assert faiss_files == ["contextual-000002.faiss", "static-000002.faiss"]
+    assert space_files(tmp_path / "ix") == SEGMENTS_OF_TWO_RUNS  # the base and two deltas
     with reader.snapshot() as snapshot:  # a long-lived reader follows the new generation
         assert snapshot.manifest.generation == 2 and snapshot.space_size("static") == 2
+    with store.writer():
+        store.merge_segments()
+    assert space_files(tmp_path / "ix") == ["contextual-000003.faiss", "static-000003.faiss"]
+    with reader.snapshot() as snapshot:
+        assert snapshot.manifest.generation == 3 and snapshot.space_size("static") == 2
     store.close()
     reader.close()
+
+
+SEGMENTS_OF_TWO_RUNS = [
+    f"{space}-{name}"
+    for space in ("contextual", "static")
+    for name in ("000000.faiss", "000001.delta.npz", "000002.delta.npz")
+]
+
+
+def space_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".faiss" in p.name or ".npz" in p.name)
 
 
 def test_a_signal_inside_the_commit_keeps_what_the_commit_published(tmp_path):
@@ -103,8 +119,7 @@ def test_a_signal_inside_the_commit_keeps_what_the_commit_published(tmp_path):
         event.remove(Session, "after_commit", interrupt)
     assert store.manifest.generation == 2  # learnt from the database, not from memory
     assert store.verify().consistent, store.verify().problems
-    faiss_files = sorted(p.name for p in (tmp_path / "ix").glob("*.faiss"))
-    assert faiss_files == ["contextual-000002.faiss", "static-000002.faiss"]
+    assert space_files(tmp_path / "ix") == SEGMENTS_OF_TWO_RUNS
     with store.snapshot() as snapshot:
         assert snapshot.space_size("static") == 2
     store.close()

@@ -229,6 +229,9 @@ def test_verify_names_a_space_that_lost_vectors_and_rebuild_restores_it(any_inde
     store = new_store(any_index)
     ids = add(store, "/docs/a.txt", ["one", "two"])
     damage(any_index, ids[0])
+    damaged = open_store(any_index)
+    generation = damaged.manifest.generation  # a folder's damage() merged its segments first
+    damaged.close()
     report = store.verify()
     assert not report.consistent and any("contextual space" in p for p in report.problems)
 
@@ -238,7 +241,7 @@ def test_verify_names_a_space_that_lost_vectors_and_rebuild_restores_it(any_inde
 
     with store.writer():
         result = store.rebuild(encode)
-    assert result == {"chunks": 2, "generation": 2}
+    assert result == {"chunks": 2, "generation": generation + 1}
     assert store.verify().consistent
     with store.snapshot() as snapshot:
         assert snapshot.space_size("contextual") == 2
@@ -250,6 +253,10 @@ def damage(target, chunk_id: int) -> None:
     if isinstance(target, Path):
         import faiss
 
+        store = open_store(target)
+        with store.writer():
+            store.merge_segments()  # the space whole in one base file
+        store.close()
         [path] = sorted(target.glob("contextual-*.faiss"))
         index = faiss.read_index(str(path))
         index.remove_ids(np.asarray([chunk_id], dtype=np.int64))
@@ -351,6 +358,32 @@ def test_stored_vectors_come_back_by_chunk_id_in_every_structure(any_index):
             assert document.path == "/docs/a.txt"
             assert snapshot.documents_at("/docs/b.txt") == []
             assert snapshot.documents_at("/docs") == []  # exact paths, not prefixes
+
+
+def graph_present(target, store) -> bool:
+    """Whether the contextual space is an HNSW graph now."""
+    if isinstance(target, Path):
+        with store.snapshot() as snapshot:
+            return snapshot.spaces["contextual"].structure == "hnsw"
+    from indexer.store.postgres.vectors import has_graph
+
+    with store.engine.connect() as connection:
+        return has_graph(connection, "contextual")
+
+
+def test_auto_makes_a_graph_once_the_space_reaches_the_threshold(any_index, monkeypatch):
+    """`auto` needs to know only whether a space reached the threshold: a folder counts
+    the passages, PostgreSQL counts no further than the threshold (a publish's cost)."""
+    monkeypatch.setattr("indexer.store.index_types.HNSW_FROM_VECTORS", 5)
+    store = new_store(any_index)
+    for n in range(4):
+        add(store, f"/docs/{n}.txt", [f"note {n}"], first_axis=n)
+    assert not graph_present(any_index, store)
+    add(store, "/docs/4.txt", ["note 4"], first_axis=4)
+    assert graph_present(any_index, store) and store.verify().consistent
+    with store.writer(), store.change() as change:
+        change.remove_documents([store.documents_under(Path("/"))["/docs/4.txt"].id])
+    assert not graph_present(any_index, store) and store.verify().consistent
     store.close()
 
 

@@ -1,0 +1,161 @@
+"""A vector space of an index folder as files: a base, and the delta segments since it.
+
+A base is a whole space in one FAISS file (`vectors.py`). A delta segment is what one run
+changed in it: the ids it removed (tombstones) and the vectors, with their ids, it added,
+in one `.npz` file. A space is its base with each delta replayed in order, tombstones
+first: the very operations a writer holding the space in memory makes, in the same order,
+so a space read from segments holds what the merged base holds (graph and all: a replay
+runs on one thread, so an HNSW graph grows the same way every time).
+
+The manifest names each space's segments (`Segments`, in `Manifest.segments`); a run
+publishes its delta, or a merged base when they pile up, by committing the manifest that
+names it, and the sweep keeps exactly the files the published manifest names.
+
+When a run merges (`merge_due`) instead of adding a delta: when the space would hold more
+than `CTXSEARCH_MAX_DELTAS` deltas (8; `0` merges every run); when the deltas, counting
+each tombstone as the row it leaves dead in the base, would weigh more than
+`MERGE_SHARE` of the base file and more than `MERGE_FLOOR_BYTES` (below that, replaying
+costs readers little and a merge would cost the writer little too); or when the space
+wants the other structure (`auto` crossing the HNSW threshold). The share bounds the
+merge's cost, amortised, to a few times the bytes the deltas wrote.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from indexer import config
+from indexer.errors import IndexCorrupt, SpaceFileMissing, StoreWriteFailed
+from indexer.faults import kill_point
+from indexer.store.local.layout import delta_file, space_file
+
+if TYPE_CHECKING:
+    from indexer.store.local.vectors import VectorSpace
+    from indexer.store.manifest import Manifest
+
+MERGE_SHARE = 0.25
+MERGE_FLOOR_BYTES = 4 * 2**20
+
+
+@dataclass
+class Segments:
+    """The files of one space: the generation that wrote its base, those that wrote each
+    delta since (in order), what the deltas weigh, and the base's structure."""
+
+    base: int
+    deltas: list[int] = field(default_factory=list)
+    delta_bytes: int = 0
+    tombstones: int = 0  # ids the deltas removed (each may leave a dead row in the base)
+    structure: str = ""  # `flat` or `hnsw`; "" for an index from before segments
+
+    @classmethod
+    def of(cls, manifest: Manifest, space: str) -> Segments:
+        """The segments the manifest names for `space` (an index from before segments:
+        the base of its generation, alone)."""
+        recorded = manifest.segments.get(space)
+        if recorded is None:
+            return cls(base=manifest.generation)
+        return cls(**recorded)
+
+    def to_json(self) -> dict:
+        """The segments as the manifest stores them."""
+        return asdict(self)
+
+    def files(self, directory: Path, space: str) -> list[Path]:
+        """The base file, then each delta file, in replay order."""
+        return [space_file(directory, space, self.base)] + [
+            delta_file(directory, space, generation) for generation in self.deltas
+        ]
+
+    def weight(self, dim: int) -> int:
+        """The deltas' bytes, counting each tombstone as the dead row it may leave."""
+        return self.delta_bytes + self.tombstones * dim * 4
+
+
+def named_files(directory: Path, manifest: Manifest) -> set[Path]:
+    """Every space file the manifest names: what the sweep must keep."""
+    return {
+        path
+        for space in manifest.spaces
+        for path in Segments.of(manifest, space).files(directory, space)
+    }
+
+
+def merge_due(segments: Segments, dim: int, base_bytes: int, wanted_structure: str) -> bool:
+    """Whether a run should merge the space into a new base rather than add a delta to
+    `segments`, which already count that delta."""
+    if wanted_structure != segments.structure:
+        return True
+    if len(segments.deltas) > config.max_deltas():
+        return True
+    return segments.weight(dim) > max(MERGE_SHARE * base_bytes, MERGE_FLOOR_BYTES)
+
+
+def load_space(directory: Path, space: str, dim: int, segments: Segments) -> VectorSpace:
+    """The space the segments hold: the base with each delta replayed on it."""
+    from indexer.store.local.vectors import VectorSpace
+
+    loaded = VectorSpace(dim, space_file(directory, space, segments.base))
+    deltas = [read_delta(delta_file(directory, space, g), dim) for g in segments.deltas]
+    if loaded.structure == "hnsw":
+        for tombstones, ids, vectors in deltas:
+            loaded.replay(tombstones, ids, vectors)
+        return loaded
+    # A flat space compacts itself at every removal: remove every tombstone at once, and
+    # add only what no later delta removes (ids are never reused). The vectors end in the
+    # same order as one delta at a time would leave them.
+    removed = np.concatenate([tombstones for tombstones, _, _ in deltas] or [np.zeros(0, np.int64)])
+    later: np.ndarray = np.zeros(0, np.int64)
+    kept = []
+    for tombstones, ids, vectors in reversed(deltas):
+        keep = ~np.isin(ids, later)
+        kept.append((ids[keep], vectors[keep]))
+        later = np.concatenate([later, tombstones])
+    loaded.replay(removed, np.zeros(0, np.int64), np.zeros((0, dim), np.float32))
+    for ids, vectors in reversed(kept):
+        loaded.add(ids, vectors)
+    return loaded
+
+
+def write_delta(path: Path, tombstones: np.ndarray, ids: np.ndarray, vectors: np.ndarray) -> int:
+    """Write a delta segment atomically and durably; its size in bytes (`StoreWriteFailed`
+    if the disk refuses: nothing is published, and the run is rolled back)."""
+    from indexer.store.local.vectors import fsync_folder
+
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(temporary, "wb") as handle:
+            np.savez(handle, tombstones=tombstones, ids=ids, vectors=vectors)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise StoreWriteFailed(
+            f"{path.parent}: cannot write the delta segment {path.name} ({error.strerror or error})"
+        ) from error
+    kill_point("mid-delta-save")
+    os.replace(temporary, path)
+    fsync_folder(path.parent)
+    return path.stat().st_size
+
+
+def read_delta(path: Path, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A delta segment's tombstones, ids and vectors."""
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            tombstones, ids, vectors = stored["tombstones"], stored["ids"], stored["vectors"]
+    except FileNotFoundError as error:
+        raise SpaceFileMissing(
+            f"{path.parent}: the delta segment {path.name} is missing: run "
+            "`ctxsearch repair` to rebuild the spaces from the stored passages"
+        ) from error
+    except (OSError, ValueError, KeyError) as error:
+        raise IndexCorrupt(f"{path}: unreadable delta segment") from error
+    if vectors.ndim != 2 or vectors.shape != (len(ids), dim) or tombstones.ndim != 1:
+        raise IndexCorrupt(f"{path}: a delta segment of the wrong shape")
+    return tombstones.astype(np.int64), ids.astype(np.int64), vectors.astype(np.float32)
