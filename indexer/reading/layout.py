@@ -120,6 +120,12 @@ class Locator:
         index = bisect_right(self._heading_offsets, offset) - 1
         return self.layout.headings[index][1] if index >= 0 else None
 
+    def locate_text(self, start: int, text: str) -> Location:
+        """The location of `text`, found at offset `start`, without the whitespace at
+        either end (a chunk's lines are those of its words)."""
+        first = start + len(text) - len(text.lstrip())
+        return self.locate(first, max(first, start + len(text.rstrip())))
+
     def locate(self, start: int, end: int) -> Location:
         """The location of the chunk spanning [start, end)."""
         return Location(
@@ -128,23 +134,3 @@ class Locator:
             heading=self.heading_at(start),
             page=_value_at(self.layout.pages, start),
         )
-
-
-def locate_chunks(text: str, path: str, layout: Layout | None, chunks: list) -> list:
-    """`chunks` (`indexer.splitting.chunking.Chunk`) with lines, heading and page filled in."""
-    from dataclasses import replace
-
-    locator = Locator(text, text_kind(path), layout)
-    located = []
-    for chunk in chunks:
-        where = locator.locate(chunk.start, chunk.end)
-        located.append(
-            replace(
-                chunk,
-                line=where.line,
-                end_line=where.end_line,
-                heading=where.heading,
-                page=where.page,
-            )
-        )
-    return located

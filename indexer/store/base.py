@@ -80,6 +80,7 @@ class StoredChunk:
     heading: str | None = None
     page: int | None = None
     metadata_json: str | None = None  # its document's, when that is a record
+    section: str | None = None  # the trail of the section holding it (`Passage.section`)
 
 
 @dataclass(frozen=True)

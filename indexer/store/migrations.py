@@ -141,12 +141,20 @@ def _m0005_records(connection: Connection) -> None:
     )
 
 
+def _m0006_sections(connection: Connection) -> None:
+    """The trail of the section holding each chunk (its titles joined by a right-pointing
+    angle quote; NULL in rows from before, which keep the heading of their window's
+    start)."""
+    _run(connection, ["ALTER TABLE chunks ADD COLUMN section TEXT"])
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
     ("0003_hosts_and_roots", _m0003_hosts_and_roots),
     ("0004_locations_and_root_rules", _m0004_locations_and_root_rules),
     ("0005_records", _m0005_records),
+    ("0006_sections", _m0006_sections),
 ]
 MIGRATION_NAMES = tuple(name for name, _ in MIGRATIONS)
 

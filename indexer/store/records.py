@@ -141,6 +141,7 @@ def add_documents(
             ChunkRow(
                 ordinal=c.ordinal, start=c.start, end=c.end, text=c.text,
                 line=c.line, end_line=c.end_line, heading=c.heading, page=c.page,
+                section=c.section,
             )
             for c in chunks
         ]  # fmt: skip

@@ -50,7 +50,9 @@ class DocumentRow(Base):
 
 
 class ChunkRow(Base):
-    """A window of a document. Its id is the id of its vector in every vector space."""
+    """A passage of a document. Its id is the id of its vector in every vector space.
+    `heading` is the title of the section holding it, `section` that section's trail
+    (`indexer.splitting.passages.Passage.section`; NULL in rows from before migration 0006)."""
 
     __tablename__ = "chunks"
     # AUTOINCREMENT: an id is never reused, so a stale vector can never name a new chunk.
@@ -69,6 +71,7 @@ class ChunkRow(Base):
     end_line: Mapped[int | None] = mapped_column(Integer, nullable=True)
     heading: Mapped[str | None] = mapped_column(Text, nullable=True)
     page: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    section: Mapped[str | None] = mapped_column(Text, nullable=True)
     document: Mapped[DocumentRow] = relationship(back_populates="chunks")
 
 

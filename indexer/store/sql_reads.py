@@ -28,7 +28,7 @@ BATCH = 500  # ids per statement
 CHUNKS = (
     "SELECT chunks.id, chunks.document_id, documents.path, chunks.ordinal, chunks.start, "
     'chunks."end", chunks.text, documents.host, chunks.line, chunks.end_line, '
-    "chunks.heading, chunks.page, documents.metadata_json "
+    "chunks.heading, chunks.page, documents.metadata_json, chunks.section "
     "FROM chunks JOIN documents ON chunks.document_id = documents.id"
 )
 DOCUMENT = "SELECT id, path, size, mtime_ns, sha256, host, metadata_json FROM documents"

@@ -434,8 +434,8 @@ def query(
             + click.style(hit_location(hit), bold=True)
             + (f"  ({found})" if found else "")
         )
-        if hit.heading:
-            click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
+        if hit.section or hit.heading:
+            click.echo(f"{'':>20}§ " + terminal_text(hit.section or hit.heading))
         if hit.metadata:
             pairs = ", ".join(f"{key}={value_text(value)}" for key, value in hit.metadata.items())
             click.echo(f"{'':>20}" + terminal_text(pairs))

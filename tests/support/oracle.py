@@ -49,6 +49,7 @@ class ChunkPrint:
     end_line: int | None
     heading: str | None
     page: int | None
+    section: str | None
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class IndexPrint:
 
 _ROWS = (
     "SELECT d.path, d.size, d.mtime_ns, d.sha256, d.metadata_json, c.id, c.ordinal, c.start, "
-    'c."end", c.text, c.line, c.end_line, c.heading, c.page '
+    'c."end", c.text, c.line, c.end_line, c.heading, c.page, c.section '
     "FROM documents d LEFT JOIN chunks c ON c.document_id = d.id ORDER BY d.path, c.ordinal"
 )
 

@@ -82,7 +82,8 @@ function hitNode(hit) {
   where.className = "path";
   const found = Object.entries(hit.found_by).map(([space, rank]) => `${space} #${rank}`);
   const place = hit.line ? `:${hit.line}` : hit.page ? ` · page ${hit.page}` : "";
-  const section = hit.heading ? ` · § ${hit.heading}` : "";
+  const trail = hit.section || hit.heading;
+  const section = trail ? ` · § ${trail}` : "";
   where.textContent =
     parts.slice(-3, -1).join("/") + place + section + (found.length ? ` · found by ${found.join(", ")}` : "");
   item.append(title, score, snippetNode(hit.snippet, hit.highlights), where);

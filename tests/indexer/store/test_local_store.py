@@ -160,6 +160,7 @@ def test_later_migrations_keep_the_rows_of_an_0001_database(tmp_path):
             "0003_hosts_and_roots",
             "0004_locations_and_root_rules",
             "0005_records",
+            "0006_sections",
         ]
         from indexer.store.local.bm25 import bm25_search
         from indexer.store.records import session_rows
