@@ -198,3 +198,51 @@ def test_an_edit_to_one_section_changes_only_the_passages_near_it(tmp_path, tiny
     assert len(after) > 30
     assert 1 <= len(changed) <= 2, len(changed)
     assert all("River 12" in text or "river 12" in text for text in changed)
+
+
+def undo_0006(target) -> None:
+    """Make the index at `target` what version 0005 left: no `section` column, no record
+    of the migration."""
+    statements = [
+        "ALTER TABLE chunks DROP COLUMN section",
+        "DELETE FROM migrations WHERE name = '0006_sections'",
+    ]
+    if isinstance(target, Path):
+        database = sqlite3.connect(target / DATABASE_FILE)
+        with database:
+            for statement in statements:
+                database.execute(statement)
+        database.close()
+        return
+    from sqlalchemy import create_engine, text
+
+    from indexer.store.postgres.location import PostgresLocation
+
+    location = PostgresLocation.parse(target)
+    engine = create_engine(location.url)
+    with engine.begin() as connection:
+        connection.execute(text(f"SET search_path TO {location.schema}"))
+        for statement in statements:
+            connection.execute(text(statement))
+    engine.dispose()
+
+
+def test_an_index_from_before_sections_is_migrated_and_new_runs_fill_them(
+    any_index, tiny_model_dir, tmp_path
+):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "manual.rst").write_text(RST)
+    indexer = Indexer(any_index, model=str(tiny_model_dir))
+    indexer.index_folder(folder)
+    undo_0006(any_index)
+    with Searcher(any_index) as searcher:  # opening migrates it; the old rows have no trail
+        (old,) = searcher.search("otters", mode="lexical", k=1).results
+        assert (old.heading, old.section) == ("On Linux", None)
+    (folder / "auth.md").write_text(AUTHENTICATION)
+    Indexer(any_index, model=str(tiny_model_dir)).index_folder(folder)
+    with Searcher(any_index) as searcher:
+        (old,) = searcher.search("otters", mode="lexical", k=1).results
+        (new,) = searcher.search("nonce", mode="lexical", k=1).results
+    assert old.section is None  # an unchanged file keeps its rows
+    assert new.section == f"Guide{SEPARATOR}Digest authentication"
