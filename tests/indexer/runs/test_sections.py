@@ -246,3 +246,30 @@ def test_an_index_from_before_sections_is_migrated_and_new_runs_fill_them(
         (new,) = searcher.search("nonce", mode="lexical", k=1).results
     assert old.section is None  # an unchanged file keeps its rows
     assert new.section == f"Guide{SEPARATOR}Digest authentication"
+
+
+def test_the_table_json_and_http_show_the_section(sections_index, tmp_path):
+    import json
+
+    import httpx
+    from click.testing import CliRunner
+
+    from search.cli import cli
+    from tests.support.serving import running_server
+
+    _folder, index = sections_index
+    trail = f"Guide{SEPARATOR}Digest authentication"
+    query = ["query", "nonce", "--index", str(index), "--mode", "lexical", "-k", "1"]
+    table = CliRunner().invoke(cli, query)
+    assert table.exit_code == 0, table.output
+    assert f"§ {trail}" in table.stdout
+    found = CliRunner().invoke(cli, [*query, "--json"])
+    (hit,) = json.loads(found.stdout)["results"]
+    assert (hit["heading"], hit["section"]) == ("Digest authentication", trail)
+    with running_server(index, tmp_path / "log") as server:
+        for answer in (
+            httpx.get(f"{server.url}/search", params={"q": "nonce", "mode": "lexical", "k": 1}),
+            httpx.post(f"{server.url}/search", json={"q": "nonce", "mode": "lexical", "k": 1}),
+        ):
+            (hit,) = answer.json()["results"]
+            assert (hit["heading"], hit["section"]) == ("Digest authentication", trail)
