@@ -57,7 +57,11 @@ class Hit:
     host: str = ""  # the machine that indexed the file (PostgreSQL indexes; "" when local)
     line: int | None = None  # 1-based line of the chunk's start in the file
     end_line: int | None = None  # 1-based line of its last character
-    heading: str | None = None  # the nearest heading before it (Markdown, rST, HTML)
+    heading: str | None = None  # the title of the section that holds it (Markdown, rST, HTML)
+    # That section's trail, outermost title first, joined by a right-pointing angle quote
+    # (`Passage.section`); None outside any heading, for a PDF, and for rows from before
+    # migration 0006.
+    section: str | None = None
     page: int | None = None  # the PDF page it starts on
     # The raw cosine of query and chunk in the contextual space (None where not known:
     # static and lexical mode without `min_similarity`): comparable across queries,
@@ -508,6 +512,7 @@ def _hydrate(
                 line=chunk.line,
                 end_line=chunk.end_line,
                 heading=chunk.heading,
+                section=chunk.section,
                 page=chunk.page,
                 similarity=None if similarity is None else round(similarity, 6),
                 id=record_id_of(chunk.path) if chunk.metadata_json is not None else None,

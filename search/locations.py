@@ -31,7 +31,7 @@ def fill_locations(snapshot: Snapshot, chunks: list[StoredChunk]) -> dict[int, S
         _document, siblings = found
         locator = Locator(stitch(siblings), text_kind(wanted[0].path))
         for chunk in wanted:
-            where = locator.locate(chunk.start, chunk.end)
+            where = locator.locate_text(chunk.start, chunk.text)
             filled[chunk.id] = replace(
                 chunk, line=where.line, end_line=where.end_line, heading=where.heading
             )

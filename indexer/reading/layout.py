@@ -126,6 +126,12 @@ class Locator:
         index = bisect_right(self._heading_offsets, offset) - 1
         return self.layout.headings[index][1] if index >= 0 else None
 
+    def locate_text(self, start: int, text: str) -> Location:
+        """The location of `text`, found at offset `start`, without the whitespace at
+        either end (a chunk's lines are those of its words)."""
+        first = start + len(text) - len(text.lstrip())
+        return self.locate(first, max(first, start + len(text.rstrip())))
+
     def locate(self, start: int, end: int) -> Location:
         """The location of the chunk spanning [start, end)."""
         return Location(
@@ -155,26 +161,3 @@ class Locator:
         newlines = self._text_newlines
         line = bisect_right(newlines, offset - 1) - bisect_right(newlines, page_start - 1) + 1
         return [page, line]
-
-
-def locate_chunks(text: str, path: str, layout: Layout | None, chunks: list) -> list:
-    """`chunks` (`indexer.splitting.chunking.Chunk`) with lines, heading and page filled in."""
-    from dataclasses import replace
-
-    from indexer.reading.line_map import encode_line_map
-
-    locator = Locator(text, text_kind(path), layout)
-    located = []
-    for chunk in chunks:
-        where = locator.locate(chunk.start, chunk.end)
-        located.append(
-            replace(
-                chunk,
-                line=where.line,
-                end_line=where.end_line,
-                heading=where.heading,
-                page=where.page,
-                line_map=encode_line_map(locator.line_map(chunk.start, chunk.end)),
-            )
-        )
-    return located

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
-from indexer.reading.layout import Layout, locate_chunks
+from indexer.reading.layout import Layout
 from indexer.reading.sources import Document
 from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
-from indexer.splitting.chunking import Chunk, chunk_text
+from indexer.splitting.chunking import Chunk, chunk_document
 from indexer.store.backends import check_can_create, open_store, store_exists
 from indexer.store.base import Change, NewDocument, Store
 from indexer.store.manifest import Manifest
@@ -142,12 +142,13 @@ class Run:
     def chunk(
         self, manifest: Manifest, text: str, path: str, layout: Layout | None = None
     ) -> list[Chunk]:
-        """`text` in the index's token windows, each with its lines and heading, found
-        the way `path`'s type and the reader's `layout` say. The model loads on the first
-        call that needs it (a run that only touches or moves files needs none)."""
+        """`text` in the index's passages (its sections, then token windows inside each),
+        each with its lines, heading and section trail, found the way `path`'s type and
+        the reader's `layout` say. The model loads on the first call that needs it (a run
+        that only touches or moves files needs none)."""
         spans = self.encoders_for(manifest).loaded.token_spans
-        chunks = chunk_text(text, spans, manifest.chunk_tokens, manifest.chunk_overlap)
-        return locate_chunks(text, path, layout, chunks)
+        tokens, overlap = manifest.chunk_tokens, manifest.chunk_overlap
+        return chunk_document(text, path, layout, spans, tokens, overlap)
 
     def expect(self, documents: int, size: int) -> None:
         """The run will read `documents` documents of `size` bytes in all."""

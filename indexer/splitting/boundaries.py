@@ -1,9 +1,8 @@
 """How good a place between two tokens is to end a window of text.
 
 A paragraph break is the best place, then a sentence end, a line break, a space between
-words, punctuation, and last the middle of a word. Both window makers use this order:
-`indexer.splitting.chunking` (windows from the file's start) and
-`indexer.splitting.passages` (windows inside a document's sections).
+words, punctuation, and last the middle of a word: `indexer.splitting.windows` and
+`indexer.splitting.passages` cut windows inside a document's sections in this order.
 """
 
 from __future__ import annotations

@@ -74,10 +74,10 @@ def document_passages(
     max_tokens: int,
     overlap: int,
 ) -> list[Passage]:
-    """The passages of a document's text of `section_kind` `kind` (see `split_passages`)."""
-    return split_passages(
-        text, document_sections(text, kind, layout), token_spans, max_tokens, overlap
-    )
+    """The passages of a document's text of `section_kind` `kind` (see `split_passages`);
+    a PDF's pages are never joined, so that each passage lies on one page."""
+    sections = document_sections(text, kind, layout)
+    return split_passages(text, sections, token_spans, max_tokens, overlap, kind != "pdf")
 
 
 def split_passages(
@@ -86,10 +86,12 @@ def split_passages(
     token_spans: TokenSpans,
     max_tokens: int,
     overlap: int,
+    join_small: bool = True,
 ) -> list[Passage]:
     """Cut `text`, tiled by `sections`, into passages of at most `max_tokens` tokens; a
     passage that starts inside a section (not at its start) repeats up to `overlap`
-    tokens of the one before it."""
+    tokens of the one before it. Small sections join their neighbours unless
+    `join_small` is False (sections of only a heading still join the next)."""
     if max_tokens < 2:
         raise ValueError("max_tokens must be at least 2")
     if not 0 <= overlap < max_tokens // 2:
@@ -99,7 +101,7 @@ def split_passages(
     tokenised = [_tokenise(text, section, token_spans) for section in sections]
     small = max(1, int(max_tokens * SMALL_SECTION_SHARE))
     passages: list[Passage] = []
-    for unit in _units(tokenised, small):
+    for unit in _units(tokenised, small if join_small else 0):
         passages += _unit_passages(text, unit, max_tokens, overlap)
     return [_numbered(passage, ordinal) for ordinal, passage in enumerate(passages)]
 

@@ -84,6 +84,7 @@ class StoredChunk:
     page: int | None = None
     metadata_json: str | None = None  # its document's, when that is a record
     line_map: str | None = None  # JSON, HTML and PDF (see `indexer.reading.line_map`)
+    section: str | None = None  # the trail of the section holding it (`Passage.section`)
 
 
 @dataclass(frozen=True)

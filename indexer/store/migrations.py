@@ -141,6 +141,13 @@ def _m0005_records(connection: Connection) -> None:
     )
 
 
+def _m0006_sections(connection: Connection) -> None:
+    """The trail of the section holding each chunk (its titles joined by a right-pointing
+    angle quote; NULL in rows from before, which keep the heading of their window's
+    start)."""
+    _run(connection, ["ALTER TABLE chunks ADD COLUMN section TEXT"])
+
+
 def _m0007_content_keys(connection: Connection) -> None:
     """Each chunk's content key (`indexer.store.content_keys`): the hash of its text and
     the settings its vectors were made with, by which a run finds vectors to reuse.
@@ -176,6 +183,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0003_hosts_and_roots", _m0003_hosts_and_roots),
     ("0004_locations_and_root_rules", _m0004_locations_and_root_rules),
     ("0005_records", _m0005_records),
+    ("0006_sections", _m0006_sections),
     ("0007_content_keys", _m0007_content_keys),
     ("0008_document_text", _m0008_document_text),
 ]

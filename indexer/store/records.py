@@ -148,6 +148,7 @@ def add_documents(
                 line=c.line, end_line=c.end_line, heading=c.heading, page=c.page,
                 line_map=c.line_map,
                 content_key=content_key(c.text, encoding),
+                section=c.section,
             )
             for c in chunks
         ]  # fmt: skip

@@ -52,7 +52,9 @@ class DocumentRow(Base):
 
 
 class ChunkRow(Base):
-    """A window of a document. Its id is the id of its vector in every vector space."""
+    """A passage of a document. Its id is the id of its vector in every vector space.
+    `heading` is the title of the section holding it, `section` that section's trail
+    (`indexer.splitting.passages.Passage.section`; NULL in rows from before migration 0006)."""
 
     __tablename__ = "chunks"
     # AUTOINCREMENT: an id is never reused, so a stale vector can never name a new chunk.
@@ -77,6 +79,7 @@ class ChunkRow(Base):
     # The hash of its text and encoding settings (`indexer.store.content_keys`); NULL in
     # rows from before migration 0007.
     content_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    section: Mapped[str | None] = mapped_column(Text, nullable=True)
     document: Mapped[DocumentRow] = relationship(back_populates="chunks")
 
 

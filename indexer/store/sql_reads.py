@@ -28,7 +28,7 @@ BATCH = 500  # ids per statement
 CHUNKS = (
     "SELECT chunks.id, chunks.document_id, documents.path, chunks.ordinal, chunks.start, "
     'chunks."end", chunks.text, documents.host, chunks.line, chunks.end_line, '
-    "chunks.heading, chunks.page, documents.metadata_json, chunks.line_map "
+    "chunks.heading, chunks.page, documents.metadata_json, chunks.line_map, chunks.section "
     "FROM chunks JOIN documents ON chunks.document_id = documents.id"
 )
 # A file's content key: the hash of its text, or of its bytes in rows from before 0008.

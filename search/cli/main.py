@@ -449,8 +449,8 @@ def query(
             + click.style(hit_location(hit), bold=True)
             + (f"  ({found})" if found else "")
         )
-        if hit.heading:
-            click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
+        if hit.section or hit.heading:
+            click.echo(f"{'':>20}§ " + terminal_text(hit.section or hit.heading))
         if hit.duplicates:
             others = len(hit.duplicates)
             click.echo(f"{'':>20}also in {others} other file{'' if others == 1 else 's'}")

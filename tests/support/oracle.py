@@ -50,6 +50,7 @@ class ChunkPrint:
     heading: str | None
     page: int | None
     line_map: str | None  # HTML source lines, PDF page lines (`indexer.reading.line_map`)
+    section: str | None
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ class IndexPrint:
 
 _ROWS = (
     "SELECT d.path, d.size, d.mtime_ns, d.sha256, d.metadata_json, d.text_sha256, c.id, "
-    'c.ordinal, c.start, c."end", c.text, c.line, c.end_line, c.heading, c.page, c.line_map '
+    'c.ordinal, c.start, c."end", c.text, c.line, c.end_line, c.heading, c.page, c.line_map, '
+    "c.section "
     "FROM documents d LEFT JOIN chunks c ON c.document_id = d.id ORDER BY d.path, c.ordinal"
 )
 

@@ -26,7 +26,7 @@ from sqlalchemy.exc import DBAPIError, InvalidRequestError
 from sqlalchemy.orm import Session
 
 from indexer.config import host_name
-from indexer.errors import IndexClosed, IndexCorrupt, IndexNotFound, StoreUnavailable
+from indexer.errors import IndexClosed, IndexCorrupt, IndexLocked, IndexNotFound, StoreUnavailable
 from indexer.faults import kill_point
 from indexer.store import records
 from indexer.store.base import (
@@ -72,6 +72,8 @@ class PostgresStore:
                     raise IndexNotFound(
                         f"{self.target}: no index here (build one with `ctxsearch index`)"
                     )
+                if self.manifest is not None:
+                    self._migrate_for_reading()
         except Exception:
             self.engine.dispose()
             raise
@@ -95,6 +97,18 @@ class PostgresStore:
                 ).scalar()
                 is not None
             )
+
+    def _migrate_for_reading(self) -> None:
+        """Bring an index made by an older version up to date, so that readers can read
+        it: under the writer lock, unless a writer holds it (which migrated it on start)."""
+        with self.engine.connect() as connection:
+            if not pending(connection):
+                return
+        try:
+            with self.writer(wait=False):
+                pass
+        except IndexLocked:
+            pass
 
     def _read_manifest(self) -> Manifest | None:
         with self.engine.connect() as connection:

@@ -85,7 +85,8 @@ function hitNode(hit) {
   const page = hit.match_page || hit.page;
   const pageLine = hit.match_page_line ? `, line ${hit.match_page_line}` : "";
   const place = line ? `:${line}` : page ? ` · page ${page}${pageLine}` : "";
-  const section = hit.heading ? ` · § ${hit.heading}` : "";
+  const trail = hit.section || hit.heading;
+  const section = trail ? ` · § ${trail}` : "";
   const copies = (hit.duplicates || []).length;
   const also = copies ? ` · also in ${copies} other file${copies === 1 ? "" : "s"}` : "";
   where.textContent =

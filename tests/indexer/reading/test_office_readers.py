@@ -233,8 +233,13 @@ def test_index_reads_each_format_and_names_each_broken_file_on_one_line(tmp_path
         results = json.loads(found.stdout)["results"]
         hits = [Path(hit["path"]).name for hit in results]
         assert hits[:1] == [name], (query, hits)
-        # Headings come from the Markdown-like text; its lines are not the file's.
-        assert results[0]["heading"] and results[0]["line"] is None, results[0]
+        # Headings come from the Markdown-like text; its lines are not the file's. The
+        # slides are small and share one passage, which no one slide's section holds.
+        assert results[0]["line"] is None, results[0]
+        if name == "migration.pptx":
+            assert (results[0]["heading"], results[0]["section"]) == (None, None), results[0]
+        else:
+            assert results[0]["heading"] and results[0]["section"], results[0]
     office = ["--index", ix, "--mode", "lexical", "--type", "office", "--json"]
     found = json.loads(runner.invoke(cli, ["query", "cranes", *office]).stdout)["results"]
     assert {Path(hit["path"]).name for hit in found} == {"cranes.docx", "migration.pptx"}

@@ -175,6 +175,7 @@ def test_later_migrations_keep_the_rows_of_an_0001_database(tmp_path):
             "0003_hosts_and_roots",
             "0004_locations_and_root_rules",
             "0005_records",
+            "0006_sections",
             "0007_content_keys",
             "0008_document_text",
         ]
