@@ -19,7 +19,10 @@ def test_a_moved_or_renamed_file_keeps_its_chunks_and_vectors(any_index, tmp_pat
     indexer = Indexer(any_index, model=str(tiny_model_dir))
     indexer.index_folder(docs)
     with Searcher(any_index) as searcher:
-        before = {hit.snippet: hit.chunk_id for hit in searcher.search("otters", k=10).results}
+        hits = searcher.search("otters", k=10).results
+        before = {hit.snippet: hit.chunk_id for hit in hits if hit.snippet != "twin content"}
+        [twins] = [hit for hit in hits if hit.snippet == "twin content"]
+        assert len(twins.duplicates) == 1  # identical files are one hit
     (docs / "otters.md").rename(docs / "guide" / "otters.md")
     (docs / "herons.md").rename(docs / "wading-birds.md")
     (docs / "same-a.txt").unlink()  # one of two identical files gone: nothing to move
@@ -37,8 +40,10 @@ def test_a_moved_or_renamed_file_keeps_its_chunks_and_vectors(any_index, tmp_pat
     assert verify_target(any_index).consistent
     with Searcher(any_index) as searcher:
         hits = searcher.search("otters", k=10).results
-        after = {hit.snippet: hit.chunk_id for hit in hits}
+        after = {hit.snippet: hit.chunk_id for hit in hits if hit.snippet != "twin content"}
         assert after == before  # the same chunks, under the new paths
+        [twin] = [hit for hit in hits if hit.snippet == "twin content"]
+        assert twin.path.endswith("same-b.txt") and twin.duplicates == []
         paths = {"/".join(hit.path.split("/")[-2:]) for hit in hits}
         assert {"guide/otters.md", "docs/wading-birds.md"} <= paths
         assert not any(path.endswith("same-a.txt") for path in paths)
