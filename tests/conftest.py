@@ -35,6 +35,16 @@ def model():
 
 
 @pytest.fixture(scope="session")
+def fast_model() -> str:
+    """The model name of the test encoder, `hashed-words` (a hashed bag of words, no
+    torch): for tests where the model is not the point. Pass it as `model=` or `--model`;
+    an index built with it is queried with it too."""
+    from indexer.encoders.hashed import HASHED_MODEL
+
+    return HASHED_MODEL
+
+
+@pytest.fixture(scope="session")
 def sample_index(tmp_path_factory) -> Path:
     """The bundled sample corpus, indexed once (read-only for tests)."""
     from indexer import Indexer
