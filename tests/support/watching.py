@@ -25,14 +25,14 @@ PATIENCE_SECONDS = 300.0  # a safety net only: the waits end when the news comes
 class Watched:
     """A running `ctxsearch watch --json`, its output teed to files and counted."""
 
-    def __init__(self, args: list[str], folder: Path):
+    def __init__(self, args: list[str], folder: Path, env: dict[str, str] | None = None):
         command = [sys.executable, "-m", "search", "watch", *args, "--json"]
         self.out, self.err = folder / "watch.out", folder / "watch.err"
         # The copies exist before anything reads them; each reader thread closes its own.
         copies = [open(path, "w") for path in (self.out, self.err)]  # noqa: SIM115
         self.process = subprocess.Popen(
             command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
         )  # fmt: skip
         self._news = threading.Condition()
         self._said = 0  # lines said so far, on either stream
