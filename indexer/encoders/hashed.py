@@ -68,8 +68,6 @@ def is_hashed(model: object) -> bool:
 class HashedWordsEncoder(Encoder):
     """The hashed bag of words of one vector space (`contextual` adds word pairs)."""
 
-    batch_size = 1024
-
     def __init__(self, space: str):
         self.name = f"{HASHED_MODEL}-{space}"
         self.dim = DIM

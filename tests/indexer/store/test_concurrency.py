@@ -1,11 +1,8 @@
 """Readers during a run, a second writer, and a lock left behind by a killed writer."""
 
-import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from tests.support.crash_harness import (
     index_in_process,
     start_indexer_process,
 )
+from tests.support.processes import until_open
 
 HOLD_LOCK = """
 import os, signal, sys
@@ -82,8 +80,7 @@ def test_a_second_writer_with_wait_runs_when_the_first_is_done(small_index, note
         [*command, "--wait", "--json"], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
     try:
-        lock = small_index / "write.lock"
-        waiting_on_the_lock(waiter, lock)
+        assert until_open(waiter, small_index / "write.lock")  # it is in the lock's wait
         assert waiter.poll() is None and files_of(small_index) == before
     finally:
         holder.stdin.close()  # the first writer is done
@@ -91,22 +88,6 @@ def test_a_second_writer_with_wait_runs_when_the_first_is_done(small_index, note
     output, _ = waiter.communicate(timeout=300)
     assert waiter.returncode == 0
     assert '"added": 1' in output
-
-
-def waiting_on_the_lock(process: subprocess.Popen, lock: Path) -> None:
-    """Return once `process` has `lock` open (it is in the lock's wait), or fail if it ends.
-    The process's own state is read from /proc, a look every 50 ms (a wait, not a verdict)."""
-    fds = Path(f"/proc/{process.pid}/fd")
-    gate = threading.Event()
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if any(os.readlink(fd) == str(lock) for fd in fds.iterdir()):
-                return
-        except FileNotFoundError:  # an fd closed while we looked
-            pass
-        gate.wait(0.05)
-    raise AssertionError(f"the writer never waited on {lock} (exit {process.poll()})")
 
 
 def test_a_lock_left_by_a_killed_writer_is_recovered(small_index, notes):
