@@ -52,6 +52,17 @@ class HashedWordsModel:
     ).hexdigest()[:16]
     tokenizer = _NoSpecialTokens()
 
+    @property
+    def model(self):
+        """There is no transformer: what needs one (the lab's layers, polysemy, the ONNX
+        export) is refused in one line."""
+        from indexer.errors import ModelNotAvailable
+
+        raise ModelNotAvailable(
+            f"{HASHED_MODEL} is the test encoder, a hashed bag of words with no transformer: "
+            "this needs a real model"
+        )
+
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """The character span of every word and punctuation mark of `text`."""
         return [match.span() for match in _WORD.finditer(text)]
