@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install browser demo test soak eval clean
+.PHONY: install browser demo test quick soak eval clean
 
 install: $(VENV)/.installed
 
@@ -60,6 +60,12 @@ test: $(VENV)/.installed-test browser
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q
 	$(MAKE) soak
+
+# The quick loop while developing: everything but PostgreSQL, Ray, Chromium, the slow
+# benchmarks and the soak (markers set in tests/conftest.py). `make test` stays the gate.
+QUICK := not postgres and not ray and not browser and not slow and not soak
+quick: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m '$(QUICK)'
 
 # The oracle machine's long profile (tests/reliability/test_oracle.py, -m soak): generated sequences
 # of changes and interruptions for some minutes, after the default suite.

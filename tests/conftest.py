@@ -18,6 +18,27 @@ SHARED_EVAL = ROOT.parent / "shared" / "eval"
 TOKEN = "pässwort"  # the token of `token_server`: not ASCII, not even Latin-1 on the wire
 
 
+# What marks a test that needs a heavy service, by the fixtures it uses (their closure).
+_MARKED_BY_FIXTURES = {
+    "postgres": {"postgres_server", "postgres_index"},
+    "ray": {"ray_cluster"},
+    "browser": {"browser", "page"},
+}
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test that starts PostgreSQL, a Ray cluster or Chromium, so that
+    `-m 'not postgres and not ray and not browser'` leaves them out (`make quick`)."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("any_index") == "postgres":
+            used.add("postgres_index")
+        for marker, fixtures in _MARKED_BY_FIXTURES.items():
+            if used & fixtures:
+                item.add_marker(marker)
+
+
 @pytest.fixture(autouse=True)
 def _no_user_settings(monkeypatch):
     """A developer's own CTXSEARCH_INDEX, CTXSEARCH_CACHE or CTXSEARCH_EVAL_CACHE never
@@ -32,6 +53,16 @@ def model():
     from indexer.encoders.loading import load_model
 
     return load_model()
+
+
+@pytest.fixture(scope="session")
+def fast_model() -> str:
+    """The model name of the test encoder, `hashed-words` (a hashed bag of words, no
+    torch): for tests where the model is not the point. Pass it as `model=` or `--model`;
+    an index built with it is queried with it too."""
+    from indexer.encoders.hashed import HASHED_MODEL
+
+    return HASHED_MODEL
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ from indexer.config import QUERY_ENCODER
 # distilled from the transformer; `glove`: GloVe 6B 50d word vectors.
 STATIC_CHOICES = ("token", "model2vec", "glove")
 DEFAULT_STATIC = "token"
+# The reserved model name of the test and development encoder (`indexer.encoders.hashed`).
+HASHED_MODEL = "hashed-words"
 # What encodes a query (`indexer.encoders.query`): torch-free where possible, or torch.
 QUERY_ENCODERS = ("auto", "onnx", "torch")
 QUERY_ENCODER_ENV = QUERY_ENCODER.name

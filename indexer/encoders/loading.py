@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer import config
+from indexer.encoders.choices import HASHED_MODEL
 from indexer.errors import ModelNotAvailable
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -31,6 +32,8 @@ def canonical_model_name(name: str | None) -> str:
     """The name recorded in a manifest: the hub name, or the absolute path of a folder."""
     if name is None or name in _BUNDLED_NAMES:
         return DEFAULT_MODEL
+    if name == HASHED_MODEL:  # reserved: the test encoder, never a folder of that name
+        return name
     if Path(name).expanduser().is_dir():
         return str(Path(name).expanduser().resolve())
     return name
@@ -96,8 +99,13 @@ def load_model(name: str | None = None) -> LoadedModel:
 
     The same model under any of its names (`None`, the short name, the hub name) is the
     same `LoadedModel`, and threads asking for it at once wait for the one load.
+    `hashed-words` is the test encoder (`indexer.encoders.hashed`): no torch, no files.
     """
     canonical = canonical_model_name(name)
+    if canonical == HASHED_MODEL:
+        from indexer.encoders.hashed import HASHED_WORDS
+
+        return HASHED_WORDS  # type: ignore[return-value]  # duck-types LoadedModel
     with _loading:
         if canonical in _loaded:
             _loaded.move_to_end(canonical)

@@ -8,7 +8,8 @@
   first query that had to use torch);
 - `static` `token`: the saved token-embedding table, memory-mapped;
 - `static` `glove`: GloVe's own table (it never needed the transformer);
-- `static` `model2vec`: the distilled model cached when the index was built.
+- `static` `model2vec`: the distilled model cached when the index was built;
+- both spaces of a `hashed-words` index (the test encoder, `hashed.py`): always.
 
 It raises `FastEncoderUnavailable`, saying why, when it cannot; the caller then loads the
 torch encoders, which stay the reference. `CTXSEARCH_QUERY_ENCODER` picks: `auto` (the
@@ -47,6 +48,10 @@ def fast_query_encoder(
 ) -> tuple[Encoder, str]:
     """The torch-free encoder of `space` and what it runs on (`onnx`, `table`,
     `model2vec`, `glove`); `FastEncoderUnavailable` if it cannot be had here."""
+    from indexer.encoders.hashed import HashedWordsEncoder, is_hashed
+
+    if is_hashed(manifest.model):
+        return HashedWordsEncoder(space), "hashed"
     try:
         if space == "contextual" or (space == "static" and manifest.static == "token"):
             return _exported(space, manifest, cache_dir)

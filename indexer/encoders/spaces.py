@@ -35,6 +35,10 @@ def space_encoders(
 ) -> dict[str, Encoder]:
     """The contextual encoder (with the index's pooling, computing in `precision`, fp32
     or bf16) and the static one, by space name."""
+    from indexer.encoders.hashed import hashed_space_encoders, is_hashed
+
+    if is_hashed(loaded):
+        return hashed_space_encoders(pooling, static)
     from indexer.encoders.transformer import ContextualEncoder
 
     return {

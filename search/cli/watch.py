@@ -60,13 +60,16 @@ class _Stop:
         self.in_run = False
 
     def __call__(self, signum: int, _frame: FrameType | None) -> None:
-        if self.requested.is_set() and self.in_run:
+        first = not self.requested.is_set()
+        if not first and self.in_run:
             raise _Aborted(signal.Signals(signum).name)
-        if not self.requested.is_set() and self.in_run:
+        # Set before the note is written: a second signal can land while this handler
+        # writes it (its handler runs inside this one), and must find the first one seen.
+        self.requested.set()
+        if first and self.in_run:
             click.echo(
                 "ctxsearch: stopping after the current run (signal again to abort it)", err=True
             )
-        self.requested.set()
 
     @contextmanager
     def installed(self) -> Iterator[None]:

@@ -19,9 +19,9 @@ from tests.support.crash_harness import index_in_process
 
 
 @pytest.fixture
-def index_dir(tmp_path, notes, tiny_model_dir):
+def index_dir(tmp_path, notes, fast_model):
     """A small index built with the tiny model, from the `notes` folder."""
-    index_in_process(tmp_path / "ix", notes, tiny_model_dir)
+    index_in_process(tmp_path / "ix", notes, fast_model)
     return tmp_path / "ix"
 
 
@@ -137,7 +137,7 @@ def test_other_encodings_are_detected(index_dir, notes):
     assert "latin.txt" in result.stdout and "crème brûlée" in result.stdout
 
 
-def test_an_unreadable_file_permissions(tmp_path, notes, tiny_model_dir):
+def test_an_unreadable_file_permissions(tmp_path, notes, fast_model):
     """Root reads any file, so as root the run drops the capabilities that allow it."""
     (notes / "secret.md").write_text("Nobody may read this.")
     os.chmod(notes / "secret.md", 0o000)
@@ -150,7 +150,7 @@ def test_an_unreadable_file_permissions(tmp_path, notes, tiny_model_dir):
         "--index",
         str(tmp_path / "ix"),
         "--model",
-        str(tiny_model_dir),
+        str(fast_model),
     ]
     if os.geteuid() == 0:
         caps = "-dac_override,-dac_read_search"

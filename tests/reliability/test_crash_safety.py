@@ -11,10 +11,7 @@ both when the run adds a delta segment to each space and when it merges them int
 """
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -23,8 +20,7 @@ from click.testing import CliRunner
 from indexer.faults import KILL_POINTS, PUBLISH_POINTS
 from indexer.store.backends import verify_target as verify_index
 from search.cli import cli
-from tests.conftest import ROOT
-from tests.search.cli.test_watch import PATIENCE_SECONDS, eventually, found
+from tests.search.cli.test_watch import found
 from tests.support.crash_harness import (
     copy_index,
     index_in_process,
@@ -34,6 +30,7 @@ from tests.support.crash_harness import (
     state,
     write_corpus,
 )
+from tests.support.watching import PATIENCE_SECONDS, Watched
 
 # Every kill runs under `make eval` (-m slow); the default suite runs six of them.
 slow = pytest.mark.slow
@@ -72,16 +69,16 @@ def test_every_kill_point_of_the_indexer_is_in_the_matrix():
 
 
 @pytest.fixture(scope="module")
-def scenario(tmp_path_factory, tiny_model_dir):
+def scenario(tmp_path_factory, fast_model):
     """The index before the change, the changed folder, and the state after a clean run."""
     root = tmp_path_factory.mktemp("crash")
     folder = write_corpus(root / "docs")
     before = root / "before"
-    index_in_process(before, folder, tiny_model_dir)
+    index_in_process(before, folder, fast_model)
     old_state = state(before)
     mutate_corpus(folder)
     reference = copy_index(before, root / "reference")
-    index_in_process(reference, folder, tiny_model_dir)
+    index_in_process(reference, folder, fast_model)
     return {
         "root": root,
         "folder": folder,
@@ -102,18 +99,18 @@ def recover_and_compare(index_dir, scenario, model_dir, allow_new: bool) -> None
 
 
 @pytest.mark.parametrize("kill_at", KILLS)
-def test_killed_at_a_named_point_then_recovered(scenario, tiny_model_dir, kill_at):
+def test_killed_at_a_named_point_then_recovered(scenario, fast_model, kill_at):
     index_dir = copy_index(scenario["before"], scenario["root"] / f"kill-{kill_at}")
     result = run_indexer_process(
         index_dir,
         scenario["folder"],
-        tiny_model_dir,
+        fast_model,
         env=environment_for(kill_at, "CTXSEARCH_KILL_AT"),
     )
     assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
     # Killed after its commit, the run has published; before it, nothing is visible.
     committed = kill_at in ("after-commit", "after-publish", "mid-sweep")
-    recover_and_compare(index_dir, scenario, tiny_model_dir, allow_new=committed)
+    recover_and_compare(index_dir, scenario, fast_model, allow_new=committed)
 
 
 # Every point of publishing, in a run that writes deltas and in one that merges (the
@@ -130,9 +127,7 @@ INTERRUPTIONS = [
 
 
 @pytest.mark.parametrize(("point", "merging"), INTERRUPTIONS)
-def test_interrupted_at_a_point_of_publishing_then_recovered(
-    scenario, tiny_model_dir, point, merging
-):
+def test_interrupted_at_a_point_of_publishing_then_recovered(scenario, fast_model, point, merging):
     """A Ctrl-C (SIGINT, so every clean-up on the way runs) anywhere in publishing leaves
     the old state before the commit and the new one after it, never a broken index."""
     index_dir = copy_index(
@@ -141,7 +136,7 @@ def test_interrupted_at_a_point_of_publishing_then_recovered(
     result = run_indexer_process(
         index_dir,
         scenario["folder"],
-        tiny_model_dir,
+        fast_model,
         env=environment_for(point, "CTXSEARCH_SIGINT_AT", merging),
     )
     assert result.returncode != 0 and "KeyboardInterrupt" in result.stderr, result.stderr[-2000:]
@@ -150,38 +145,31 @@ def test_interrupted_at_a_point_of_publishing_then_recovered(
     committed = PUBLISH_POINTS.index(point) >= PUBLISH_POINTS.index("after-commit")
     assert state(index_dir) == scenario["new" if committed else "old"]
     assert not list(index_dir.glob(".*.tmp-*"))  # no half-saved space is left behind
-    index_in_process(index_dir, scenario["folder"], tiny_model_dir)
+    index_in_process(index_dir, scenario["folder"], fast_model)
     assert verify_index(index_dir).consistent
     assert state(index_dir) == scenario["new"]
 
 
-def test_watch_aborted_right_after_its_commit_keeps_what_it_published(tmp_path, tiny_model_dir):
+def test_watch_aborted_right_after_its_commit_keeps_what_it_published(tmp_path, fast_model):
     """`watch`'s second signal raises inside the run: landing just after the commit, it
     used to sweep the generation just published (issue 24, item 3)."""
     docs = write_corpus(tmp_path / "docs", files=3)
     index = tmp_path / "ix"
-    index_in_process(index, docs, tiny_model_dir)
-    stderr = tmp_path / "watch.err"
-    command = [sys.executable, "-m", "search", "watch", str(docs), "--index", str(index)]
-    command += ["--model", str(tiny_model_dir), "--debounce", "100"]
-    environment = {**os.environ, "CTXSEARCH_PAUSE_AT": f"after-commit:{PATIENCE_SECONDS}"}
-    with open(stderr, "w") as err:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, env=environment
-        )
+    index_in_process(index, docs, fast_model)
+    args = [str(docs), "--index", str(index), "--model", fast_model, "--debounce", "100"]
+    pause = {"CTXSEARCH_PAUSE_AT": f"after-commit:{PATIENCE_SECONDS}"}
+    watched = Watched(args, tmp_path, env=pause)
     try:
-        eventually(lambda: "watching" in stderr.read_text(), "the start")
+        watched.until(lambda: "watching" in watched.stderr(), "the start")
         (docs / "avocets.md").write_text("Avocets sweep their upturned bills through mud.")
-        eventually(lambda: "paused at after-commit" in stderr.read_text(), "the commit")
-        process.send_signal(signal.SIGTERM)
-        eventually(lambda: "stopping after" in stderr.read_text(), "the first signal")
-        process.send_signal(signal.SIGTERM)
-        status = process.wait(timeout=PATIENCE_SECONDS)
+        watched.until(lambda: "paused at after-commit" in watched.stderr(), "the commit")
+        watched.process.send_signal(signal.SIGTERM)
+        watched.until(lambda: "stopping after" in watched.stderr(), "the first signal")
+        watched.process.send_signal(signal.SIGTERM)
+        status = watched.process.wait(timeout=PATIENCE_SECONDS)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    log = stderr.read_text()
+        watched.stop()
+    log = watched.stderr()
     assert status == 130 and "Traceback" not in log, log
     report = verify_index(index)
     assert report.consistent, report.problems
@@ -191,13 +179,13 @@ def test_watch_aborted_right_after_its_commit_keeps_what_it_published(tmp_path, 
 
 
 @pytest.fixture(scope="module")
-def run_seconds(scenario, tiny_model_dir) -> float:
+def run_seconds(scenario, fast_model) -> float:
     """How long an uninterrupted indexer process takes, start-up included."""
     started = time.monotonic()
     run_indexer_process(
         copy_index(scenario["before"], scenario["root"] / "timing"),
         scenario["folder"],
-        tiny_model_dir,
+        fast_model,
     )
     return time.monotonic() - started
 
@@ -213,42 +201,40 @@ FRACTIONS = [
 
 
 @pytest.mark.parametrize("fraction", FRACTIONS)
-def test_killed_at_an_arbitrary_instant_then_recovered(
-    scenario, tiny_model_dir, run_seconds, fraction
-):
+def test_killed_at_an_arbitrary_instant_then_recovered(scenario, fast_model, run_seconds, fraction):
     """Kills by the clock land anywhere, the SQL commit included."""
     index_dir = copy_index(scenario["before"], scenario["root"] / f"timed-{fraction}")
-    process = start_indexer_process(index_dir, scenario["folder"], tiny_model_dir)
-    time.sleep(run_seconds * fraction)
+    process = start_indexer_process(index_dir, scenario["folder"], fast_model)
+    time.sleep(run_seconds * fraction)  # the instant is the point (any one must recover)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    recover_and_compare(index_dir, scenario, tiny_model_dir, allow_new=True)
+    recover_and_compare(index_dir, scenario, fast_model, allow_new=True)
 
 
-def test_killed_during_the_very_first_run_then_recovered(tmp_path, tiny_model_dir):
+def test_killed_during_the_very_first_run_then_recovered(tmp_path, fast_model):
     folder = write_corpus(tmp_path / "docs", files=6)
     index_dir = tmp_path / "ix"
     result = run_indexer_process(
-        index_dir, folder, tiny_model_dir, env={"CTXSEARCH_KILL_AT": "before-publish"}
+        index_dir, folder, fast_model, env={"CTXSEARCH_KILL_AT": "before-publish"}
     )
     assert result.returncode == -signal.SIGKILL
     assert verify_index(index_dir).consistent
-    summary = index_in_process(index_dir, folder, tiny_model_dir)
+    summary = index_in_process(index_dir, folder, fast_model)
     assert summary.added == 6 and verify_index(index_dir).consistent
 
 
 @pytest.mark.parametrize("point", ["mid-space-save:1", "mid-space-save:2", "before-publish:1"])
-def test_a_new_index_killed_in_its_first_run_is_made_by_the_next(tmp_path, tiny_model_dir, point):
+def test_a_new_index_killed_in_its_first_run_is_made_by_the_next(tmp_path, fast_model, point):
     """A new index killed while it saves its first (empty) spaces or before its first
     publish: the next run makes the index, and it equals an uninterrupted one (found by
     the oracle machine: a .faiss.tmp file left behind made the folder 'not empty')."""
     folder = write_corpus(tmp_path / "docs", files=6)
     index = tmp_path / "ix"
-    killed = run_indexer_process(index, folder, tiny_model_dir, env={"CTXSEARCH_KILL_AT": point})
+    killed = run_indexer_process(index, folder, fast_model, env={"CTXSEARCH_KILL_AT": point})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    again = run_indexer_process(index, folder, tiny_model_dir)
+    again = run_indexer_process(index, folder, fast_model)
     assert again.returncode == 0, again.stderr
     reference = tmp_path / "reference"
-    assert run_indexer_process(reference, folder, tiny_model_dir).returncode == 0
+    assert run_indexer_process(reference, folder, fast_model).returncode == 0
     assert state(index) == state(reference)
     assert verify_index(index).consistent

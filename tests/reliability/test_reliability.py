@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from search import Searcher
 from search.cli import cli
 from tests.conftest import ROOT, make_pdf
 from tests.support.crash_harness import index_in_process, start_indexer_process, wait_for_pause
+from tests.support.processes import until_open
 
 DROP_READ_BYPASS = "-dac_override,-dac_read_search"
 
@@ -64,23 +64,21 @@ def documents(index: Path) -> list[str]:
 # -- silent loss of indexed documents ----------------------------------------------------
 
 
-def test_folders_whose_names_differ_only_by_case_keep_each_others_documents(
-    tmp_path, tiny_model_dir
-):
+def test_folders_whose_names_differ_only_by_case_keep_each_others_documents(tmp_path, fast_model):
     """1. Indexing case/notes removed the documents of case/Notes."""
     for name, files in (("Notes", ["a.md", "b.md"]), ("notes", ["c.md"])):
         for file in files:
             path = tmp_path / "case" / name / file
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"A note called {file} about herons and otters.")
-    index_in_process(tmp_path / "ix", tmp_path / "case" / "Notes", tiny_model_dir)
-    summary = index_in_process(tmp_path / "ix", tmp_path / "case" / "notes", tiny_model_dir)
+    index_in_process(tmp_path / "ix", tmp_path / "case" / "Notes", fast_model)
+    summary = index_in_process(tmp_path / "ix", tmp_path / "case" / "notes", fast_model)
     assert summary.removed == 0 and summary.total_documents == 3
 
 
-def test_an_unreadable_subfolder_is_a_failure_not_a_deletion(tmp_path, notes, tiny_model_dir):
+def test_an_unreadable_subfolder_is_a_failure_not_a_deletion(tmp_path, notes, fast_model):
     """2. A subfolder that cannot be listed made its documents count as deleted."""
-    index_in_process(tmp_path / "ix", notes, tiny_model_dir)
+    index_in_process(tmp_path / "ix", notes, fast_model)
     before = documents(tmp_path / "ix")
     os.chmod(notes / "garden", 0o000)
     try:
@@ -94,7 +92,7 @@ def test_an_unreadable_subfolder_is_a_failure_not_a_deletion(tmp_path, notes, ti
     assert documents(tmp_path / "ix") == before
 
 
-def test_a_root_indexed_on_its_own_is_kept_when_its_parent_is_indexed(tmp_path, tiny_model_dir):
+def test_a_root_indexed_on_its_own_is_kept_when_its_parent_is_indexed(tmp_path, fast_model):
     """3. Indexing a parent removed the documents of roots indexed on their own."""
     top = tmp_path / "t"
     own = (top / ".journal" / "day.md", top / "build" / "out.txt", top / "build" / "log.txt")
@@ -102,24 +100,24 @@ def test_a_root_indexed_on_its_own_is_kept_when_its_parent_is_indexed(tmp_path, 
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"Some words about {path.stem} and kingfishers.")
     (top / ".ctxsearchignore").write_text("build/\n")
-    index_in_process(tmp_path / "ix", top / ".journal", tiny_model_dir)
-    index_in_process(tmp_path / "ix", top / "build", tiny_model_dir)
-    summary = index_in_process(tmp_path / "ix", top, tiny_model_dir)
+    index_in_process(tmp_path / "ix", top / ".journal", fast_model)
+    index_in_process(tmp_path / "ix", top / "build", fast_model)
+    summary = index_in_process(tmp_path / "ix", top, fast_model)
     assert summary.removed == 0 and summary.total_documents == 4
     (top / "build" / "out.txt").unlink()  # the nested root still follows its own files
-    assert index_in_process(tmp_path / "ix", top / "build", tiny_model_dir).removed == 1
-    assert index_in_process(tmp_path / "ix", top, tiny_model_dir).removed == 0
+    assert index_in_process(tmp_path / "ix", top / "build", fast_model).removed == 1
+    assert index_in_process(tmp_path / "ix", top, fast_model).removed == 0
 
 
 # -- tracebacks and hangs instead of a per-file failure ------------------------------------
 
 
-def test_a_file_name_that_is_not_utf8_is_indexed_and_shown_safely(tmp_path, notes, tiny_model_dir):
+def test_a_file_name_that_is_not_utf8_is_indexed_and_shown_safely(tmp_path, notes, fast_model):
     """4. A non-UTF-8 file name aborted the run (and every later run of the folder)."""
     bad = os.fsencode(notes) + b"/bad-\xff\xfe-name.txt"
     with open(bad, "wb") as handle:
         handle.write(b"Puffins nest in burrows on sea cliffs.")
-    result = run("index", notes, "--index", tmp_path / "ix", "--model", tiny_model_dir)
+    result = run("index", notes, "--index", tmp_path / "ix", "--model", fast_model)
     assert result.exit_code == 0, result.output
     again = run("index", notes, "--index", tmp_path / "ix", "--json")
     assert json.loads(again.stdout)["unchanged"] == 5
@@ -139,11 +137,11 @@ def pdf_with_filter(filter_name: str) -> bytes:
 
 @pytest.mark.parametrize("filter_name", ["Crypt /DecodeParms << /Name /Secret >>", "NoSuchDecode"])
 def test_a_pdf_with_an_unsupported_filter_is_one_files_failure(
-    tmp_path, notes, tiny_model_dir, filter_name
+    tmp_path, notes, fast_model, filter_name
 ):
     """5. An unsupported PDF stream filter raised NotImplementedError out of the run."""
     (notes / "odd.pdf").write_bytes(pdf_with_filter(filter_name))
-    result = run("index", notes, "--index", tmp_path / "ix", "--model", tiny_model_dir, "--json")
+    result = run("index", notes, "--index", tmp_path / "ix", "--model", fast_model, "--json")
     assert result.exit_code == 4, result.output
     summary = json.loads(result.stdout)
     assert summary["added"] == 4 and summary["failed"] == 1
@@ -151,11 +149,11 @@ def test_a_pdf_with_an_unsupported_filter_is_one_files_failure(
 
 
 def test_a_file_replaced_by_a_fifo_after_the_scan_fails_instead_of_blocking(
-    tmp_path, notes, tiny_model_dir
+    tmp_path, notes, fast_model
 ):
     """6. A FIFO in place of a scanned file blocked the run forever, holding the lock."""
     writer = start_indexer_process(
-        tmp_path / "ix", notes, tiny_model_dir, env={"CTXSEARCH_PAUSE_AT": "after-scan:3"}
+        tmp_path / "ix", notes, fast_model, env={"CTXSEARCH_PAUSE_AT": "after-scan:3"}
     )
     wait_for_pause(writer, "after-scan")  # the scan saw a file, and the run waits
     (notes / "river.txt").unlink()
@@ -174,11 +172,11 @@ def test_a_file_replaced_by_a_fifo_after_the_scan_fails_instead_of_blocking(
     [(False, "contextual-000002.delta.npz"), (True, "contextual-000002.faiss")],
 )
 def test_disk_full_while_writing_a_vector_space_is_one_line_and_keeps_the_index(
-    tmp_path, notes, tiny_model_dir, merging, written
+    tmp_path, notes, fast_model, merging, written
 ):
     """7. ENOSPC from FAISS's writer came out as a RuntimeError traceback (and from a
     delta segment's writer, or a merged base's)."""
-    index_in_process(tmp_path / "ix", notes, tiny_model_dir)
+    index_in_process(tmp_path / "ix", notes, fast_model)
     before = documents(tmp_path / "ix")
     (notes / "extra.md").write_text("A note about storm petrels.")
     command = [sys.executable, "-m", "search", "index", str(notes), "--index", str(tmp_path / "ix")]
@@ -228,11 +226,11 @@ def test_bad_settings_are_refused_before_anything_is_written(tmp_path, notes, ti
     assert result.exit_code == 2 and "unknown pooling" in result.stderr
 
 
-def test_a_locked_database_is_a_typed_error_from_the_library(tmp_path, notes, tiny_model_dir):
+def test_a_locked_database_is_a_typed_error_from_the_library(tmp_path, notes, fast_model):
     """10. Database errors escaped the library untranslated (as SQLAlchemy's classes)."""
     import sqlite3
 
-    index_in_process(tmp_path / "ix", notes, tiny_model_dir)
+    index_in_process(tmp_path / "ix", notes, fast_model)
     (notes / "extra.md").write_text("One more note about herons.")
     holder = sqlite3.connect(tmp_path / "ix" / "ctxsearch.sqlite", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
@@ -249,9 +247,9 @@ def test_a_locked_database_is_a_typed_error_from_the_library(tmp_path, notes, ti
 # -- an index replaced while it is read -----------------------------------------------------
 
 
-def test_a_reader_follows_an_index_rebuilt_at_the_same_path(tmp_path, notes, tiny_model_dir):
+def test_a_reader_follows_an_index_rebuilt_at_the_same_path(tmp_path, notes, fast_model):
     """12. After rm -rf and a new index at the same path, readers mixed old and new."""
-    index_in_process(tmp_path / "ix", notes, tiny_model_dir)
+    index_in_process(tmp_path / "ix", notes, fast_model)
     other = tmp_path / "other"
     other.mkdir()
     (other / "owls.md").write_text("Barn owls hunt voles at dusk over rough grassland.")
@@ -261,7 +259,7 @@ def test_a_reader_follows_an_index_rebuilt_at_the_same_path(tmp_path, notes, tin
     shutil.rmtree(tmp_path / "ix")
     with pytest.raises(IndexNotFound, match="removed"):
         searcher.search("meadow", mode="lexical")
-    index_in_process(tmp_path / "ix", other, tiny_model_dir)
+    index_in_process(tmp_path / "ix", other, fast_model)
     assert searcher.search("meadow", mode="lexical").results == []
     [hit] = searcher.search("voles", mode="lexical").results
     assert hit.path.endswith("owls.md")
@@ -277,13 +275,13 @@ def test_a_reader_follows_an_index_rebuilt_at_the_same_path(tmp_path, notes, tin
         searcher.document(hit.document_id)
 
 
-def test_a_server_follows_an_index_rebuilt_under_it(tmp_path, notes, tiny_model_dir):
+def test_a_server_follows_an_index_rebuilt_under_it(tmp_path, notes, fast_model):
     """12. Over HTTP: /documents, lexical search and /info answer for the new index."""
     import httpx
 
     from tests.support.serving import running_server
 
-    index_in_process(tmp_path / "ix", notes, tiny_model_dir)
+    index_in_process(tmp_path / "ix", notes, fast_model)
     with running_server(tmp_path / "ix", tmp_path / "server.log") as server:
         assert httpx.get(f"{server.url}/search", params={"q": "meadow", "mode": "lexical"}).json()[
             "results"
@@ -293,7 +291,7 @@ def test_a_server_follows_an_index_rebuilt_under_it(tmp_path, notes, tiny_model_
         other = tmp_path / "other"
         other.mkdir()
         (other / "owls.md").write_text("Barn owls hunt voles at dusk.")
-        index_in_process(tmp_path / "ix", other, tiny_model_dir)
+        index_in_process(tmp_path / "ix", other, fast_model)
         for _ in range(3):
             found = httpx.get(f"{server.url}/search", params={"q": "meadow", "mode": "lexical"})
             assert found.status_code == 200 and found.json()["results"] == []
@@ -308,10 +306,10 @@ def test_a_server_follows_an_index_rebuilt_under_it(tmp_path, notes, tiny_model_
 # -- also --------------------------------------------------------------------------------
 
 
-def test_a_read_only_index_can_be_queried_described_and_verified(tmp_path, notes, tiny_model_dir):
+def test_a_read_only_index_can_be_queried_described_and_verified(tmp_path, notes, fast_model):
     """17. query, info and verify failed with "attempt to write a readonly database"."""
     index = tmp_path / "ix"
-    index_in_process(index, notes, tiny_model_dir)
+    index_in_process(index, notes, fast_model)
     files = [path for path in index.iterdir()]
     for path in files:
         os.chmod(path, 0o444)
@@ -332,10 +330,10 @@ def test_a_read_only_index_can_be_queried_described_and_verified(tmp_path, notes
             os.chmod(path, 0o644)
 
 
-def test_text_that_is_not_language_is_skipped_with_a_reason(tmp_path, notes, tiny_model_dir):
+def test_text_that_is_not_language_is_skipped_with_a_reason(tmp_path, notes, fast_model):
     """18. A 300 KB one-line base64 file became 802 chunks and two minutes of encoding."""
     (notes / "blob.txt").write_text(base64.b64encode(os.urandom(225_000)).decode())
-    result = run("index", notes, "--index", tmp_path / "ix", "--model", tiny_model_dir, "--json")
+    result = run("index", notes, "--index", tmp_path / "ix", "--model", fast_model, "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["added"] == 4 and summary["skipped"] == 1
@@ -349,24 +347,18 @@ def space_bytes(index_dir: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in index_dir.iterdir() if p.suffix in (".faiss", ".npz")}
 
 
-def test_a_killed_reader_or_signal_leaves_nothing_behind(tmp_path, notes, tiny_model_dir):
+def test_a_killed_reader_or_signal_leaves_nothing_behind(tmp_path, notes, fast_model):
     """Readers never write: a query killed mid-way leaves the index byte for byte as it was."""
-    index_in_process(tmp_path / "ix", notes, tiny_model_dir)
-    before = {
-        p.name: p.read_bytes()
-        for p in (tmp_path / "ix").iterdir()
-        if p.suffix in (".faiss", ".npz")
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "search", "query", "meadow", "--index", str(tmp_path / "ix")],
-        cwd=ROOT,
-    )
-    time.sleep(0.5)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    after = {
-        p.name: p.read_bytes()
-        for p in (tmp_path / "ix").iterdir()
-        if p.suffix in (".faiss", ".npz")
-    }
+    index_in_process(tmp_path / "ix", notes, fast_model)
+    before = space_bytes(tmp_path / "ix")
+    query = [sys.executable, "-m", "search", "query", "meadow", "--index", str(tmp_path / "ix")]
+    for _ in range(20):  # until one is killed while it has the index open
+        process = subprocess.Popen(query, cwd=ROOT, stdout=subprocess.DEVNULL)
+        reading = until_open(process, tmp_path / "ix")
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        if reading:
+            break
+    assert reading, "no query was caught reading the index"
+    after = space_bytes(tmp_path / "ix")
     assert after == before and verify_target(tmp_path / "ix").consistent

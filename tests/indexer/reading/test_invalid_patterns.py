@@ -2,10 +2,7 @@
 `.ctxsearchignore`, is one clear line naming it, never a traceback; nothing is changed,
 and a running `watch` says so and goes on watching."""
 
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -14,8 +11,8 @@ from indexer.errors import InvalidIgnoreFile, InvalidPattern
 from indexer.reading.rules import RootRules
 from indexer.reading.sources import walk_folder
 from search.cli import cli
-from tests.conftest import ROOT
-from tests.search.cli.test_watch import PATIENCE_SECONDS, eventually, found
+from tests.search.cli.test_watch import found
+from tests.support.watching import PATIENCE_SECONDS, Watched
 
 BAD_PATTERNS = ["[z-a]", "\\", "!"]
 
@@ -71,46 +68,31 @@ def test_a_bad_ignore_file_fails_the_run_in_one_line_and_changes_nothing(
     assert found(tmp_path / "ix", "egrets") == [] and found(tmp_path / "ix", "herons")
 
 
-def test_a_running_watch_reports_a_bad_ignore_file_and_goes_on(tmp_path, tiny_model_dir):
+def test_a_running_watch_reports_a_bad_ignore_file_and_goes_on(tmp_path, fast_model):
     docs, index = folder(tmp_path), tmp_path / "ix"
     ignore_file = docs / ".ctxsearchignore"
     ignore_file.write_text("drafts/\n[z-a]\n")  # bad from the start: the first run says so
-    stderr = tmp_path / "watch.err"
-    command = [sys.executable, "-m", "search", "watch", str(docs), "--index", str(index)]
-    command += ["--model", str(tiny_model_dir), "--debounce", "200"]
-    with open(stderr, "w") as err:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        )  # fmt: skip
+    args = [str(docs), "--index", str(index), "--model", fast_model, "--debounce", "200"]
+    watched = Watched(args, tmp_path)
 
     def reported(times: int) -> bool:
-        return stderr.read_text().count("(still watching)") >= times or process.poll() is not None
-
-    def fixed() -> bool:
-        if found(index, "egrets") == ["egrets.md"]:
-            return True
-        # Written again until seen: the watcher starts after the first run, and a change
-        # made before it starts is not noticed.
-        ignore_file.write_text("drafts/\n")
-        return False
+        return watched.stderr().count("(still watching)") >= times
 
     try:
-        eventually(lambda: reported(1), "the bad ignore file reported")
-        assert process.poll() is None, stderr.read_text()
-        assert "line 2: '[z-a]' is not a valid gitignore pattern" in stderr.read_text()
+        watched.until(lambda: reported(1), "the bad ignore file reported")
+        assert watched.process.poll() is None, watched.stderr()
+        assert "line 2: '[z-a]' is not a valid gitignore pattern" in watched.stderr()
         (docs / "egrets.md").write_text("Egrets follow cattle across the field.")
-        eventually(fixed, "the run after the fix")
+        ignore_file.write_text("drafts/\n")  # the watcher was armed before the first run
+        watched.until(lambda: found(index, "egrets") == ["egrets.md"], "the run after the fix")
         assert found(index, "herons") == ["herons.md"]
         ignore_file.write_text("!\n")  # broken again under the running watch
-        eventually(lambda: reported(2), "the second bad ignore file reported")
-        assert process.poll() is None, stderr.read_text()
-        process.terminate()
-        assert process.wait(timeout=PATIENCE_SECONDS) == 0
+        watched.until(lambda: reported(2), "the second bad ignore file reported")
+        assert watched.process.poll() is None, watched.stderr()
+        watched.process.terminate()
+        assert watched.process.wait(timeout=PATIENCE_SECONDS) == 0
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    log = stderr.read_text()
+        watched.stop()
+    log = watched.stderr()
     assert "Traceback" not in log and log.splitlines()[-1] == "ctxsearch: stopped", log
     assert found(index, "egrets") == ["egrets.md"]  # the broken file changed nothing

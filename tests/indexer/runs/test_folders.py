@@ -25,12 +25,10 @@ def write(folder: Path, names: list[str]) -> Path:
     return folder
 
 
-def test_ls_counts_each_root_and_remove_drops_files_and_folders(
-    any_index, tmp_path, tiny_model_dir
-):
+def test_ls_counts_each_root_and_remove_drops_files_and_folders(any_index, tmp_path, fast_model):
     docs = write(tmp_path / "docs", ["a.md", "b.md", "guide/c.md", "guide/d.md"])
     notes = write(tmp_path / "notes", ["x.txt", "Guide/y.txt"])
-    indexer = Indexer(any_index, model=str(tiny_model_dir))
+    indexer = Indexer(any_index, model=str(fast_model))
     indexer.index_folder(docs)
     indexer.index_folder(notes)
     indexer.index_folder(docs / "guide")  # a root of its own inside another
@@ -57,10 +55,10 @@ def test_ls_counts_each_root_and_remove_drops_files_and_folders(
     ]
 
 
-def test_ls_and_remove_on_the_command_line(tmp_path, tiny_model_dir):
+def test_ls_and_remove_on_the_command_line(tmp_path, fast_model):
     docs = write(tmp_path / "docs", ["a.md", "b.md"])
     index = tmp_path / "ix"
-    Indexer(index, model=str(tiny_model_dir)).index_folder(docs)
+    Indexer(index, model=str(fast_model)).index_folder(docs)
     runner = CliRunner()
     listed = runner.invoke(cli, ["ls", "--index", str(index)])
     assert listed.exit_code == 0 and str(docs) in listed.stdout
@@ -74,12 +72,12 @@ def test_ls_and_remove_on_the_command_line(tmp_path, tiny_model_dir):
     assert "Traceback" not in again.output
 
 
-def test_remove_of_a_symlink_acts_on_the_links_own_path(tmp_path, tiny_model_dir):
+def test_remove_of_a_symlink_acts_on_the_links_own_path(tmp_path, fast_model):
     docs = write(tmp_path / "docs", ["target.md", "guide/c.md"])
     (docs / "link.md").symlink_to(docs / "target.md")
     (docs / "guide-link").symlink_to(docs / "guide", target_is_directory=True)
     index = tmp_path / "ix"
-    Indexer(index, model=str(tiny_model_dir)).index_folder(docs)
+    Indexer(index, model=str(fast_model)).index_folder(docs)
     removed = remove_path(index, docs / "link.md")
     assert removed["path"] == str(docs / "link.md") and removed["removed_documents"] == 1
     # The walk does not follow a folder link: nothing is indexed at its own path.
@@ -101,13 +99,13 @@ def test_remove_of_a_symlink_acts_on_the_links_own_path(tmp_path, tiny_model_dir
     )
 
 
-def test_a_parents_run_brings_a_nested_root_up_to_date_with_its_own_rules(tmp_path, tiny_model_dir):
+def test_a_parents_run_brings_a_nested_root_up_to_date_with_its_own_rules(tmp_path, fast_model):
     """`index w/sub` then `index w`: later runs over `w` keep `w/sub` in step, with the
     rules `w/sub` was indexed with, as a fresh index of the same two roots would."""
     from tests.indexer.runs.test_moves import passages
 
     w = write(tmp_path / "w", ["a.md", "sub/b.md", "sub/notes/c.md"])
-    model = str(tiny_model_dir)
+    model = str(fast_model)
     for index in (tmp_path / "ix", tmp_path / "fresh"):
         Indexer(index, model=model).index_folder(w / "sub", exclude=["draft*"])
         Indexer(index, model=model).index_folder(w)
@@ -126,7 +124,7 @@ def test_a_parents_run_brings_a_nested_root_up_to_date_with_its_own_rules(tmp_pa
 
 
 def test_a_nested_root_whose_folder_is_gone_is_forgotten_by_the_parents_run(
-    any_index, tmp_path, tiny_model_dir
+    any_index, tmp_path, fast_model
 ):
     """`mv dr/proj dr/project2; index dr`: the files are found once, under their new path
     (moved, not encoded again), and `ls` no longer lists dr/proj."""
@@ -134,7 +132,7 @@ def test_a_nested_root_whose_folder_is_gone_is_forgotten_by_the_parents_run(
 
     dr = write(tmp_path / "dr", ["top.md", "proj/x.md", "proj/y.md"])
     index = any_index
-    indexer = Indexer(index, model=str(tiny_model_dir))
+    indexer = Indexer(index, model=str(fast_model))
     indexer.index_folder(dr / "proj")
     indexer.index_folder(dr)
     (dr / "proj").rename(dr / "project2")
@@ -144,12 +142,12 @@ def test_a_nested_root_whose_folder_is_gone_is_forgotten_by_the_parents_run(
     assert summary.nested_roots == []
     assert [f["root"].split(":")[-1] for f in describe_store(index)["folders"]] == [str(dr)]
     fresh = tmp_path / "fresh"
-    Indexer(fresh, model=str(tiny_model_dir)).index_folder(dr)
+    Indexer(fresh, model=str(fast_model)).index_folder(dr)
     assert passages(index) == passages(fresh)
     assert verify_target(index).consistent
 
 
-def test_a_folder_that_is_gone_is_taken_as_empty_only_when_asked(tmp_path, tiny_model_dir):
+def test_a_folder_that_is_gone_is_taken_as_empty_only_when_asked(tmp_path, fast_model):
     """`missing_ok` (what `watch` runs with): the files of a deleted root leave the index
     and its remembered rules stay for its return; without it, a wrong path changes nothing."""
     import shutil
@@ -159,7 +157,7 @@ def test_a_folder_that_is_gone_is_taken_as_empty_only_when_asked(tmp_path, tiny_
 
     docs = write(tmp_path / "docs", ["a.md", "b.md", "skip.md"])
     index = tmp_path / "ix"
-    indexer = Indexer(index, model=str(tiny_model_dir))
+    indexer = Indexer(index, model=str(fast_model))
     indexer.index_folder(docs, exclude=["skip*"])
     shutil.rmtree(docs)
     with pytest.raises(SourceNotFound, match="no such folder"):
@@ -172,13 +170,13 @@ def test_a_folder_that_is_gone_is_taken_as_empty_only_when_asked(tmp_path, tiny_
     finally:
         store.close()
     with pytest.raises(SourceNotFound, match="no such folder"):
-        Indexer(tmp_path / "new", model=str(tiny_model_dir)).index_folder(docs, missing_ok=True)
+        Indexer(tmp_path / "new", model=str(fast_model)).index_folder(docs, missing_ok=True)
     assert not (tmp_path / "new").exists()
     write(docs, ["a.md", "skip.md"])
     assert indexer.index_folder(docs, missing_ok=True).added == 1  # its rules still apply
 
 
-def test_a_nested_root_whose_name_is_not_utf8_stays_a_root(tmp_path, tiny_model_dir):
+def test_a_nested_root_whose_name_is_not_utf8_stays_a_root(tmp_path, fast_model):
     """Its recorded path is escaped text that names no file: it is found by listing."""
     import os
 
@@ -186,7 +184,7 @@ def test_a_nested_root_whose_name_is_not_utf8_stays_a_root(tmp_path, tiny_model_
     odd = Path(os.fsdecode(os.fsencode(w) + b"/sub-\xff"))
     write(odd, ["b.md"])
     index = tmp_path / "ix"
-    Indexer(index, model=str(tiny_model_dir)).index_folder(odd)
+    Indexer(index, model=str(fast_model)).index_folder(odd)
     summary = Indexer(index).index_folder(w)
     assert (summary.forgotten_roots, summary.removed, summary.total_documents) == ([], 0, 2)
     assert summary.nested_roots == [str(w / "sub-\\xff")]

@@ -9,14 +9,14 @@ from indexer.store.backends import open_store, verify_target
 from search.engine import Searcher
 
 
-def test_a_moved_or_renamed_file_keeps_its_chunks_and_vectors(any_index, tmp_path, tiny_model_dir):
+def test_a_moved_or_renamed_file_keeps_its_chunks_and_vectors(any_index, tmp_path, fast_model):
     docs = tmp_path / "docs"
     (docs / "guide").mkdir(parents=True)
     (docs / "otters.md").write_text("# Otters\n\nOtters hold paws while they sleep.\n")
     (docs / "herons.md").write_text("# Herons\n\nHerons stand still in the shallows.\n")
     (docs / "same-a.txt").write_text("twin content\n")
     (docs / "same-b.txt").write_text("twin content\n")
-    indexer = Indexer(any_index, model=str(tiny_model_dir))
+    indexer = Indexer(any_index, model=str(fast_model))
     indexer.index_folder(docs)
     with Searcher(any_index) as searcher:
         hits = searcher.search("otters", k=10).results
@@ -26,7 +26,7 @@ def test_a_moved_or_renamed_file_keeps_its_chunks_and_vectors(any_index, tmp_pat
     (docs / "otters.md").rename(docs / "guide" / "otters.md")
     (docs / "herons.md").rename(docs / "wading-birds.md")
     (docs / "same-a.txt").unlink()  # one of two identical files gone: nothing to move
-    mover = Indexer(any_index, model=str(tiny_model_dir))
+    mover = Indexer(any_index, model=str(fast_model))
     summary = mover.index_folder(docs)
     assert (summary.moved, summary.added, summary.chunks, summary.removed) == (2, 0, 0, 1)
     assert mover.encoders.loaded is None  # nothing to encode: the model was never loaded
@@ -69,7 +69,7 @@ def passages(index: Path) -> dict[str, list[tuple]]:
         store.close()
 
 
-def test_a_rename_that_changes_the_reader_reads_the_file_again(tmp_path, tiny_model_dir):
+def test_a_rename_that_changes_the_reader_reads_the_file_again(tmp_path, fast_model):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "page.html").write_text(
@@ -77,20 +77,20 @@ def test_a_rename_that_changes_the_reader_reads_the_file_again(tmp_path, tiny_mo
         "<script>var secret = 1;</script><!-- a comment --></body></html>"
     )
     (docs / "notes.txt").write_text("Herons\n======\n\nHerons stand still in the shallows.\n")
-    indexer = Indexer(tmp_path / "ix", model=str(tiny_model_dir))
+    indexer = Indexer(tmp_path / "ix", model=str(fast_model))
     indexer.index_folder(docs)
     (docs / "page.html").rename(docs / "page.txt")  # the same bytes, read as plain text
     (docs / "notes.txt").rename(docs / "notes.md")  # the same text, with a heading now
     summary = indexer.index_folder(docs)
     assert (summary.moved, summary.added, summary.removed) == (0, 2, 2)
-    Indexer(tmp_path / "fresh", model=str(tiny_model_dir)).index_folder(docs)
+    Indexer(tmp_path / "fresh", model=str(fast_model)).index_folder(docs)
     indexed = passages(tmp_path / "ix")
     assert indexed == passages(tmp_path / "fresh")
     assert "secret" in indexed[str(docs / "page.txt")][0][0]
     assert indexed[str(docs / "notes.md")][0][-1] == "Herons"
 
 
-def test_very_large_files_are_indexed_and_named_in_the_summary(tmp_path, tiny_model_dir):
+def test_very_large_files_are_indexed_and_named_in_the_summary(tmp_path, fast_model):
     from click.testing import CliRunner
 
     from indexer.runs.indexer import LARGE_TEXT_CHARACTERS
@@ -101,7 +101,7 @@ def test_very_large_files_are_indexed_and_named_in_the_summary(tmp_path, tiny_mo
     paragraph = "Release 1.2.3 fixed the otter feeder and the heron gate. " * 20 + "\n\n"
     (docs / "CHANGES.md").write_text(paragraph * (LARGE_TEXT_CHARACTERS // len(paragraph) + 1))
     (docs / "small.md").write_text("A small note about otters.\n")
-    summary = Indexer(tmp_path / "ix", model=str(tiny_model_dir)).index_folder(docs)
+    summary = Indexer(tmp_path / "ix", model=str(fast_model)).index_folder(docs)
     assert [large.path.rsplit("/", 1)[1] for large in summary.large_files] == ["CHANGES.md"]
     assert summary.large_files[0].characters >= LARGE_TEXT_CHARACTERS
     assert summary.added == 2 and summary.large_files[0].chunks > 100

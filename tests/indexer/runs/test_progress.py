@@ -47,6 +47,7 @@ def test_a_run_shows_the_model_load_then_advances_inside_a_large_file(tmp_path, 
         events.append(event)
         bars(event)
 
+    # A real (tiny) model: its load takes time to show, its batches split a large file.
     indexer = Indexer(tmp_path / "index", model=str(tiny_model_dir), batch_chunks=4)
     summary = indexer.index_folder(corpus(tmp_path / "docs"), progress=progress)
     bars.close()
@@ -118,13 +119,13 @@ def index_on_a_terminal(folder: Path, index: Path, model: Path, *options: str) -
     return drawn.decode(), stdout
 
 
-def test_the_cli_draws_on_a_terminal_and_never_with_quiet_or_json(tmp_path, tiny_model_dir):
+def test_the_cli_draws_on_a_terminal_and_never_with_quiet_or_json(tmp_path, fast_model):
     folder = corpus(tmp_path / "docs")
-    drawn, stdout = index_on_a_terminal(folder, tmp_path / "a", tiny_model_dir)
+    drawn, stdout = index_on_a_terminal(folder, tmp_path / "a", fast_model)
     assert drawn.index("Loading the model") < drawn.index("Encoding chunks")
     assert "chunks/s" in drawn and "added" in stdout
-    drawn, stdout = index_on_a_terminal(folder, tmp_path / "b", tiny_model_dir, "--quiet")
+    drawn, stdout = index_on_a_terminal(folder, tmp_path / "b", fast_model, "--quiet")
     assert drawn == "" and "added" in stdout
-    drawn, stdout = index_on_a_terminal(folder, tmp_path / "c", tiny_model_dir, "--json")
+    drawn, stdout = index_on_a_terminal(folder, tmp_path / "c", fast_model, "--json")
     assert drawn == ""
     assert json.loads(stdout)["added"] == 7

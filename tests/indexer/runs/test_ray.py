@@ -320,6 +320,7 @@ def _actor_pids(node) -> list[int]:
 
 
 @pytest.mark.slow
+@pytest.mark.ray  # its own cluster (running_cluster), not the module's fixture
 @pytest.mark.skipif(not (SHARED_EVAL / "scifact").is_dir(), reason="needs ../shared/eval")
 def test_1000_scifact_files_on_two_workers_with_one_killed_match_a_single_process(tmp_path, model):
     """The real model: same vectors and the same top-10 for 20 queries, a worker killed."""

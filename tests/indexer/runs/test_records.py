@@ -33,8 +33,8 @@ def records(count: int = 20) -> list[dict]:
 
 
 @pytest.fixture
-def indexer(any_index, tiny_model_dir) -> Indexer:
-    return Indexer(any_index, model=str(tiny_model_dir), batch_chunks=4)
+def indexer(any_index, fast_model) -> Indexer:
+    return Indexer(any_index, model=str(fast_model), batch_chunks=4)
 
 
 def chunk_ids(searcher: Searcher, record_id: str) -> list[int]:
@@ -77,15 +77,15 @@ def self_score(index: Path, name: str, text: str) -> float:
     return next(hit.score for hit in hits if name in (hit.id, Path(hit.path).name))
 
 
-def test_a_long_lived_writer_follows_an_index_replaced_under_it(tmp_path, tiny_model_dir):
+def test_a_long_lived_writer_follows_an_index_replaced_under_it(tmp_path, fast_model):
     """A writer that lives on (`serve --writable`, `watch`) encodes with the encoders of
     the index it writes into now, not of the one it first wrote into."""
     index, docs = tmp_path / "ix", tmp_path / "docs"
     docs.mkdir()
-    writer = Indexer(index, model=str(tiny_model_dir))
+    writer = Indexer(index, model=str(fast_model))
     writer.upsert_records(records(2))  # its encoders: mean pooling
     shutil.rmtree(index)
-    Indexer(index, model=str(tiny_model_dir), pooling="cls").upsert_records(records(1))
+    Indexer(index, model=str(fast_model), pooling="cls").upsert_records(records(1))
     heron = "Herons stand still in the shallows and spear fish."
     writer.upsert_records([{"id": "heron", "text": heron}])
     assert self_score(index, "heron", heron) == pytest.approx(1.0, abs=0.01)
@@ -214,12 +214,12 @@ def run(*args: object, input: str | None = None):
     return CliRunner().invoke(cli, [str(a) for a in args], input=input)
 
 
-def test_index_jsonl_upserts_a_file_and_a_bad_line_changes_nothing(tmp_path, tiny_model_dir):
+def test_index_jsonl_upserts_a_file_and_a_bad_line_changes_nothing(tmp_path, fast_model):
     target = tmp_path / "ix"
     lines = [json.dumps(record) for record in records(6)]
     good = tmp_path / "notes.jsonl"
     good.write_text("\n".join(lines[:3]) + "\n\n" + "\n".join(lines[3:]) + "\n")
-    made = run("index", "--jsonl", good, "--index", target, "--model", tiny_model_dir, "--json")
+    made = run("index", "--jsonl", good, "--index", target, "--model", fast_model, "--json")
     assert made.exit_code == 0, made.output
     assert json.loads(made.stdout)["added"] == 6
     bad = tmp_path / "bad.jsonl"
@@ -250,9 +250,9 @@ def test_index_jsonl_upserts_a_file_and_a_bad_line_changes_nothing(tmp_path, tin
     assert bad_where.exit_code == 2 and "a where filter is key=value" in bad_where.stderr
 
 
-def test_query_where_compares_a_number_given_as_text_as_a_number(tmp_path, tiny_model_dir):
+def test_query_where_compares_a_number_given_as_text_as_a_number(tmp_path, fast_model):
     target = tmp_path / "ix"
-    Indexer(target, model=str(tiny_model_dir)).upsert_records(records(6))
+    Indexer(target, model=str(fast_model)).upsert_records(records(6))
     odd = ["note-01", "note-03", "note-05"]  # year 2021
     for value in ("2021", "2021.0", "2.021e3"):
         found = run("query", "otters", "--index", target, "--where", f"year={value}", "--json")

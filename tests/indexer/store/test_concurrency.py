@@ -3,7 +3,6 @@
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,23 +17,26 @@ from tests.support.crash_harness import (
     index_in_process,
     start_indexer_process,
 )
+from tests.support.processes import until_open
 
 HOLD_LOCK = """
-import os, signal, sys, time
+import os, signal, sys
 from indexer.store.local.lock import WriterLock
 lock = WriterLock(sys.argv[1]).acquire()
 print("locked", flush=True)
 if sys.argv[2] == "die":
     os.kill(os.getpid(), signal.SIGKILL)
-time.sleep(float(sys.argv[2]))
+sys.stdin.read()  # held until the test closes our stdin (or kills us)
 """
 
 
-def hold_lock(index_dir, how: str) -> subprocess.Popen:
-    """A process holding the index's writer lock for `how` seconds, or dying with it."""
+def hold_lock(index_dir, how: str = "hold") -> subprocess.Popen:
+    """A process holding the index's writer lock until its stdin is closed (`hold`), or
+    dying with it (`die`)."""
     process = subprocess.Popen(
         [sys.executable, "-c", HOLD_LOCK, str(index_dir), how],
         cwd=ROOT,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -55,7 +57,7 @@ def files_of(index_dir):
 def test_a_second_writer_is_refused_with_exit_3_and_changes_nothing(small_index, notes):
     (notes / "extra.md").write_text("A brand new note about herons.")
     before = files_of(small_index)
-    holder = hold_lock(small_index, "30")
+    holder = hold_lock(small_index)
     try:
         result = CliRunner().invoke(cli, ["index", str(notes), "--index", str(small_index)])
     finally:
@@ -68,16 +70,24 @@ def test_a_second_writer_is_refused_with_exit_3_and_changes_nothing(small_index,
 
 
 def test_a_second_writer_with_wait_runs_when_the_first_is_done(small_index, notes):
+    """`index --wait` waits while another process holds the lock (it has the lock file
+    open and has written nothing), and runs as soon as the lock is let go."""
     (notes / "extra.md").write_text("A brand new note about herons.")
-    holder = hold_lock(small_index, "2")
-    started = time.monotonic()
-    result = CliRunner().invoke(
-        cli, ["index", str(notes), "--index", str(small_index), "--wait", "--json"]
+    before = files_of(small_index)
+    holder = hold_lock(small_index)
+    command = [sys.executable, "-m", "search", "index", str(notes), "--index", str(small_index)]
+    waiter = subprocess.Popen(
+        [*command, "--wait", "--json"], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
-    holder.wait()
-    assert result.exit_code == 0, result.output
-    assert time.monotonic() - started >= 1.0
-    assert '"added": 1' in result.stdout
+    try:
+        assert until_open(waiter, small_index / "write.lock")  # it is in the lock's wait
+        assert waiter.poll() is None and files_of(small_index) == before
+    finally:
+        holder.stdin.close()  # the first writer is done
+        holder.wait()
+    output, _ = waiter.communicate(timeout=300)
+    assert waiter.returncode == 0
+    assert '"added": 1' in output
 
 
 def test_a_lock_left_by_a_killed_writer_is_recovered(small_index, notes):

@@ -41,10 +41,10 @@ def a_folder(path: Path, text: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def otters_index(tmp_path_factory, tiny_model_dir) -> Path:
+def otters_index(tmp_path_factory, fast_model) -> Path:
     otters = a_folder(tmp_path_factory.mktemp("otters") / "otters", OTTERS)
     index = otters.parent / "index"
-    run("index", otters, "--index", index, "--model", tiny_model_dir, "--quiet")
+    run("index", otters, "--index", index, "--model", fast_model, "--quiet")
     return index
 
 
@@ -68,11 +68,11 @@ def tables(database: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_command_reads_and_writes_the_index_the_path_names(place, tiny_model_dir, name):
+def test_every_command_reads_and_writes_the_index_the_path_names(place, fast_model, name):
     herons = a_folder(place.parent / "herons", HERONS)
     index = place / name
     before = sorted(os.listdir(place))
-    run("index", herons, "--index", index, "--model", tiny_model_dir, "--quiet")
+    run("index", herons, "--index", index, "--model", fast_model, "--quiet")
     assert sorted(os.listdir(place)) == sorted([*before, name])  # nothing stray beside it
     assert (index / "ctxsearch.sqlite").is_file()
     assert tables(place / "app") == ["settings"]
@@ -97,12 +97,12 @@ def test_every_command_reads_and_writes_the_index_the_path_names(place, tiny_mod
     assert [hit["snippet"] for hit in otters["results"]] == [OTTERS]
 
 
-def test_an_index_of_such_a_name_in_a_read_only_folder(tmp_path, tiny_model_dir):
+def test_an_index_of_such_a_name_in_a_read_only_folder(tmp_path, fast_model):
     """The read-only readers (immutable SQLite): `query`, `info` and `verify`."""
     name = "ro?mode=rwc#b%41 ü"
     index = tmp_path / name
     herons = a_folder(tmp_path / "herons", HERONS)
-    run("index", herons, "--index", index, "--model", tiny_model_dir, "--quiet")
+    run("index", herons, "--index", index, "--model", fast_model, "--quiet")
     files = list(index.iterdir())
     for path in files:
         os.chmod(path, 0o444)
@@ -122,11 +122,11 @@ def test_an_index_of_such_a_name_in_a_read_only_folder(tmp_path, tiny_model_dir)
     assert sorted(os.listdir(tmp_path)) == ["herons", name]
 
 
-def test_a_relative_folder_named_like_a_database_is_a_folder(tmp_path, tiny_model_dir, monkeypatch):
+def test_a_relative_folder_named_like_a_database_is_a_folder(tmp_path, fast_model, monkeypatch):
     monkeypatch.chdir(tmp_path)
     herons = a_folder(tmp_path / "herons", HERONS)
     assert not is_database_url("postgresql-notes") and is_database_url("postgresql://h/db")
-    run("index", herons, "--index", "postgresql-notes", "--model", tiny_model_dir, "--quiet")
+    run("index", herons, "--index", "postgresql-notes", "--model", fast_model, "--quiet")
     found = run("query", "herons", "--index", "postgresql-notes", "--mode", "lexical", "--json")
     assert [hit["snippet"] for hit in json.loads(found.stdout)["results"]] == [HERONS]
 

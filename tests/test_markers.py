@@ -1,0 +1,46 @@
+"""The markers select what they say: the quick loop's expression leaves out every test that
+starts PostgreSQL, a Ray cluster or Chromium (collected only: nothing is started)."""
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+QUICK = "not postgres and not ray and not browser and not slow and not soak"
+HEAVY_FIXTURES = {"postgres_server", "postgres_index", "ray_cluster", "browser", "page"}
+
+
+def selected(tmp_path, expression: str) -> list[dict]:
+    """What `pytest -m expression` selects in tests/: id, fixture closure, parameters."""
+    out = tmp_path / f"selected-{len(expression)}.jsonl"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-p", "tests.support.selection_probe", "-m", expression, "tests"],
+        cwd=ROOT, env={**os.environ, "SELECTION_PROBE_OUT": str(out)},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def test_the_quick_expression_leaves_out_postgres_ray_and_the_browser(tmp_path):
+    quick = selected(tmp_path, QUICK)
+    everything = selected(tmp_path, "slow or not slow")
+    assert 0 < len(quick) < len(everything)
+    for test in quick:
+        assert not HEAVY_FIXTURES & set(test["fixtures"]), test["id"]
+        assert test["params"].get("any_index") != "postgres", test["id"]
+        assert "/test_postgres.py::" not in test["id"] and "/test_page.py::" not in test["id"]
+    quick_ids = {test["id"] for test in quick}
+    # and what is left out is exactly the heavy tests and the slow and soak ones
+    heavy = [
+        test["id"]
+        for test in everything
+        if HEAVY_FIXTURES & set(test["fixtures"])
+        or test["params"].get("any_index") == "postgres"
+        or "/test_page.py::" in test["id"]
+    ]
+    assert heavy and not quick_ids & set(heavy)
+    assert any("[postgres]" in name for name in heavy)
+    assert any("test_ray.py::" in name for name in heavy)
