@@ -80,14 +80,14 @@ def _file(number: int, passages: int, seed: int):
 
 def build(folder: Path, passages: int) -> dict:
     """Make an index of `passages` synthetic passages as one first run would leave it:
-    the store makes the index, then the rows go in through sqlite3 (its FTS5 triggers
-    included) and each space is written as generation 1's file, in the layout every
-    version reads. Through `change()` the million would take the best part of an hour."""
-    import sqlite3
-
+    the store makes the index, then the rows go in as plain SQL on its database (its
+    full-text triggers included) and each space is written as generation 1's base file.
+    Through `change()` the million would take the best part of an hour."""
     import faiss
+    from sqlalchemy import text
 
     from indexer.store.backends import open_store
+    from indexer.store.local.database import sqlite_engine
 
     started = time.perf_counter()
     store = open_store(folder, create=True)
@@ -95,24 +95,41 @@ def build(folder: Path, passages: int) -> dict:
         store.initialise(_manifest())
     store.close()
     files = passages // PASSAGES_PER_FILE
-    database = sqlite3.connect(folder / "ctxsearch.sqlite")
-    with database:
-        database.executemany(
-            "INSERT INTO documents (id, host, path, size, mtime_ns, sha256, indexed_at) "
-            "VALUES (?, '', ?, 1, 1, ?, 0)",
-            ((n + 1, f"/bench/{n:07d}.txt", "0" * 64) for n in range(files)),
+    engine = sqlite_engine(folder / "ctxsearch.sqlite")
+    with engine.begin() as database:
+        database.execute(
+            text(
+                "INSERT INTO documents (id, host, path, size, mtime_ns, sha256, indexed_at) "
+                "VALUES (:id, '', :path, 1, 1, :sha, 0)"
+            ),
+            [{"id": n + 1, "path": f"/bench/{n:07d}.txt", "sha": "0" * 64} for n in range(files)],
         )
-        database.executemany(
-            'INSERT INTO chunks (id, document_id, ordinal, start, "end", text) '
-            "VALUES (?, ?, ?, 0, 20, ?)",
-            (
-                (n * PASSAGES_PER_FILE + i + 1, n + 1, i, f"file {n} passage {i} version 0")
+        database.execute(
+            text(
+                'INSERT INTO chunks (id, document_id, ordinal, start, "end", text) '
+                "VALUES (:id, :document, :ordinal, 0, 20, :text)"
+            ),
+            [
+                {
+                    "id": n * PASSAGES_PER_FILE + i + 1,
+                    "document": n + 1,
+                    "ordinal": i,
+                    "text": f"file {n} passage {i} version 0",
+                }
                 for n in range(files)
                 for i in range(PASSAGES_PER_FILE)
-            ),
+            ],
         )
-        database.execute("UPDATE manifest SET value = '1' WHERE key = 'generation'")
-    database.close()
+        database.execute(text("UPDATE manifest SET value = '1' WHERE key = 'generation'"))
+        segments = {
+            space: {"base": 1, "deltas": [], "delta_bytes": 0, "tombstones": 0, "structure": "flat"}
+            for space in ("contextual", "static")
+        }
+        database.execute(
+            text("UPDATE manifest SET value = :segments WHERE key = 'segments'"),
+            {"segments": json.dumps(segments)},
+        )
+    engine.dispose()
     for seed, space in enumerate(("contextual", "static")):
         index = faiss.IndexIDMap2(faiss.IndexFlatIP(DIM))
         for first in range(0, passages, 100_000):
@@ -128,20 +145,15 @@ def build(folder: Path, passages: int) -> dict:
 
 def edit(folder: Path, seed: int) -> dict:
     """Edit one file (a different one each time): its passages out, new ones in."""
-    import sqlite3
-
     import faiss  # noqa: F401 (imported before the clock starts: not a cost of publishing)
 
     import indexer.store.local.writing  # noqa: F401
     from indexer.store.backends import open_store
 
     number = seed % 1_000
-    database = sqlite3.connect(folder / "ctxsearch.sqlite")
-    [(document_id,)] = database.execute(
-        "SELECT id FROM documents WHERE path = ?", (f"/bench/{number:07d}.txt",)
-    ).fetchall()  # as the run's scan found it (a scan's cost, not the publish's)
-    database.close()
     store = open_store(folder)
+    # as the run's scan found it (a scan's cost, not the publish's)
+    document_id = store.documents_under(Path("/bench"))[f"/bench/{number:07d}.txt"].id
     before = _space_files(folder)
     started = time.perf_counter()
     with store.writer(), store.change() as change:

@@ -22,8 +22,12 @@ WORDS = (  # noqa: SIM905 (a paragraph is easier to read than forty quoted words
 QUERIES = ["river bank erosion", "coffee from java", "tower crane", "apple orchard in spring"]
 BATCH_CHUNKS = 8
 
+# SIGINT's default handler first: a shell's background job (a CI runner's, `nohup ... &`)
+# starts with SIGINT ignored, and the Ctrl-C the tests send must be a Ctrl-C.
 _RUN_INDEXER = """
+import signal
 import sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from indexer import Indexer
 from indexer.store.base import Target
 Indexer(sys.argv[1], model=sys.argv[3], batch_chunks=int(sys.argv[4])).index_folder(sys.argv[2])
