@@ -18,7 +18,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-from search.server.guard import MAX_HEAD_BYTES, AllowedHosts, Receive, RequestGuard, Scope, Send
+from search.server.guard import AllowedHosts, Receive, RequestGuard, Scope, Send
 
 MCP_PATH = "/mcp"
 
@@ -79,14 +79,6 @@ def run_http(
     writable: bool,
 ) -> None:
     """Serve MCP over streamable HTTP on an open socket until interrupted."""
-    import uvicorn
+    from search.server.app import serve_on_socket
 
-    host, port = listener.getsockname()[:2]
-    config = uvicorn.Config(
-        guarded_app(server, hosts, token, writable),
-        host=host,
-        port=port,
-        log_level="warning",
-        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
-    )
-    uvicorn.Server(config).run(sockets=[listener])
+    serve_on_socket(guarded_app(server, hosts, token, writable), listener, "warning")

@@ -246,16 +246,19 @@ def run_server(
     writer: RecordWriter | None = None,
 ) -> None:
     """Serve `searcher` with uvicorn on an open socket until interrupted."""
+    serve_on_socket(create_app(searcher, token, hosts, writer), listener, "info")
+
+
+def serve_on_socket(app: Any, listener: socket.socket, log_level: str) -> None:
+    """Serve the ASGI `app` with uvicorn on an open socket until interrupted, with the
+    guard's bound on a request's head."""
     import uvicorn
 
     host, port = listener.getsockname()[:2]
     config = uvicorn.Config(
-        create_app(searcher, token, hosts, writer),
-        host=host,
-        port=port,
-        log_level="info",
+        app, host=host, port=port, log_level=log_level,
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
-    )
+    )  # fmt: skip
     uvicorn.Server(config).run(sockets=[listener])
 
 
