@@ -22,6 +22,7 @@ from search.request import (
     Kind,
     Parameter,
     SearchRequest,
+    WhereJSON,
     parameter_of,
     parameters,
     search_request,
@@ -34,7 +35,7 @@ _TYPES: dict[Kind, Any] = {
     Kind.FLAG: bool,
     Kind.TEXTS: str | list[str] | None,
     Kind.PLACES: str | list[str] | None,
-    Kind.PAIRS: dict[str, str | int | float | bool] | list[str] | None,
+    Kind.PAIRS: WhereJSON | None,
 }
 
 
