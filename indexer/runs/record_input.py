@@ -203,15 +203,21 @@ def check_metadata(value: Any, where: str = "the record") -> dict[str, str | int
     return checked
 
 
-def number_text(text: Any) -> str | None:
-    """The value text of the number that `text` spells in JSON, or None if it spells none
-    (or is not text)."""
+def number_of(text: Any) -> int | float | None:
+    """The number that `text` spells in JSON (an int past 64 bits as a float), or None if
+    it spells none, or a number past a float's range, or is not text."""
     if not isinstance(text, str) or not _JSON_NUMBER.fullmatch(text):
         return None
     number = json.loads(text)
     if isinstance(number, int) and not -_INT_RANGE <= number < _INT_RANGE:
         number = float(number)  # a record can hold a number this large only as a float
-    return value_text(number) if math.isfinite(number) else None
+    return number if math.isfinite(number) else None
+
+
+def number_text(text: Any) -> str | None:
+    """The value text of the number that `text` spells in JSON, or None (see `number_of`)."""
+    number = number_of(text)
+    return None if number is None else value_text(number)
 
 
 def _check_key(key: Any, where: str) -> None:
