@@ -56,19 +56,27 @@ class QueryBatcher:
     def encode(self, space: str, text: str) -> np.ndarray:
         """The (1, dim) vector of `text` in `space`: `Encoder.encode([text])`, up to float
         rounding (a row of a batch differs from a pass of one by about 1e-7)."""
-        request = _Request(space, text)
+        return self.encode_many(space, [text])
+
+    def encode_many(self, space: str, texts: list[str]) -> np.ndarray:
+        """The (len(texts), dim) vectors of `texts` in `space`, queued together, so that
+        up to `max_batch` of them are encoded in one pass."""
+        requests = [_Request(space, text) for text in texts]
         with self._lock:
-            self._waiting.append(request)
+            self._waiting.extend(requests)
             lead = not self._encoding
             self._encoding = True
-        if not lead:
-            request.woken.wait()
-        if not request.finished:
-            self._encode_next_batch()  # holds this caller's request: it is first in line
-        if request.error is not None:
-            raise request.error
-        assert request.vector is not None
-        return request.vector
+        for n, request in enumerate(requests):
+            if n or not lead:
+                request.woken.wait()
+            if not request.finished:
+                self._encode_next_batch()  # holds this request: it is first in line
+        for request in requests:
+            if request.error is not None:
+                raise request.error
+        return np.concatenate(
+            [request.vector for request in requests if request.vector is not None]
+        )
 
     def _encode_next_batch(self) -> None:
         """Encode the queries waiting (up to `max_batch`), then hand the encoder on.

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from indexer.errors import IndexClosed, ModelNotAvailable
+from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
 from indexer.runs.record_input import record_id_of
 from indexer.spaces import Space
 from indexer.store.backends import open_store
@@ -26,7 +27,7 @@ from search.completion import exact_scores
 from search.documents import DocumentText, load_document
 from search.fusion import HYBRID, HybridFusion
 from search.hints import filter_hints
-from search.limits import check_document_id
+from search.limits import check_document_id, check_queries
 from search.locations import fill_locations
 from search.match_lines import LineSimilarity, match_location, static_line_similarity
 from search.modes import Mode
@@ -281,45 +282,73 @@ class Searcher:
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.request` and `search.limits`.
         """
-        request = search_request(query, **options)
+        return self._search([search_request(query, **options)])[0]
+
+    def search_batch(
+        self, queries: Sequence[str | SearchRequest], **options: Any
+    ) -> list[SearchResponse]:
+        """One `SearchResponse` per query, in order, `options` (a search's keywords)
+        applied to each: what `search` answers for each, with the queries encoded
+        together (one pass per space for up to `MAX_BATCH_QUERIES`) and searched in one
+        snapshot. `InvalidQuery` for no query, more than `MAX_BATCH_QUERIES`, or any bad
+        one (naming it: `query 2: ...`). Each response's `encode_seconds` is the batch's."""
+        requests = []
+        for number, query in enumerate(check_queries(queries), start=1):
+            try:
+                requests.append(search_request(query, **options))
+            except InvalidQuery as error:
+                raise InvalidQuery(f"query {number}: {error}") from None
+        return self._search(requests)
+
+    def _search(self, requests: list[SearchRequest]) -> list[SearchResponse]:
         self._check_open()
         timings = {"model_load_seconds": 0.0}
         # The contextual vector gives every hit its similarity; static and lexical mode
         # (the fast ones) encode it only when asked to drop weak hits.
-        wanted = set(request.mode.vector_spaces)
-        if request.min_similarity is not None:
-            wanted.add(Space.CONTEXTUAL)
-        encoded = sorted(wanted, key=lambda item: item.value)
+        wanted = [_vector_spaces(request) for request in requests]
+        encoded = sorted(set().union(*wanted), key=lambda item: item.value)
         started = time.perf_counter()
-        with self._lock:  # load the encoders this search needs, once
+        with self._lock:  # load the encoders these searches need, once
             for space in encoded:
                 self._encoder(space.value)
             kinds = {space.value: self.encoder_kinds[space.value] for space in encoded}
             note = self.encoder_note if "torch" in kinds.values() else ""
         timings["model_load_seconds"] = round(time.perf_counter() - started, 4)
         started = time.perf_counter()
-        vectors = {space: self._batcher.encode(space.value, request.query) for space in encoded}
+        vectors: list[dict[Space, np.ndarray]] = [{} for _ in requests]
+        for space in encoded:
+            asking = [n for n, spaces in enumerate(wanted) if space in spaces]
+            texts = [requests[n].query for n in asking]
+            rows = self._batcher.encode_many(space.value, texts)
+            for row, n in enumerate(asking):
+                vectors[n][space] = rows[row : row + 1]
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
-        started = time.perf_counter()
-        lines = None
-        if Space.STATIC in vectors:  # ties between lines: the static space, already at hand
-            encoder = self._space_encoder(Space.STATIC.value)
-            lines = static_line_similarity(encoder, vectors[Space.STATIC][0])
+        responses = []
         with self.store.snapshot([space.value for space in encoded]) as snapshot:
-            hits = _hits(snapshot, request, vectors, self.hybrid, lines)
-            hints = filter_hints(snapshot, request.filter) if not hits else []
-        timings["search_seconds"] = round(time.perf_counter() - started, 4)
-        return SearchResponse(
-            query=request.query,
-            mode=request.mode.value,
-            results=hits,
-            timings=timings,
-            query_encoder=kinds,
-            query_encoder_note=note,
-            filters=request.filter.to_dict() if request.filter else None,
-            min_similarity=request.min_similarity,
-            hints=hints,
-        )
+            for request, own in zip(requests, vectors, strict=True):
+                spaces = {space.value: kinds[space.value] for space in own}
+                started = time.perf_counter()
+                lines = None
+                if Space.STATIC in own:  # ties between lines: the static space, at hand
+                    encoder = self._space_encoder(Space.STATIC.value)
+                    lines = static_line_similarity(encoder, own[Space.STATIC][0])
+                hits = _hits(snapshot, request, own, self.hybrid, lines)
+                hints = filter_hints(snapshot, request.filter) if not hits else []
+                searched = round(time.perf_counter() - started, 4)
+                responses.append(
+                    SearchResponse(
+                        query=request.query,
+                        mode=request.mode.value,
+                        results=hits,
+                        timings={**timings, "search_seconds": searched},
+                        query_encoder=spaces,
+                        query_encoder_note=note if "torch" in spaces.values() else "",
+                        filters=request.filter.to_dict() if request.filter else None,
+                        min_similarity=request.min_similarity,
+                        hints=hints,
+                    )
+                )
+        return responses
 
     def similar(
         self,
@@ -353,6 +382,14 @@ class Searcher:
         self._check_open()
         with self.store.snapshot() as snapshot:
             return load_document(snapshot, document_id)
+
+
+def _vector_spaces(request: SearchRequest) -> set[Space]:
+    """The spaces whose query vector `request` needs."""
+    wanted = set(request.mode.vector_spaces)
+    if request.min_similarity is not None:
+        wanted.add(Space.CONTEXTUAL)
+    return wanted
 
 
 def _candidates(

@@ -4,8 +4,8 @@ A search whose filter matches nothing answers no hits, which reads the same as a
 nothing is close to. `filter_hints` names the filter values that match no document on
 their own, and what is there: the indexed roots for a folder, the file types there are for
 a type, the metadata keys for a key, and the stored spelling of a value that differs only
-in case (`public=True` where records hold `true`). It is called only for a search that
-found nothing, so a search with hits pays nothing.
+in case (`public=True` where records hold `true`), and a comparison no value meets. It is
+called only for a search that found nothing, so a search with hits pays nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from indexer.reading.file_types import FILE_TYPES
 from indexer.runs.record_input import RECORD_PREFIX
 from indexer.store.base import Snapshot
 from indexer.store.filters import SearchFilter
+from indexer.store.where import WhereCondition
 
 SHOWN = 5  # at most this many roots, types or keys in one hint
 
@@ -43,22 +44,28 @@ def _type_hint(snapshot: Snapshot, kind: str) -> str:
     return f"no indexed file is of type {kind}; {there}"
 
 
-def _where_hints(snapshot: Snapshot, pairs: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
+def _where_hints(snapshot: Snapshot, conditions: tuple[WhereCondition, ...]) -> list[str]:
     keys = snapshot.metadata_keys()
     hints = []
-    for key, texts in pairs:
-        given = f"where {key}={texts[0]}"
+    for condition in conditions:
+        given = f"where {condition}"
         if not keys:
             return [f"{given}: this index holds no records (only records have metadata)"]
+        key = condition.key
         if key not in keys:
             hints.append(
                 f"{given}: no record has the metadata key {key}; the keys are {_few(keys)}"
             )
             continue
-        if snapshot.has_documents(SearchFilter(metadata=((key, texts),))):
+        if snapshot.has_documents(SearchFilter(metadata=(condition,))):
+            continue
+        if condition.operator != "=":
+            hints.append(f"{given}: no record's {key} is {condition.operator} {condition.given}")
             continue
         spellings = {
-            stored for text in texts for stored in snapshot.metadata_values_ignoring_case(key, text)
+            stored
+            for text in condition.texts
+            for stored in snapshot.metadata_values_ignoring_case(key, text)
         }
         held = ", ".join(f"{key}={stored}" for stored in sorted(spellings)[:SHOWN])
         hints.append(

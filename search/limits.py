@@ -19,6 +19,9 @@ MAX_K = 1000
 # At most this many characters per query: the model reads 256 tokens (about 1,000
 # characters of English) and BM25 ORs every distinct word, so longer text only costs time.
 MAX_QUERY_CHARS = 4000
+# At most this many queries in one batch (`Searcher.search_batch`, `POST /search/batch`):
+# the most the query encoder takes in one pass (`search.batching.MAX_BATCH`).
+MAX_BATCH_QUERIES = 64
 # Document ids are SQL row ids: whole numbers from 1 to the largest signed 64-bit integer.
 MAX_DOCUMENT_ID = 2**63 - 1
 
@@ -100,3 +103,15 @@ def has_visible_text(text: str) -> bool:
         unicodedata.category(character)[0] in "LNPS" and character not in _BLANK_GLYPHS
         for character in text
     )
+
+
+def check_queries(queries: object) -> list:
+    """The queries of a batch as a list: one to `MAX_BATCH_QUERIES` of them (each is
+    checked as a search's query)."""
+    if isinstance(queries, (str, bytes)) or not isinstance(queries, (list, tuple)):
+        raise InvalidQuery(f"queries must be a list of query texts, not {type(queries).__name__}")
+    if not queries:
+        raise InvalidQuery("a batch needs at least one query")
+    if len(queries) > MAX_BATCH_QUERIES:
+        raise InvalidQuery(f"at most {MAX_BATCH_QUERIES} queries in one batch, not {len(queries)}")
+    return list(queries)

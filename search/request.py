@@ -35,6 +35,13 @@ from search.limits import (
 from search.modes import DEFAULT_MODE, MODES, Mode
 
 DEFAULT_K = 10
+# A `where` as JSON (HTTP's body, MCP): key to a value, a list of values (any of them),
+# or an object of operators (`{">=": 2020}`); or a list of "key OP value" strings.
+WhereScalar = str | int | float | bool
+WhereJSON = (
+    dict[str, WhereScalar | list[WhereScalar] | dict[str, WhereScalar | list[WhereScalar]]]
+    | list[str]
+)
 
 
 class Kind(str, Enum):
@@ -178,7 +185,7 @@ class SearchRequest:
             "such as .py; repeatable.",
         ),
     )
-    where: tuple[str, ...] | Mapping[str, str | int | float | bool] = field(
+    where: tuple[str, ...] | Mapping[str, Any] = field(
         default=(),
         metadata=_about(
             kind=Kind.PAIRS,
@@ -187,11 +194,15 @@ class SearchRequest:
             metavar="KEY=VALUE",
             group="filter",
             help="Only records (from apps) whose metadata has KEY equal to VALUE (a number "
-            'matches equal numbers: year=2020.0 finds 2020, 2020.0 and "2020.0"); '
-            "repeatable, every pair must hold.",
-            http_help="Only records whose metadata has this key=value (a number matches equal "
-            "numbers: year=2020.0 finds 2020); repeatable, every pair must hold. Files have no "
-            'metadata. In a body, an object ({"lang": "en"}) or a list of "key=value".',
+            'matches equal numbers: year=2020.0 finds 2020, 2020.0 and "2020.0"), or '
+            "KEY!=VALUE, or KEY<, <=, >, >= a number or an ISO date (year>=2020, "
+            "day<2024-05-01); repeatable: the = of one key are ORed (group=0 --where "
+            "group=2: either), everything else ANDed.",
+            http_help="Only records whose metadata meets this condition: key=value (a number "
+            "matches equal numbers: year=2020.0 finds 2020), key!=value, key<, <=, >, >= a "
+            "number or an ISO date (year>=2020); repeatable: the = of one key are ORed, "
+            "everything else ANDed. Files have no metadata. In a body, a list of these "
+            'strings or an object: {"lang": "en", "group": [0, 2], "year": {">=": 2020}}.',
         ),
     )
     min_similarity: float | None = field(
@@ -286,7 +297,7 @@ def _texts(value: object, name: str) -> tuple:
         raise InvalidQuery(f"a {name} filter must be a non-empty string") from None
 
 
-def _pairs(where: object) -> Any:  # anything else is left for `where_pairs` to refuse
+def _pairs(where: object) -> Any:  # anything else is left for `where_conditions` to refuse
     if where is None:
         return ()
     if isinstance(where, Mapping):

@@ -14,7 +14,7 @@ command line's `--where`, HTTP's `where=`) that spells a JSON number, is that nu
 matches any equal number (`2020`, `2020.0` and `2.02e3` match a stored 2020 or 2020.0);
 text also matches the string it spells (`year=2020.0` matches the string "2020.0" too);
 a JSON string is only that string. As values are kept as text, `year=2020` matches the
-number 2020 and the string "2020". Every pair of a `where` must match.
+number 2020 and the string "2020". `indexer.store.where` reads the conditions of a `where`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ MAX_METADATA_KEYS = 64
 MAX_METADATA_KEY_CHARS = 100
 # PostgreSQL's b-tree (key, value) index takes entries up to 2,704 bytes.
 MAX_METADATA_VALUE_CHARS = 500
-MAX_WHERE_PAIRS = 64
 _FIELDS = {"id", "text", "metadata"}
 _INT_RANGE = 2**63
 _JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
@@ -204,53 +203,21 @@ def check_metadata(value: Any, where: str = "the record") -> dict[str, str | int
     return checked
 
 
-def where_pairs(where: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """A `where` filter as sorted (key, texts) pairs, each holding when the stored value
-    text is one of its texts (the value as given first): from a mapping
-    (`{"lang": "en", "year": 2020}`) or from `key=value` strings (the command line's
-    `--where`, HTTP's `where=` parameters). `InvalidQuery` for anything else."""
-    from indexer.errors import InvalidQuery
-
-    if where is None:
-        return ()
-    pairs: list[tuple[str, Any, bool]] = []  # (key, value, given as text)
-    if isinstance(where, Mapping):
-        pairs = [(key, value, False) for key, value in where.items()]
-    elif isinstance(where, (list, tuple)):
-        for item in where:
-            if not isinstance(item, str) or "=" not in item:
-                raise InvalidQuery(f"a where filter is key=value, not {item!r}")
-            key, _, value = item.partition("=")
-            pairs.append((key, value, True))
-    elif isinstance(where, str):
-        return where_pairs([where])
-    else:
-        raise InvalidQuery(f"where must be an object of key: value pairs, not {where!r}")
-    if len(pairs) > MAX_WHERE_PAIRS:
-        raise InvalidQuery(f"at most {MAX_WHERE_PAIRS} where filters")
-    checked = []
-    for key, value, spelt in pairs:
-        try:
-            _check_key(key, "where")
-            metadata = check_metadata({key: value}, "where")
-        except InvalidRecord as error:
-            raise InvalidQuery(str(error)) from None
-        texts = [value_text(metadata[key])]
-        number = _number_text(value) if spelt else None
-        if number is not None and number != texts[0]:
-            texts.append(number)
-        checked.append((key, tuple(texts)))
-    return tuple(sorted(set(checked)))
-
-
-def _number_text(text: str) -> str | None:
-    """The value text of the number that `text` spells in JSON, or None if it spells none."""
-    if not _JSON_NUMBER.fullmatch(text):
+def number_of(text: Any) -> int | float | None:
+    """The number that `text` spells in JSON (an int past 64 bits as a float), or None if
+    it spells none, or a number past a float's range, or is not text."""
+    if not isinstance(text, str) or not _JSON_NUMBER.fullmatch(text):
         return None
     number = json.loads(text)
     if isinstance(number, int) and not -_INT_RANGE <= number < _INT_RANGE:
         number = float(number)  # a record can hold a number this large only as a float
-    return value_text(number) if math.isfinite(number) else None
+    return number if math.isfinite(number) else None
+
+
+def number_text(text: Any) -> str | None:
+    """The value text of the number that `text` spells in JSON, or None (see `number_of`)."""
+    number = number_of(text)
+    return None if number is None else value_text(number)
 
 
 def _check_key(key: Any, where: str) -> None:

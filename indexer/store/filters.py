@@ -11,9 +11,9 @@ join), never by cutting a top-k afterwards. Paths compare case-sensitively; exte
   the whole path when it starts with `/`.
 - `types`: file types (`md`, `rst`, `html`, `pdf`, `txt`, `office`, `epub`, `code`) or
   extensions (`.py`).
-- `metadata` (`where`): keys whose value a record's metadata must hold, each with the
-  value texts that match (a number given as text matches as that number and as that
-  text: see `indexer.runs.record_input`); files have no metadata, so a `where` leaves them out.
+- `metadata` (`where`): conditions on a record's metadata (`lang=en`, `year>=2020`; see
+  `indexer.store.where` for what they mean and how several combine); files have no
+  metadata, so a `where` leaves them out.
 Within one kind any value may match; every kind given must match.
 """
 
@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from indexer.errors import InvalidQuery
 from indexer.reading.file_types import FILE_TYPES
-from indexer.runs.record_input import where_pairs
 from indexer.store.globs import check_glob, glob_regex
+from indexer.store.where import WhereCondition, metadata_sql, where_conditions
 
 MAX_FILTER_VALUES = 64
 MAX_FILTER_CHARS = 4096
@@ -38,21 +39,29 @@ class SearchFilter:
     under: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
-    metadata: tuple[tuple[str, tuple[str, ...]], ...] = ()  # `where`: (key, value texts)
+    metadata: tuple[WhereCondition, ...] = ()  # `where`, see `indexer.store.where`
 
     def __bool__(self) -> bool:
         return bool(self.under or self.paths or self.types or self.metadata)
 
-    def to_dict(self) -> dict[str, list[str] | dict[str, str]]:
-        """The filter as JSON-ready lists (and `where` as an object of the values given)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The filter as JSON-ready lists: `where` an object of the keys asked to equal one
+        value and nothing else (as before there were other conditions), `where_conditions`
+        every condition as text (`year>=2020`)."""
+        lone = {}
+        for key in {condition.key for condition in self.metadata}:
+            own = [condition for condition in self.metadata if condition.key == key]
+            if len(own) == 1 and own[0].operator == "=":
+                lone[key] = own[0].given
         return {
             "under": list(self.under),
             "path": list(self.paths),
             "type": list(self.types),
-            "where": {key: texts[0] for key, texts in self.metadata},
+            "where": dict(sorted(lone.items())),
+            "where_conditions": [str(condition) for condition in self.metadata],
         }
 
-    def sql(self, dialect: str) -> tuple[str, dict[str, str]]:
+    def sql(self, dialect: str) -> tuple[str, dict[str, Any]]:
         """The condition on the `documents` table for `dialect` (`sqlite` or `postgresql`):
         SQL text with `:f_...` parameters, and their values. The same text runs through
         sqlite3 and through SQLAlchemy's `text()`."""
@@ -60,7 +69,7 @@ class SearchFilter:
             _under_sql(self.under),
             _paths_sql(self.paths, dialect),
             _types_sql(sorted({s for kind in self.types for s in suffixes_of(kind)})),
-            *(_metadata_sql(n, key, texts) for n, (key, texts) in enumerate(self.metadata)),
+            *metadata_sql(self.metadata, dialect),
         ]
         conditions = [condition for condition, _values in parts if condition]
         values = {name: value for _condition, named in parts for name, value in named.items()}
@@ -89,7 +98,7 @@ def make_filter(
         tuple(folder.rstrip("/") or "/" for folder in under),
         tuple(paths),
         tuple(types),
-        where_pairs(where),
+        where_conditions(where),
     )
 
 
@@ -165,12 +174,3 @@ def _paths_sql(patterns: tuple[str, ...], dialect: str) -> Condition:
 def _types_sql(suffixes: list[str]) -> Condition:
     values = {f"f_type{n}": f"%{suffix}" for n, suffix in enumerate(suffixes)}
     return _any([f"lower(documents.path) LIKE :{name}" for name in values], values)
-
-
-def _metadata_sql(n: int, key: str, texts: tuple[str, ...]) -> Condition:
-    values = {f"f_key{n}_{m}": text for m, text in enumerate(texts)}
-    condition = (
-        "documents.id IN (SELECT document_id FROM record_metadata "
-        f"WHERE key = :f_key{n} AND value IN ({', '.join(':' + name for name in values)}))"
-    )
-    return condition, {f"f_key{n}": key, **values}

@@ -20,7 +20,8 @@ import click
 from indexer import config
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
-from indexer.runs.record_input import read_jsonl, value_text
+from indexer.runs.record_files import RECORD_FORMATS, read_records, record_format
+from indexer.runs.record_input import value_text
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
@@ -80,12 +81,23 @@ def cli() -> None:
 @index_option
 @click.option(
     "--jsonl",
+    "--records",
     "jsonl",
     type=click.File("rb"),
     default=None,
     metavar="FILE",
-    help="Upsert records from an app instead of a folder: one JSON object a line, "
-    '{"id": ..., "text": ..., "metadata": {...}} (- reads stdin); one atomic run.',
+    help="Upsert records from an app instead of a folder: JSON lines, one "
+    '{"id": ..., "text": ..., "metadata": {...}} a line; a JSON array of them; or CSV '
+    "or TSV with a header, its id and text columns the record's, the others metadata "
+    "(- reads stdin); one atomic run.",
+)
+@click.option(
+    "--format",
+    "records_format",
+    type=click.Choice(RECORD_FORMATS),
+    default=None,
+    help="The format of --records FILE (default: by its extension, .jsonl .json .csv "
+    ".tsv; JSON lines for stdin).",
 )
 @click.option(
     "--model", default=None, help="Model folder or hub name (new index: all-MiniLM-L6-v2)."
@@ -180,6 +192,7 @@ def index(
     path: Path | None,
     target: Target,
     jsonl: BinaryIO | None,
+    records_format: str | None,
     model: str | None,
     pooling: str | None,
     index_type: str | None,
@@ -198,13 +211,13 @@ def index(
     as_json: bool,
 ) -> None:
     """Index the documents under PATH (again: only what changed is encoded), or the
-    records of a JSON-lines FILE (--jsonl).
+    records of a FILE (--records, or --jsonl: JSON lines, JSON, CSV or TSV).
 
     \b
     Reads .txt .md .rst .html .pdf .docx .pptx .odt .epub and common source files;
     skips hidden folders,
     .git and binary files. A file that fails is reported and the run goes on.
-    Records (--jsonl) are upserted by id into the same index: a record whose text is
+    Records (--records) are upserted by id into the same index: a record whose text is
     unchanged is not encoded again; a bad line changes nothing.
 
     \b
@@ -220,12 +233,16 @@ def index(
       ctxsearch index ~/archive --ray auto --json
       ctxsearch index ~/archive --ray 10.0.0.5:6379 --index postgresql+psycopg://me@db/search
       ctxsearch index --jsonl articles.jsonl --index app.idx --json
+      ctxsearch index --records articles.csv --index app.idx
+      cat articles.tsv | ctxsearch index --records - --format tsv --index app.idx
     """
     from indexer.runs.indexer import Indexer
     from search.cli.progress import ProgressBars
 
     if (path is None) == (jsonl is None):
         raise click.UsageError("give a folder (PATH) or --jsonl FILE, not both or neither")
+    if records_format is not None and jsonl is None:
+        raise click.UsageError("--format is the format of --records FILE, not of a folder")
     if jsonl is not None and (exclude or include or default_excludes is not None or forget_rules):
         raise click.UsageError(
             "--exclude, --include, --default-excludes and --forget-rules apply to folders, "
@@ -236,7 +253,7 @@ def index(
     if jsonl is not None:
         name = getattr(jsonl, "name", "<stdin>")
         name = "stdin" if name in ("-", "<stdin>") else display_path(name)
-        records = read_jsonl(jsonl, name)
+        records = read_records(jsonl, name, record_format(name, records_format))
         if not records:
             raise click.UsageError(f"{name}: no records in the file")
     bars = ProgressBars(enabled=not quiet and not as_json, unit="records" if jsonl else "files")

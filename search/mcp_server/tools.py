@@ -32,6 +32,7 @@ from search.mcp_server.argument_errors import one_line_argument_errors
 from search.mcp_server.reading import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
 from search.mcp_server.reading import read_passage as read_chunk
 from search.modes import MODES
+from search.request import WhereJSON
 from search.similar import SIMILAR_MODES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -68,12 +69,15 @@ Types = Annotated[
     ),
 ]
 Where = Annotated[
-    dict[str, str | int | float | bool] | list[str] | None,
+    WhereJSON | None,
     Field(
         description="Only records (documents an application stored with metadata) whose "
-        'metadata holds every pair, e.g. {"lang": "en", "year": 2024}, or a list of '
-        '"key=value" strings. Files have no metadata, so any `where` leaves them out. '
-        "Default: no condition."
+        'metadata meets these conditions, e.g. {"lang": "en", "year": 2024}; a list of '
+        'values is any of them ({"group": [0, 2]}); an object of operators compares '
+        'numbers or ISO dates ({"year": {">=": 2020, "<": 2024}}, {"day": {"<": '
+        '"2024-05-01"}}; also "!="). Or a list of strings: "lang=en", "year>=2020", '
+        '"lang!=fr". The = of one key are ORed, everything else ANDed. Files have no '
+        "metadata, so any `where` leaves them out. Default: no condition."
     ),
 ]
 MinSimilarity = Annotated[

@@ -38,11 +38,16 @@ from indexer.errors import (
 from indexer.version import __version__
 from search.comparison import compare_modes
 from search.engine import Searcher
-from search.limits import MAX_DOCUMENT_ID
+from search.limits import MAX_BATCH_QUERIES, MAX_DOCUMENT_ID
 from search.modes import MODES, Mode
 from search.request import DEFAULT_K
 from search.server.guard import MAX_HEAD_BYTES, AllowedHosts, RequestGuard
-from search.server.request_model import SearchBody, SearchParameters, query_parameter
+from search.server.request_model import (
+    SearchBatchBody,
+    SearchBody,
+    SearchParameters,
+    query_parameter,
+)
 from search.server.similar_model import SimilarParameters
 from search.server.write_queue import WritesQueueFull
 from search.server.writes import (
@@ -147,6 +152,15 @@ def create_app(
     @app.post("/search", dependencies=guarded, summary="Search with a JSON body")
     def search_post(body: SearchBody) -> dict[str, Any]:
         return searcher.search(body.request()).to_dict()
+
+    @app.post(
+        "/search/batch",
+        dependencies=guarded,
+        summary=f"Up to {MAX_BATCH_QUERIES} searches in one request, encoded together",
+    )
+    def search_batch(body: SearchBatchBody) -> dict[str, Any]:
+        answers = searcher.search_batch(body.queries, **body.options())
+        return {"results": [answer.to_dict() for answer in answers]}
 
     @app.get("/compare", dependencies=guarded, summary="Two modes side by side (compare --json)")
     def compare(

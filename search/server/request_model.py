@@ -18,10 +18,12 @@ from typing import Annotated, Any, Literal
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from search.limits import MAX_BATCH_QUERIES
 from search.request import (
     Kind,
     Parameter,
     SearchRequest,
+    WhereJSON,
     parameter_of,
     parameters,
     search_request,
@@ -34,7 +36,7 @@ _TYPES: dict[Kind, Any] = {
     Kind.FLAG: bool,
     Kind.TEXTS: str | list[str] | None,
     Kind.PLACES: str | list[str] | None,
-    Kind.PAIRS: dict[str, str | int | float | bool] | list[str] | None,
+    Kind.PAIRS: WhereJSON | None,
 }
 
 
@@ -83,6 +85,39 @@ class SearchBody(SearchParameters):  # type: ignore[misc, valid-type]
     """The body of `POST /search`: the fields of the query string of `GET /search`."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class _BatchFields(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")  # as `SearchBody`
+
+    def options(self) -> dict[str, Any]:
+        """The search options applied to every query (the request's keywords)."""
+        return {
+            name: getattr(self, about.http)
+            for name, _default, about in parameters()
+            if about.kind is not Kind.TEXT
+        }
+
+
+SearchBatchBody = create_model(
+    "SearchBatchBody",
+    __base__=_BatchFields,
+    __doc__="The body of `POST /search/batch`: `queries` and the fields of `POST /search` "
+    "but `q`, applied to each query.",
+    queries=(
+        list[str],
+        Field(
+            ...,
+            description=f"The query texts (1 to {MAX_BATCH_QUERIES}), each answered as "
+            "`POST /search` answers its `q`.",
+        ),
+    ),
+    **{
+        about.http: http_field(default, about)
+        for _name, default, about in parameters()
+        if about.kind is not Kind.TEXT
+    },
+)
 
 
 def query_parameter(name: str, description: str | None = None) -> Any:

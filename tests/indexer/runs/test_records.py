@@ -203,7 +203,7 @@ def test_bad_where_filters_and_id_lists_are_refused():
 
     for where, message in (
         (["lang"], "a where filter is key=value, not 'lang'"),
-        ({"lang": ["en"]}, "must be a string, number or boolean"),
+        ({"lang": [["en"]]}, "must be a string, number or boolean"),  # a list: any value
         (5, "where must be an object"),
     ):
         with pytest.raises(InvalidQuery, match=message):
