@@ -1,0 +1,158 @@
+"""Headings and snippets as a reader sees them: the source's markup taken out.
+
+A hit's heading and snippet come from the file as written, so a Markdown page shows
+`HTTP Basic Auth { #http-basic-auth }` and `[HTTP Basic Auth](https://developer...)`,
+a reST page `:meth:`~flask.Flask.route``. `plain_text` keeps what the rendered page
+would show: mkdocs/Pandoc attribute lists (`{ #id .class }`), Markdown links, images,
+emphasis, code ticks, heading markers and HTML tags, reST roles, links, literals,
+underlines and directives, and HTML entities. Only Markdown-like and reST sources are
+touched: source code and plain text are shown as they are (`*args` stays `*args`).
+The search page, the terminal table and the JSON all show the text made here
+(`search.engine`), so the highlights are found in the cleaned text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+
+from indexer.reading.layout import text_kind
+
+MARKDOWN_KINDS = ("markdown", "office")  # Office files are read into Markdown-like text
+_CLEANED_KINDS = (*MARKDOWN_KINDS, "rst", "html")
+
+# Text already made plain (code, a role's label, an escaped character) is held aside
+# between these private-use characters while the other rules run, so that no later rule
+# reads `__init__` in a code span as emphasis.
+_HOLD, _END = "\ue000", "\ue001"
+_HELD = re.compile(f"{_HOLD}(\\d+){_END}")
+
+# Whole lines (the text still has its line breaks here)
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~|///).*$", re.MULTILINE)  # code fences, /// blocks
+_ATX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+_UNDERLINE = re.compile(r"^[ \t]*([=\-~^\"'`#*+_:.])\1{2,}[ \t]*$", re.MULTILINE)
+_QUOTE = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
+_LINK_DEFINITION = re.compile(r"^[ \t]*\[[^\]\n]+\]:[ \t]+\S.*$", re.MULTILINE)
+_ADMONITION = re.compile(r"^[ \t]*[!?]{3}\+?[ \t]+([\w-]+)(?:[ \t]+\"([^\"\n]*)\")?", re.MULTILINE)
+_RST_TARGET = re.compile(r"^[ \t]*\.\.[ \t]+_[^:\n]*:.*$", re.MULTILINE)
+_RST_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+([\w:-]+)::[ \t]*(.*)$", re.MULTILINE)
+_RST_CODE_DIRECTIVES = {"code", "code-block", "sourcecode", "highlight", "literalinclude"}
+_RST_ADMONITIONS = {
+    "note", "warning", "tip", "hint", "important", "caution", "danger", "attention", "error",
+    "admonition",
+}  # fmt: skip
+_RST_VERSIONS = {  # as Sphinx words them
+    "versionadded": "Added in version",
+    "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version",
+    "seealso": "See also:",
+}
+
+# Inline
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
+_RST_ROLE = re.compile(r"(?::[\w.+-]+)+:`([^`]+)`")
+_RST_LINK = re.compile(r"`([^`<]*?)\s*<[^`>]+>`__?")
+_RST_REFERENCE = re.compile(r"(?<!`)`([^`]+)`__?")
+_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_INCLUDE = re.compile(r"\{\*.*?\*\}")  # FastAPI's mkdocs snippet includes: {* ../x.py hl[3] *}
+_ATTRIBUTE = r"(?:[#.][\w:-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)|-)"
+_ATTRIBUTES = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}}")
+_SPAN = re.compile(rf"\[([^\]\n]*)\]\{{[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}}")
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+\"[^\"\n]*\")?\)")
+_LINK = re.compile(r"\[([^\]\n]+)\]\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+\"[^\"\n]*\")?\)")
+_REFERENCE_LINK = re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]+)>")
+_TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_STRONG_STARS = re.compile(r"(\*\*)(?=\S)(.+?)(?<=\S)\1")
+_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
+_UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
+
+
+def plain_text(text: str, kind: str) -> str:
+    """`text` (a passage, or a heading) from a source of `kind` (`text_kind`), with its
+    markup taken out; unchanged for source code, plain text and PDFs."""
+    if kind not in _CLEANED_KINDS:
+        return text
+    if kind == "html":  # read through a parser already: only entities written twice are left
+        return html.unescape(text)
+    held: list[str] = []
+    hold = _holder(held)
+    markdown = kind in MARKDOWN_KINDS
+    text = _lines(text, markdown)
+    text = _ESCAPE.sub(lambda m: hold(m.group(1)), text)
+    if not markdown:
+        text = _RST_ROLE.sub(lambda m: hold(_role_label(m.group(1))), text)
+        text = _RST_LINK.sub(lambda m: hold(m.group(1)), text)
+        text = _RST_REFERENCE.sub(lambda m: hold(m.group(1)), text)
+    text = _CODE.sub(lambda m: hold(m.group(2).strip()), text)
+    text = _INCLUDE.sub("", text)
+    text = _SPAN.sub(r"\1", text)
+    text = _ATTRIBUTES.sub("", text)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _REFERENCE_LINK.sub(r"\1", text)
+    text = _AUTOLINK.sub(lambda m: hold(m.group(1)), text)
+    if markdown:
+        text = _TAG.sub("", text)
+    text = (_STRONG if markdown else _STRONG_STARS).sub(r"\2", text)
+    text = _STAR.sub(r"\1", text)
+    if markdown:  # reST has no underscore emphasis (`name_` is a link there)
+        text = _UNDERSCORE.sub(r"\1", text)
+    text = _HELD.sub(lambda m: held[int(m.group(1))], text)
+    return html.unescape(text)
+
+
+def plain_heading(heading: str | None, path: str) -> str | None:
+    """A hit's heading or section trail without the markup of the file at `path`."""
+    if heading is None:
+        return None
+    return plain_text(heading, text_kind(path)).strip() or heading
+
+
+def _holder(held: list[str]) -> Callable[[str], str]:
+    def hold(plain: str) -> str:
+        held.append(plain)
+        return f"{_HOLD}{len(held) - 1}{_END}"
+
+    return hold
+
+
+def _lines(text: str, markdown: bool) -> str:
+    """The markup that fills whole lines: fences, heading marks and underlines, quotes,
+    link definitions, admonitions and directives."""
+    text = _FENCE.sub("", text)
+    text = _UNDERLINE.sub("", text)
+    if markdown:
+        text = _ATX.sub(r"\1", text)
+        text = _QUOTE.sub("", text)
+        text = _LINK_DEFINITION.sub("", text)
+        return _ADMONITION.sub(lambda m: (m.group(2) or m.group(1).capitalize()) + ":", text)
+    text = _RST_TARGET.sub("", text)
+    return _RST_DIRECTIVE.sub(_directive, text)
+
+
+def _directive(match: re.Match[str]) -> str:
+    """`.. note::` reads `Note:`; a code block's language is dropped; any other
+    directive keeps its argument (`.. autofunction:: flask.url_for`)."""
+    name, argument = match.group(1).lower(), match.group(2).strip()
+    if name in _RST_CODE_DIRECTIVES:
+        return ""
+    if name in _RST_VERSIONS:
+        return f"{_RST_VERSIONS[name]} {argument}".rstrip()
+    if name in _RST_ADMONITIONS:
+        return f"{name.capitalize()}: {argument}".rstrip()
+    return argument
+
+
+def _role_label(content: str) -> str:
+    """What Sphinx shows for a role: `text <target>` shows text, `~a.b.c` shows c,
+    `!x` shows x."""
+    labelled = re.fullmatch(r"(.*?)\s*<[^<>]+>", content, re.DOTALL)
+    if labelled and labelled.group(1):
+        return labelled.group(1)
+    content = content.lstrip("!")
+    if content.startswith("~"):
+        return content[1:].rsplit(".", 1)[-1]
+    return content
