@@ -263,7 +263,10 @@ async function start() {
   const health = await getJson("/health");
   tokenField.hidden = !health.auth_required;
   tokenInput.value = sessionStorage.getItem("ctxsearch-token") || "";
-  tokenInput.addEventListener("change", () => sessionStorage.setItem("ctxsearch-token", tokenInput.value));
+  tokenInput.addEventListener("change", () => {
+    sessionStorage.setItem("ctxsearch-token", tokenInput.value);
+    showRoots();
+  });
   const params = new URLSearchParams(location.search);
   // The mode from the address is only ever compared with the known ones, never put in a
   // selector: an unknown one (`?mode="]`) falls back to the default.

@@ -1,6 +1,7 @@
 """The search page at /, driven end to end in Debian's headless Chromium by Playwright."""
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -227,6 +228,17 @@ def wide_page(browser, docs_server) -> Iterator[Page]:
     opened.close()
 
 
+def test_the_type_field_offers_every_file_type_name():
+    """The page's static list of type names is the filter's (`indexer.reading.file_types`)."""
+    from indexer.reading.file_types import FILE_TYPES
+    from search.server.app import STATIC
+
+    page_html = (STATIC / "index.html").read_text()
+    offered = re.search(r'<datalist id="file-types">(.*?)</datalist>', page_html, re.DOTALL)
+    assert offered is not None
+    assert re.findall(r'<option value="([^"]+)">', offered.group(1)) == list(FILE_TYPES)
+
+
 def screenshot_folder(tmp_path: Path) -> Path:
     """Where the screenshots go: $PAGE_SCREENSHOTS when set (to look at them), else tmp."""
     folder = Path(os.environ.get("PAGE_SCREENSHOTS") or tmp_path)
@@ -384,3 +396,23 @@ def test_a_match_key_is_shown_when_the_server_gives_it(wide_page, match, shown):
     assert labels.count() == wide_page.locator("[data-mode=hybrid] .result").count()
     faint = wide_page.locator("[data-mode=hybrid] .result.weak").count()
     assert faint == (0 if match == "strong" else labels.count())
+
+
+def test_a_value_the_api_refuses_is_shown_and_an_off_step_one_is_sent(wide_page, docs_server):
+    """The browser's own checks do not stop a search: `min_similarity` 0.33 is off the
+    field's 0.05 step and still searches; `k` 0 reaches the API, whose 422 is shown."""
+    server, _folder = docs_server
+    search_in(wide_page, "hybrid")
+    wide_page.get_by_label("Min. similarity").fill("0.33")
+    wide_page.get_by_label("Min. similarity").press("Enter")
+    expect(wide_page).to_have_url(re.compile(r"min_similarity=0\.33"))
+    # a new query, sent from the query field, while that field holds 0.33
+    wide_page.locator("#query").fill("username password")
+    wide_page.locator("#query").press("Enter")
+    expect(wide_page).to_have_url(re.compile(r"q=username\+password"))
+    expected = docs_api(server, q="username password", min_similarity=0.33)
+    expect(wide_page.locator("[data-mode=hybrid] .result")).to_have_count(len(expected))
+    wide_page.get_by_label("k", exact=True).fill("0")
+    wide_page.get_by_label("k", exact=True).press("Enter")
+    expect(wide_page.locator("#status")).to_contain_text("422")
+    expect(wide_page.locator("#status")).to_contain_text("k")
