@@ -152,6 +152,7 @@ def test_a_non_ascii_token_works_from_the_page(browser, token_server):
 
 WIDE = {"width": 1280, "height": 800}
 VIEWS = ("hybrid", "contextual", "static", "lexical", "side-by-side")
+SIDE_BY_SIDE = ["static", "contextual", "hybrid"]
 DOCS_QUERY = "password authentication header username"
 BASIC_AUTH = """# HTTP Basic Auth { #http-basic-auth }
 
@@ -269,9 +270,6 @@ def search_in(page: Page, mode: str, query: str = DOCS_QUERY) -> None:
     for each in shown:
         expect(page.locator(f"[data-mode={each}] .result").first).to_be_visible()
     expect(page.locator("#status")).not_to_have_text("Searching…")
-
-
-SIDE_BY_SIDE = ["static", "contextual", "hybrid"]
 
 
 @pytest.mark.parametrize("mode", VIEWS)
