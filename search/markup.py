@@ -32,6 +32,20 @@ _HELD = re.compile(f"{_HOLD}(\\d+){_END}")
 # Whole lines (the text still has its line breaks here)
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~|///).*$", re.MULTILINE)  # code fences, /// blocks
 _ATX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+# table rules: reST grid tables (`+=====+====+`) and Markdown's `|---|:--:|`
+_TABLE_RULE = re.compile(
+    r"""^[ \t]*(?:
+        \+[=\-+]*[=\-][=\-+]*\+                      # +-----+=====+
+        | \|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?  # |---|:--:|
+    )[ \t]*$""",
+    re.MULTILINE | re.VERBOSE,
+)
+# Sphinx's permalinks, read as text from HTML: `Command line options ¶`
+_PILCROW = re.compile(r"[ \t]*\u00b6(?=\s|$)")
+# reST: `text::` opens a literal block and shows `text:`; `::` alone shows nothing
+_LITERAL_MARKER = re.compile(r"(\S)?[ \t]*::[ \t]*$", re.MULTILINE)
+# Sphinx's smartquotes: ` --- ` is an em dash, ` -- ` an en dash
+_DASHES = {" --- ": " \u2014 ", " -- ": " \u2013 "}
 _UNDERLINE = re.compile(r"^[ \t]*([=\-~^\"'`#*+_:.])\1{2,}[ \t]*$", re.MULTILINE)
 _QUOTE = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
 _LINK_DEFINITION = re.compile(r"^[ \t]*\[[^\]\n]+\]:[ \t]+\S.*$", re.MULTILINE)
@@ -81,8 +95,8 @@ def plain_text(text: str, kind: str) -> str:
     markup taken out; unchanged for source code, plain text and PDFs."""
     if kind not in _CLEANED_KINDS:
         return text
-    if kind == "html":  # read through a parser already: only entities written twice are left
-        return html.unescape(text)
+    if kind == "html":  # read through a parser already: entities written twice, permalinks
+        return _PILCROW.sub("", html.unescape(text))
     held: list[str] = []
     hold = _holder(held)
     markdown = kind in MARKDOWN_KINDS
@@ -106,6 +120,9 @@ def plain_text(text: str, kind: str) -> str:
     text = _STAR.sub(r"\1", text)
     if markdown:  # reST has no underscore emphasis (`name_` is a link there)
         text = _UNDERSCORE.sub(r"\1", text)
+    if not markdown:
+        for written, dash in _DASHES.items():
+            text = text.replace(written, dash)
     text = _HELD.sub(lambda m: held[int(m.group(1))], text)
     # Markdown renders `&amp;` as &; reST shows it as written
     return html.unescape(text) if markdown else text
@@ -130,6 +147,7 @@ def _lines(text: str, markdown: bool) -> str:
     """The markup that fills whole lines: fences, heading marks and underlines, quotes,
     link definitions, admonitions and directives."""
     text = _FENCE.sub("", text)
+    text = _TABLE_RULE.sub("", text)
     text = _UNDERLINE.sub("", text)
     if markdown:
         text = _ATX.sub(r"\1", text)
@@ -138,7 +156,8 @@ def _lines(text: str, markdown: bool) -> str:
         return _ADMONITION.sub(lambda m: (m.group(2) or m.group(1).capitalize()) + ":", text)
     text = _RST_TARGET.sub("", text)
     text = _RST_DIRECTIVE.sub(_directive, text)
-    return _RST_COMMENT.sub("", text)
+    text = _RST_COMMENT.sub("", text)
+    return _LITERAL_MARKER.sub(lambda m: f"{m.group(1)}:" if m.group(1) else "", text)
 
 
 def _directive(match: re.Match[str]) -> str:

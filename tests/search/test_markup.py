@@ -121,6 +121,33 @@ def test_rst_roles_links_and_literals_are_taken_out(written, shown):
     assert plain_text(written, "rst").strip() == shown
 
 
+def test_python_docs_tables_dashes_literal_markers_and_permalinks():
+    """Seen on the page over Python's own docs (`json.rst.txt`, `json.html`)."""
+    table = (
+        "+-------------------+---------------+\n"
+        "| JSON              | Python        |\n"
+        "+===================+===============+\n"
+        "| object            | dict          |\n"
+        "+-------------------+---------------+\n"
+    )
+    assert " ".join(plain_text(table, "rst").split()) == "| JSON | Python | | object | dict |"
+    rows = plain_text("| a | b |\n|---|:--:|\n| 1 | 2 |", "markdown")
+    assert " ".join(rows.split()) == "| a | b | | 1 | 2 |"
+    assert plain_heading("json --- JSON encoder and decoder", "/py/json.rst.txt") == (
+        "json \u2014 JSON encoder and decoder"
+    )
+    assert plain_text("used as follows::\n\n    $ python -m json.tool", "rst").split() == [
+        "used", "as", "follows:", "$", "python", "-m", "json.tool"
+    ]  # fmt: skip
+    assert plain_text("--sort-keys and ``--indent`` -- options", "rst") == (
+        "--sort-keys and --indent \u2013 options"
+    )
+    assert plain_text("Command line options \u00b6 infile \u00b6\nThe", "html") == (
+        "Command line options infile\nThe"
+    )
+    assert plain_heading("Command line options\u00b6", "/py/json.html") == "Command line options"
+
+
 def test_rst_block_markup_is_taken_out():
     written = (
         "Routing\n-------\n\n"
