@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
+from indexer.reading.layout import text_kind
 from indexer.runs.record_input import record_id_of
 from indexer.spaces import Space
 from indexer.store.backends import open_store
@@ -29,6 +30,7 @@ from search.fusion import HYBRID, HybridFusion
 from search.hints import filter_hints
 from search.limits import check_document_id, check_queries
 from search.locations import fill_locations
+from search.markup import plain_heading, plain_text
 from search.match_lines import LineSimilarity, match_location, static_line_similarity
 from search.modes import Mode
 from search.request import SearchRequest, search_request
@@ -528,7 +530,7 @@ def _hydrate(
     hits = []
     for rank, (stored, score) in enumerate(chosen, start=1):
         chunk = located[stored.id]
-        snippet = make_snippet(chunk.text, terms)
+        snippet = make_snippet(plain_text(chunk.text, text_kind(chunk.path)), terms)
         similarity = candidates.similarities.get(chunk.id)
         matched = match_location(chunk, terms, lines)
         hits.append(
@@ -548,8 +550,8 @@ def _hydrate(
                 host=chunk.host,
                 line=chunk.line,
                 end_line=chunk.end_line,
-                heading=chunk.heading,
-                section=chunk.section,
+                heading=plain_heading(chunk.heading, chunk.path),
+                section=plain_heading(chunk.section, chunk.path),
                 page=chunk.page,
                 similarity=None if similarity is None else round(similarity, 6),
                 id=record_id_of(chunk.path) if chunk.metadata_json is not None else None,

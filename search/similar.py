@@ -30,6 +30,7 @@ from indexer.spaces import Space
 from indexer.store.base import Snapshot, Store, StoredChunk
 from search.limits import MAX_DOCUMENT_ID
 from search.locations import fill_locations
+from search.markup import plain_heading
 from search.modes import Mode
 from search.request import SearchRequest, search_request
 
@@ -195,7 +196,7 @@ def _passage_item(chunk: StoredChunk) -> SimilarItem:
         passages=1,
         line=chunk.line,
         end_line=chunk.end_line,
-        heading=chunk.heading,
+        heading=plain_heading(chunk.heading, chunk.path),
     )
 
 

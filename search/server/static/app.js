@@ -4,6 +4,14 @@
 
 const SIDE_BY_SIDE = ["static", "contextual", "hybrid"];
 const DEFAULT_MODE = "hybrid";
+const DEFAULT_K = "10";
+// The filter fields: each is a repeatable parameter of GET /search, written in its field
+// as a comma-separated list (every item is sent as one repetition).
+const LIST_FIELDS = ["under", "path", "type", "where"];
+// The fields sent as they are when not empty.
+const NUMBER_FIELDS = ["k", "min_similarity"];
+// The words shown for `match` (when the server gives it).
+const MATCH_WORDS = { strong: "strong match", weak: "weak match", none: "no good match" };
 // A contextual cosine below this is shown as a weak match (see the README: unrelated
 // queries over the sample corpus and real docs peaked below it).
 const WEAK_SIMILARITY = 0.3;
@@ -14,9 +22,41 @@ const tokenInput = document.getElementById("token");
 const statusLine = document.getElementById("status");
 const resultsArea = document.getElementById("results");
 const documentDialog = document.getElementById("document");
+const rootList = document.getElementById("roots");
 
 function selectedMode() {
   return form.querySelector("input[name=mode]:checked").value;
+}
+
+// The items of a list field: "md, rst" is md and rst; empty items are dropped.
+function listItems(name) {
+  return form.elements[name].value
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+// The query string of GET /search for `mode`, with every filter and limit that is set.
+function searchParameters(query, mode) {
+  const parameters = new URLSearchParams({ q: query, mode });
+  for (const name of NUMBER_FIELDS) {
+    const value = form.elements[name].value.trim();
+    if (value) parameters.set(name, value);
+  }
+  if (!parameters.has("k")) parameters.set("k", DEFAULT_K);
+  for (const name of LIST_FIELDS) for (const item of listItems(name)) parameters.append(name, item);
+  return parameters;
+}
+
+// The page's address: the query, the mode and each field as typed, so that a reload or a
+// shared link shows the same search.
+function pageAddress(query, mode) {
+  const address = new URLSearchParams({ q: query, mode });
+  for (const name of [...LIST_FIELDS, ...NUMBER_FIELDS]) {
+    const value = form.elements[name].value.trim();
+    if (value && !(name === "k" && value === DEFAULT_K)) address.set(name, value);
+  }
+  return `?${address}`;
 }
 
 // The page's modes: the values of its radio buttons (hybrid ... side-by-side).
@@ -56,42 +96,79 @@ function snippetNode(snippet, highlights) {
   return paragraph;
 }
 
+// Where a hit is, as its label shows it: the last folders, the file name and the line
+// that matches best (`docs/tutorial/security.md:12`); a PDF's page and the line within
+// it; a record's id as it is.
+function hitLocation(hit) {
+  if (hit.id !== null && hit.id !== undefined) return hit.path;
+  const shown = hit.path.split("/").slice(-3).join("/");
+  const line = hit.match_line ?? hit.line;
+  if (line) return `${shown}:${line}`;
+  const page = hit.match_page ?? hit.page;
+  if (!page) return shown;
+  return `${shown} · page ${page}${hit.match_page_line ? `, line ${hit.match_page_line}` : ""}`;
+}
+
+// `match` (strong, weak or none) when the server gives it; without it, a similarity
+// below WEAK_SIMILARITY is a weak match.
+function matchLabel(hit) {
+  if (hit.match in MATCH_WORDS) return hit.match;
+  if (hit.similarity !== null && hit.similarity !== undefined && hit.similarity < WEAK_SIMILARITY) {
+    return "weak";
+  }
+  return null;
+}
+
+function textNode(tag, className, text) {
+  const node = document.createElement(tag);
+  node.className = className;
+  node.textContent = text;
+  return node;
+}
+
 function hitNode(hit) {
   const item = document.createElement("li");
   item.className = "result";
-  const parts = hit.path.split("/");
-  const title = document.createElement("a");
-  title.className = "title";
-  title.href = `#document-${hit.document_id}`;
-  title.textContent = parts[parts.length - 1];
-  title.addEventListener("click", (event) => {
+  const open = (event) => {
     event.preventDefault();
     showDocument(hit);
-  });
-  const score = document.createElement("span");
-  score.className = "score";
-  score.textContent = hit.score.toFixed(3);
+  };
+  const parts = hit.path.split("/");
+  const title = textNode("a", "title", parts[parts.length - 1]);
+  title.href = `#document-${hit.document_id}`;
+  title.addEventListener("click", open);
+  const score = textNode("span", "score", hit.score.toFixed(3));
   if (hit.similarity !== null && hit.similarity !== undefined) {
     score.textContent += ` · similarity ${hit.similarity.toFixed(2)}`;
-    if (hit.similarity < WEAK_SIMILARITY) {
-      item.classList.add("weak");
-      score.textContent += " · weak match";
-    }
   }
+  const line = document.createElement("p");
+  line.className = "headline";
+  line.append(title, score);
+  const match = matchLabel(hit);
+  if (match) {
+    line.append(textNode("span", `match match-${match}`, MATCH_WORDS[match]));
+    if (match !== "strong") item.classList.add("weak");
+  }
+  item.append(line);
+  const trail = hit.section || hit.heading;
+  if (trail) item.append(textNode("p", "section", `§ ${trail}`));
+  item.append(snippetNode(hit.snippet, hit.highlights));
   const where = document.createElement("p");
   where.className = "path";
-  const found = Object.entries(hit.found_by).map(([space, rank]) => `${space} #${rank}`);
-  const line = hit.match_line || hit.line;
-  const page = hit.match_page || hit.page;
-  const pageLine = hit.match_page_line ? `, line ${hit.match_page_line}` : "";
-  const place = line ? `:${line}` : page ? ` · page ${page}${pageLine}` : "";
-  const trail = hit.section || hit.heading;
-  const section = trail ? ` · § ${trail}` : "";
+  const location = textNode("a", "location", hitLocation(hit));
+  location.href = title.href;
+  location.title = hit.path;
+  location.addEventListener("click", open);
+  where.append(location);
   const copies = (hit.duplicates || []).length;
-  const also = copies ? ` · also in ${copies} other file${copies === 1 ? "" : "s"}` : "";
-  where.textContent =
-    parts.slice(-3, -1).join("/") + place + section + also + (found.length ? ` · found by ${found.join(", ")}` : "");
-  item.append(title, score, snippetNode(hit.snippet, hit.highlights), where);
+  if (copies) {
+    const also = textNode("span", "duplicates", ` · also in ${copies} other file${copies === 1 ? "" : "s"}`);
+    also.title = hit.duplicates.join("\n");
+    where.append(also);
+  }
+  const found = Object.entries(hit.found_by).map(([space, rank]) => `${space} #${rank}`);
+  if (found.length) where.append(` · found by ${found.join(", ")}`);
+  item.append(where);
   return item;
 }
 
@@ -105,7 +182,10 @@ function columnNode(mode, response) {
   list.className = "results";
   for (const hit of response.results) list.append(hitNode(hit));
   column.append(heading, list);
-  if (!response.results.length) column.append("No results.");
+  if (!response.results.length) {
+    column.append(textNode("p", "empty", "No results."));
+    for (const hint of response.hints || []) column.append(textNode("p", "hint", `hint: ${hint}`));
+  }
   return column;
 }
 
@@ -135,11 +215,11 @@ async function search() {
   if (!query) return;
   const mode = selectedMode();
   const modes = mode === "side-by-side" ? SIDE_BY_SIDE : [mode];
-  history.replaceState(null, "", `?${new URLSearchParams({ q: query, mode })}`);
+  history.replaceState(null, "", pageAddress(query, mode));
   statusLine.textContent = "Searching…";
   try {
     const responses = await Promise.all(
-      modes.map((m) => getJson(`/search?${new URLSearchParams({ q: query, mode: m, k: 10 })}`)),
+      modes.map((m) => getJson(`/search?${searchParameters(query, m)}`)),
     );
     resultsArea.className = modes.length > 1 ? "side-by-side" : "";
     resultsArea.replaceChildren(...modes.map((m, i) => columnNode(m, responses[i])));
@@ -155,21 +235,48 @@ form.addEventListener("submit", (event) => {
   event.preventDefault();
   search();
 });
+// A new mode, or a changed filter or limit, searches again (typing in the query does not).
 form.addEventListener("change", (event) => {
-  if (event.target.name === "mode") search();
+  if (event.target.name === "mode" || event.target.closest("#filters")) search();
+});
+document.getElementById("clear-filters").addEventListener("click", () => {
+  for (const name of [...LIST_FIELDS, ...NUMBER_FIELDS]) form.elements[name].value = "";
+  form.elements.k.value = DEFAULT_K;
+  search();
 });
 document.getElementById("close-document").addEventListener("click", () => documentDialog.close());
+
+// The indexed folders offered in the folder field (as `under` needs them: absolute);
+// the field works without them.
+async function showRoots() {
+  try {
+    const info = await getJson("/info");
+    rootList.replaceChildren(
+      ...(info.roots || []).map((root) => Object.assign(document.createElement("option"), { value: root })),
+    );
+  } catch {
+    rootList.replaceChildren();
+  }
+}
 
 async function start() {
   const health = await getJson("/health");
   tokenField.hidden = !health.auth_required;
   tokenInput.value = sessionStorage.getItem("ctxsearch-token") || "";
-  tokenInput.addEventListener("change", () => sessionStorage.setItem("ctxsearch-token", tokenInput.value));
+  tokenInput.addEventListener("change", () => {
+    sessionStorage.setItem("ctxsearch-token", tokenInput.value);
+    showRoots();
+  });
   const params = new URLSearchParams(location.search);
   // The mode from the address is only ever compared with the known ones, never put in a
   // selector: an unknown one (`?mode="]`) falls back to the default.
   const wanted = knownModes().includes(params.get("mode")) ? params.get("mode") : DEFAULT_MODE;
   form.elements.mode.value = wanted;
+  // only ever field values: the API checks them when the search is sent
+  for (const name of [...LIST_FIELDS, ...NUMBER_FIELDS]) {
+    if (params.has(name)) form.elements[name].value = params.get(name);
+  }
+  showRoots();
   if (params.get("q")) {
     queryInput.value = params.get("q");
     search();

@@ -1,5 +1,7 @@
 """The search page at /, driven end to end in Debian's headless Chromium by Playwright."""
 
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -8,7 +10,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.conftest import TOKEN
+from tests.conftest import TOKEN, make_pdf
+from tests.support.serving import running_server
 
 # Debian's package (`make browser` installs it); Playwright never downloads a browser here.
 CHROMIUM = Path("/usr/bin/chromium")
@@ -143,3 +146,271 @@ def test_a_non_ascii_token_works_from_the_page(browser, token_server):
         expect(opened.locator("#status")).to_contain_text("401")
     finally:
         opened.close()
+
+
+# ---- the page at 1280x800 over documentation-like files (issue 27 item 6) ----
+
+WIDE = {"width": 1280, "height": 800}
+VIEWS = ("hybrid", "contextual", "static", "lexical", "side-by-side")
+SIDE_BY_SIDE = ["static", "contextual", "hybrid"]
+DOCS_QUERY = "password authentication header username"
+BASIC_AUTH = """# HTTP Basic Auth { #http-basic-auth }
+
+For the simplest cases, you can use [HTTP Basic Auth](https://developer.mozilla.org/en-US/\
+docs/Web/HTTP/Authentication "MDN").
+
+In HTTP Basic Auth, the application expects a header that contains a **username** and a
+*password*, sent as `Authorization: Basic` with the username and password in base64.
+
+## Check the username { #check-the-username }
+
+Use `secrets.compare_digest()` to check the username &amp; password: a timing attack on
+the password header is then harder.
+"""
+DOCS = {
+    "fastapi/docs/en/docs/tutorial/security/http-basic-auth.md": BASIC_AUTH,
+    "fastapi/docs/en/docs/backup/http-basic-auth.md": BASIC_AUTH,  # a copy: one hit
+    "fastapi/docs/en/docs/tutorial/security/index.md": (
+        "# Security { #security }\n\nThere are many ways to handle security, authentication "
+        "and authorization: OAuth2 with a password flow, an API key in a header, "
+        "[OpenID Connect](https://openid.net/connect/).\n"
+    ),
+    "fastapi/docs/en/docs/tutorial/first-steps.md": (
+        "# First Steps { #first-steps }\n\nThe simplest FastAPI file could look like this: "
+        "a path operation that answers a request without any header or password.\n"
+    ),
+    "flask/docs/quickstart.rst": (
+        "Quickstart\n==========\n\nHTTP Methods\n------------\n\nUse the "
+        ":meth:`~flask.Flask.route` decorator; a login view reads the username and the "
+        "password from ``request.form`` and checks the ``Authorization`` header.\n"
+    ),
+    "flask/docs/security.rst": (
+        "Security Considerations\n=======================\n\nNever store a password in "
+        "clear text: see :func:`werkzeug.security.generate_password_hash` and "
+        "`the OWASP cheat sheet <https://cheatsheetseries.owasp.org/>`_ for authentication.\n"
+    ),
+    "notes/long-names.txt": (
+        "The authentication header is parsed by "
+        "fastapi.security.http.HTTPBasicCredentials.model_validate_json_username_password_"
+        "header_authentication_scheme_parser, a name too long for any column.\n"
+    ),
+}
+PDF_LINES = [
+    "Crane operator manual.",
+    "Keep the load chart in the cab.",
+    "The password of the crane computer is changed monthly.",
+    "Authentication at the crane console needs a username.",
+]
+
+
+@pytest.fixture(scope="module")
+def docs_server(tmp_path_factory, fast_model):
+    """`ctxsearch serve` over documentation-like files (mkdocs anchors, links, reST roles,
+    a copy, a PDF, a very long name), indexed with the fast encoder."""
+    from indexer import Indexer
+
+    folder = tmp_path_factory.mktemp("page-docs") / "docs"
+    for name, text in DOCS.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    (folder / "manuals").mkdir()
+    (folder / "manuals" / "crane-manual.pdf").write_bytes(make_pdf(PDF_LINES))
+    index = folder.parent / "index"
+    Indexer(index, model=fast_model).index_folder(folder)
+    with running_server(index, folder.parent / "server.log") as server:
+        yield server, folder
+
+
+@pytest.fixture
+def wide_page(browser, docs_server) -> Iterator[Page]:
+    opened = browser.new_page(viewport=WIDE)
+    opened.goto(docs_server[0].url)
+    yield opened
+    opened.close()
+
+
+def test_the_type_field_offers_every_file_type_name():
+    """The page's static list of type names is the filter's (`indexer.reading.file_types`)."""
+    from indexer.reading.file_types import FILE_TYPES
+    from search.server.app import STATIC
+
+    page_html = (STATIC / "index.html").read_text()
+    offered = re.search(r'<datalist id="file-types">(.*?)</datalist>', page_html, re.DOTALL)
+    assert offered is not None
+    assert re.findall(r'<option value="([^"]+)">', offered.group(1)) == list(FILE_TYPES)
+
+
+def screenshot_folder(tmp_path: Path) -> Path:
+    """Where the screenshots go: $PAGE_SCREENSHOTS when set (to look at them), else tmp."""
+    folder = Path(os.environ.get("PAGE_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+# The page's width against the viewport's: the document's scroll width (any overflow to
+# the right makes it wider than the viewport), and the right edge of every column, hit
+# and line of a hit (an element cut off by `overflow: hidden` would not widen the page).
+OVERFLOW = """() => {
+  const root = document.documentElement;
+  const width = root.clientWidth;
+  const boxes = document.querySelectorAll(
+    "header, #filters, section.column, .result, .result > *, .result .location");
+  const over = [...boxes]
+    .filter((box) => box.getBoundingClientRect().right > width + 0.5)
+    .map((box) => `${box.className || box.tagName}: ${box.getBoundingClientRect().right}`);
+  return { scrollWidth: root.scrollWidth, clientWidth: width, over };
+}"""
+
+
+def search_in(page: Page, mode: str, query: str = DOCS_QUERY) -> None:
+    page.locator("#query").fill(query)
+    page.locator(f"input[name=mode][value={mode}]").check()
+    page.locator("#query").press("Enter")
+    shown = SIDE_BY_SIDE if mode == "side-by-side" else [mode]
+    for each in shown:
+        expect(page.locator(f"[data-mode={each}] .result").first).to_be_visible()
+    expect(page.locator("#status")).not_to_have_text("Searching…")
+
+
+@pytest.mark.parametrize("mode", VIEWS)
+def test_every_view_fits_1280_pixels(wide_page, mode, tmp_path):
+    """The side-by-side view cut the hybrid column off at 1280 px (issue 27 item 6)."""
+    search_in(wide_page, mode)
+    measured = wide_page.evaluate(OVERFLOW)
+    assert measured["scrollWidth"] <= measured["clientWidth"], measured
+    assert measured["over"] == [], measured
+    if mode in ("hybrid", "side-by-side"):
+        name = "page-1280x800.png" if mode == "hybrid" else "page-side-by-side-1280x800.png"
+        shot = screenshot_folder(tmp_path) / name
+        wide_page.screenshot(path=str(shot))
+        assert shot.stat().st_size > 10_000
+
+
+def docs_api(server, **parameters) -> list[dict]:
+    params = {"q": DOCS_QUERY, "mode": "hybrid", "k": 10, **parameters}
+    response = httpx.get(f"{server.url}/search", params=params)
+    assert response.status_code == 200, response.text
+    return response.json()["results"]
+
+
+def shown_paths(page: Page) -> list[str]:
+    return [
+        link.get_attribute("title") for link in page.locator("[data-mode=hybrid] .location").all()
+    ]
+
+
+def test_the_filter_controls_and_k_change_the_results(wide_page, docs_server):
+    server, folder = docs_server
+    search_in(wide_page, "hybrid")
+    everything = shown_paths(wide_page)
+    assert any(path.endswith(".md") for path in everything)
+    wide_page.get_by_label("Type").fill("rst")
+    wide_page.get_by_label("Type").press("Enter")
+    expect(wide_page.locator("[data-mode=hybrid] .location").first).to_have_attribute(
+        "title", str(folder / "flask/docs/quickstart.rst")
+    )
+    rst = shown_paths(wide_page)
+    assert rst == [hit["path"] for hit in docs_api(server, type="rst")]
+    assert set(rst) == {
+        str(folder / "flask/docs/quickstart.rst"),
+        str(folder / "flask/docs/security.rst"),
+    }
+    assert "type=rst" in wide_page.url
+
+    wide_page.get_by_label("Type").fill("")
+    wide_page.get_by_label("k", exact=True).fill("2")
+    wide_page.get_by_label("k", exact=True).press("Enter")
+    expect(wide_page.locator("[data-mode=hybrid] .result")).to_have_count(2)
+    assert shown_paths(wide_page) == [hit["path"] for hit in docs_api(server, k=2)]
+
+    # under, a folder offered from /info's roots, and path, a glob; several at once
+    wide_page.get_by_label("Folder").fill(f"{folder / 'fastapi'}, {folder / 'notes'}")
+    wide_page.get_by_label("Path").fill("*.md")
+    wide_page.get_by_label("k", exact=True).fill("10")
+    wide_page.get_by_label("k", exact=True).press("Enter")
+    expected = docs_api(server, under=[str(folder / "fastapi"), str(folder / "notes")], path="*.md")
+    expect(wide_page.locator("[data-mode=hybrid] .result")).to_have_count(len(expected))
+    assert shown_paths(wide_page) == [hit["path"] for hit in expected]
+    assert all("/fastapi/" in path and path.endswith(".md") for path in shown_paths(wide_page))
+    assert wide_page.locator("#roots option").first.get_attribute("value") == str(folder)
+
+    # the fields are in the address: a reload shows the same search
+    wide_page.reload()
+    expect(wide_page.get_by_label("Path")).to_have_value("*.md")
+    expect(wide_page.locator("[data-mode=hybrid] .result")).to_have_count(len(expected))
+
+    # a minimum similarity no hit reaches, then a metadata key no record has (a hint)
+    wide_page.get_by_role("button", name="Clear").click()
+    wide_page.get_by_label("Min. similarity").fill("0.99")
+    wide_page.get_by_label("Min. similarity").press("Enter")
+    expect(wide_page.locator("[data-mode=hybrid] .empty")).to_have_text("No results.")
+    wide_page.get_by_label("Min. similarity").fill("")
+    wide_page.get_by_label("Where").fill("lang=en")
+    wide_page.get_by_label("Where").press("Enter")
+    expect(wide_page.locator("[data-mode=hybrid] .hint").first).to_contain_text("hint:")
+
+
+def test_labels_show_the_file_name_and_the_matching_line(wide_page, docs_server):
+    server, _folder = docs_server
+    search_in(wide_page, "hybrid")
+    by_name = {Path(hit["path"]).name: hit for hit in docs_api(server)}
+    auth = by_name["http-basic-auth.md"]  # the file or its copy: one hit
+    assert auth["match_line"] and len(auth["duplicates"]) == 1
+    result = wide_page.locator("[data-mode=hybrid] .result").filter(has_text="http-basic-auth.md")
+    folders = "/".join(Path(auth["path"]).parts[-3:])
+    expect(result.locator(".location")).to_have_text(f"{folders}:{auth['match_line']}")
+    expect(result.locator(".path")).to_contain_text("also in 1 other file")
+    expect(result.locator(".section")).to_have_text(f"§ {auth['section']}")
+    assert "{ #" not in result.inner_text() and "](" not in result.inner_text()
+    pdf = by_name["crane-manual.pdf"]
+    expect(
+        wide_page.locator("[data-mode=hybrid] .location").filter(has_text="crane-manual.pdf")
+    ).to_have_text(
+        f"docs/manuals/crane-manual.pdf · page {pdf['match_page']}, line {pdf['match_page_line']}"
+    )
+    rst = wide_page.locator("[data-mode=hybrid] .result").filter(has_text="quickstart.rst")
+    expect(rst.locator(".snippet")).to_contain_text("Use the route decorator")
+    expect(rst.locator(".section")).to_have_text("§ Quickstart \u203a HTTP Methods")
+
+
+@pytest.mark.parametrize(
+    ("match", "shown"), [("strong", "strong match"), ("none", "no good match")]
+)
+def test_a_match_key_is_shown_when_the_server_gives_it(wide_page, match, shown):
+    """The real server's answer with `match` added (issue 27 item 3 adds it to every hit):
+    each hit shows it as a label, and any but `strong` is drawn faint."""
+
+    def with_match(route):
+        response = route.fetch()
+        body = response.json()
+        for hit in body["results"]:
+            hit["match"] = match
+        route.fulfill(response=response, json=body)
+
+    wide_page.route("**/search?*", with_match)
+    search_in(wide_page, "hybrid")
+    labels = wide_page.locator("[data-mode=hybrid] .match")
+    expect(labels.first).to_have_text(shown)
+    assert labels.count() == wide_page.locator("[data-mode=hybrid] .result").count()
+    faint = wide_page.locator("[data-mode=hybrid] .result.weak").count()
+    assert faint == (0 if match == "strong" else labels.count())
+
+
+def test_a_value_the_api_refuses_is_shown_and_an_off_step_one_is_sent(wide_page, docs_server):
+    """The browser's own checks do not stop a search: `min_similarity` 0.33 is off the
+    field's 0.05 step and still searches; `k` 0 reaches the API, whose 422 is shown."""
+    server, _folder = docs_server
+    search_in(wide_page, "hybrid")
+    wide_page.get_by_label("Min. similarity").fill("0.33")
+    wide_page.get_by_label("Min. similarity").press("Enter")
+    expect(wide_page).to_have_url(re.compile(r"min_similarity=0\.33"))
+    # a new query, sent from the query field, while that field holds 0.33
+    wide_page.locator("#query").fill("username password")
+    wide_page.locator("#query").press("Enter")
+    expect(wide_page).to_have_url(re.compile(r"q=username\+password"))
+    expected = docs_api(server, q="username password", min_similarity=0.33)
+    expect(wide_page.locator("[data-mode=hybrid] .result")).to_have_count(len(expected))
+    wide_page.get_by_label("k", exact=True).fill("0")
+    wide_page.get_by_label("k", exact=True).press("Enter")
+    expect(wide_page.locator("#status")).to_contain_text("422")
+    expect(wide_page.locator("#status")).to_contain_text("k")

@@ -1,0 +1,185 @@
+"""Headings and snippets as a reader sees them: the source's markup taken out.
+
+A hit's heading and snippet come from the file as written, so a Markdown page showed
+`HTTP Basic Auth { #http-basic-auth }` and `[HTTP Basic Auth](https://developer...)`,
+a reST page `:meth:`~flask.Flask.route``. `plain_text` keeps what the rendered page
+shows and drops the rest: mkdocs/Pandoc attribute lists (`{ #id .class }`), Markdown
+link targets, images (their alt text stays), emphasis marks, code ticks, heading marks,
+quotes and HTML tags; reST roles (their label stays), link targets, literal ticks,
+underlines, directives and comments; HTML entities where Markdown or HTML renders them.
+Only Markdown-like, reST and HTML sources are touched: source code and plain text are
+shown as written (`*args` stays `*args`). The terminal table, the JSON and the search
+page all show the text made here (`search.engine`), so highlights are found in it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+
+from indexer.reading.layout import text_kind
+
+MARKDOWN_KINDS = ("markdown", "office")  # Office files are read into Markdown-like text
+_CLEANED_KINDS = (*MARKDOWN_KINDS, "rst", "html")
+
+# Text already made plain (code, a role's label, an escaped character) is held aside
+# between these private-use characters while the other rules run, so that no later rule
+# reads `__init__` in a code span as emphasis.
+_HOLD, _END = "\ue000", "\ue001"
+_HELD = re.compile(f"{_HOLD}(\\d+){_END}")
+
+# Whole lines (the text still has its line breaks here)
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~|///).*$", re.MULTILINE)  # code fences, /// blocks
+_ATX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+# table rules: reST grid tables (`+=====+====+`) and Markdown's `|---|:--:|`
+_TABLE_RULE = re.compile(
+    r"""^[ \t]*(?:
+        \+[=\-+]*[=\-][=\-+]*\+                      # +-----+=====+
+        | \|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?  # |---|:--:|
+    )[ \t]*$""",
+    re.MULTILINE | re.VERBOSE,
+)
+# Sphinx's permalinks, read as text from HTML: `Command line options ¶`
+_PILCROW = re.compile(r"[ \t]*\u00b6(?=\s|$)")
+# reST: `text::` opens a literal block and shows `text:`; `::` alone shows nothing
+_LITERAL_MARKER = re.compile(r"(\S)?[ \t]*::[ \t]*$", re.MULTILINE)
+# Sphinx's smartquotes: ` --- ` is an em dash, ` -- ` an en dash
+_DASHES = {" --- ": " \u2014 ", " -- ": " \u2013 "}
+_UNDERLINE = re.compile(r"^[ \t]*([=\-~^\"'`#*+_:.])\1{2,}[ \t]*$", re.MULTILINE)
+_QUOTE = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
+_LINK_DEFINITION = re.compile(r"^[ \t]*\[[^\]\n]+\]:[ \t]+\S.*$", re.MULTILINE)
+_ADMONITION = re.compile(r"^[ \t]*[!?]{3}\+?[ \t]+([\w-]+)(?:[ \t]+\"([^\"\n]*)\")?", re.MULTILINE)
+_RST_TARGET = re.compile(r"^[ \t]*\.\.[ \t]+_[^:\n]*:.*$", re.MULTILINE)
+# `.. XXX sort this out`: a comment (not a directive, target, substitution or footnote)
+_RST_COMMENT = re.compile(r"^[ \t]*\.\.(?:[ \t]+(?![\w:-]+::|_|\||\[).*)?$", re.MULTILINE)
+_RST_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+([\w:-]+)::[ \t]*(.*)$", re.MULTILINE)
+_RST_CODE_DIRECTIVES = {"code", "code-block", "sourcecode", "highlight", "literalinclude"}
+_RST_ADMONITIONS = {
+    "note", "warning", "tip", "hint", "important", "caution", "danger", "attention", "error",
+    "admonition",
+}  # fmt: skip
+_RST_VERSIONS = {  # as Sphinx words them
+    "versionadded": "Added in version",
+    "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version",
+    "seealso": "See also:",
+}
+
+# Inline
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
+_RST_ROLE = re.compile(r"(?::[\w.+-]+)+:`([^`]+)`")
+_RST_LINK = re.compile(r"`([^`<]*?)\s*<[^`>]+>`__?")
+_RST_REFERENCE = re.compile(r"(?<!`)`([^`]+)`__?")
+# a code span may wrap within its paragraph, never across a blank line
+_CODE = re.compile(r"(`+)(?!`)((?:(?!\n[ \t]*\n)[^`])+?)(?<!`)\1(?!`)")
+_INCLUDE = re.compile(r"\{\*.*?\*\}")  # FastAPI's mkdocs snippet includes: {* ../x.py hl[3] *}
+_ATTRIBUTE = r"(?:[#.][\w:-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)|-)"
+_ATTRIBUTES = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}}")
+_SPAN = re.compile(rf"\[([^\]\n]*)\]\{{[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}}")
+_LABEL = r"((?:(?!\n[ \t]*\n)[^\]])+)"  # a link's text: it may wrap, not across a blank line
+_TARGET = r"\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+\"[^\"\n]*\")?\)"  # (url "title")
+_IMAGE = re.compile(rf"!\[((?:(?!\n[ \t]*\n)[^\]])*)\]{_TARGET}")
+_LINK = re.compile(rf"\[{_LABEL}\]{_TARGET}")
+_REFERENCE_LINK = re.compile(rf"\[{_LABEL}\]\[[^\]\n]*\]")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]+)>")
+_TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_STRONG_STARS = re.compile(r"(\*\*)(?=\S)(.+?)(?<=\S)\1")
+_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
+_UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
+
+
+def plain_text(text: str, kind: str) -> str:
+    """`text` (a passage, or a heading) from a source of `kind` (`text_kind`), with its
+    markup taken out; unchanged for source code, plain text and PDFs."""
+    if kind not in _CLEANED_KINDS:
+        return text
+    if kind == "html":  # read through a parser already: entities written twice, permalinks
+        return _PILCROW.sub("", html.unescape(text))
+    held: list[str] = []
+    hold = _holder(held)
+    markdown = kind in MARKDOWN_KINDS
+    text = _lines(text, markdown)
+    text = _ESCAPE.sub(lambda m: hold(m.group(1)), text)
+    if not markdown:
+        text = _RST_ROLE.sub(lambda m: hold(_role_label(m.group(1))), text)
+        text = _RST_LINK.sub(lambda m: hold(m.group(1)), text)
+        text = _RST_REFERENCE.sub(lambda m: hold(m.group(1)), text)
+    text = _CODE.sub(lambda m: hold(m.group(2).strip()), text)
+    text = _INCLUDE.sub("", text)
+    text = _SPAN.sub(r"\1", text)
+    text = _ATTRIBUTES.sub("", text)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _REFERENCE_LINK.sub(r"\1", text)
+    text = _AUTOLINK.sub(lambda m: hold(m.group(1)), text)
+    if markdown:
+        text = _TAG.sub("", text)
+    text = (_STRONG if markdown else _STRONG_STARS).sub(r"\2", text)
+    text = _STAR.sub(r"\1", text)
+    if markdown:  # reST has no underscore emphasis (`name_` is a link there)
+        text = _UNDERSCORE.sub(r"\1", text)
+    if not markdown:
+        for written, dash in _DASHES.items():
+            text = text.replace(written, dash)
+    text = _HELD.sub(lambda m: held[int(m.group(1))], text)
+    # Markdown renders `&amp;` as &; reST shows it as written
+    return html.unescape(text) if markdown else text
+
+
+def plain_heading(heading: str | None, path: str) -> str | None:
+    """A hit's heading or section trail without the markup of the file at `path`."""
+    if heading is None:
+        return None
+    return plain_text(heading, text_kind(path)).strip() or heading
+
+
+def _holder(held: list[str]) -> Callable[[str], str]:
+    def hold(plain: str) -> str:
+        held.append(plain)
+        return f"{_HOLD}{len(held) - 1}{_END}"
+
+    return hold
+
+
+def _lines(text: str, markdown: bool) -> str:
+    """The markup that fills whole lines: fences, heading marks and underlines, quotes,
+    link definitions, admonitions and directives."""
+    text = _FENCE.sub("", text)
+    text = _TABLE_RULE.sub("", text)
+    text = _UNDERLINE.sub("", text)
+    if markdown:
+        text = _ATX.sub(r"\1", text)
+        text = _QUOTE.sub("", text)
+        text = _LINK_DEFINITION.sub("", text)
+        return _ADMONITION.sub(lambda m: (m.group(2) or m.group(1).capitalize()) + ":", text)
+    text = _RST_TARGET.sub("", text)
+    text = _RST_DIRECTIVE.sub(_directive, text)
+    text = _RST_COMMENT.sub("", text)
+    return _LITERAL_MARKER.sub(lambda m: f"{m.group(1)}:" if m.group(1) else "", text)
+
+
+def _directive(match: re.Match[str]) -> str:
+    """`.. note::` reads `Note:`; a code block's language is dropped; any other
+    directive keeps its argument (`.. autofunction:: flask.url_for`)."""
+    name, argument = match.group(1).lower(), match.group(2).strip()
+    if name in _RST_CODE_DIRECTIVES:
+        return ""
+    if name in _RST_VERSIONS:
+        return f"{_RST_VERSIONS[name]} {argument}".rstrip()
+    if name in _RST_ADMONITIONS:
+        return f"{name.capitalize()}: {argument}".rstrip()
+    return argument
+
+
+def _role_label(content: str) -> str:
+    """What Sphinx shows for a role: `text <target>` shows text, `~a.b.c` shows c,
+    `!x` shows x."""
+    labelled = re.fullmatch(r"(.*?)\s*<[^<>]+>", content, re.DOTALL)
+    if labelled and labelled.group(1):
+        return labelled.group(1)
+    content = content.lstrip("!")
+    if content.startswith("~"):
+        return content[1:].rsplit(".", 1)[-1]
+    return content

@@ -1,0 +1,241 @@
+"""Headings and snippets without their markup (`search.markup`), on lines taken from the
+FastAPI, Flask and Python documentation."""
+
+import pytest
+
+from search.markup import plain_heading, plain_text
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        # mkdocs attribute lists on FastAPI's headings
+        ("HTTP Basic Auth { #http-basic-auth }", "HTTP Basic Auth"),
+        ("Simple HTTP Basic Auth { #simple-http-basic-auth }", "Simple HTTP Basic Auth"),
+        ('Install `uvicorn` { #install-uvicorn .special data-x="1" }', "Install uvicorn"),
+        ("Python-Markdown's form {: #intro .lead }", "Python-Markdown's form"),
+        # Pandoc's header attributes and bracketed spans
+        ("Introduction {#intro .unnumbered}", "Introduction"),
+        ("Appendix {-}", "Appendix"),
+        ("[Small caps]{.smallcaps} title", "Small caps title"),
+        ("## Path Parameters { #path-parameters } ##", "Path Parameters"),
+    ],
+)
+def test_markdown_headings_lose_their_attributes(written, shown):
+    assert plain_text(written, "markdown").strip() == shown
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        (
+            "For the simplest cases, you can use [HTTP Basic Auth](https://developer.mozilla.org"
+            '/en-US/docs/Web/HTTP/Authentication "MDN").',
+            "For the simplest cases, you can use HTTP Basic Auth.",
+        ),
+        ("![Swagger UI](https://fastapi.tiangolo.com/img/tutorial/image12.png)", "Swagger UI"),
+        # from Rust's releases.md: a link's text wraps
+        (
+            "- [Lower the precedence of the\n  solver in coherence.][119820] and [new fatal\n"
+            "  overflow errors.](https://github.com/rust-lang/rust/pull/1)",
+            "- Lower the precedence of the\n  solver in coherence. and new fatal\n"
+            "  overflow errors.",
+        ),
+        ("[one\n\nparagraph](x) each", "[one\n\nparagraph](x) each"),
+        ("[![build](https://ci/badge.svg)](https://ci/run) passes", "build passes"),
+        (
+            "See [the tutorial][tutorial] and <https://fastapi.tiangolo.com>.",
+            "See the tutorial and https://fastapi.tiangolo.com.",
+        ),
+        (
+            "Import `HTTPBasic` and ``HTTPBasicCredentials``.",
+            "Import HTTPBasic and HTTPBasicCredentials.",
+        ),
+        (
+            "a **username** and a *password*, __bold__ and _light_",
+            "a username and a password, bold and light",
+        ),
+        (
+            "`__init__` and `*args` stay as code; snake_case_names stay",
+            "__init__ and *args stay as code; snake_case_names stay",
+        ),
+        (
+            'the <abbr title="Asynchronous Server Gateway Interface">ASGI</abbr> server<br>',
+            "the ASGI server",
+        ),
+        ("the username &amp; password &mdash; safely &lt;3", "the username & password — safely <3"),
+        (r"a literal \*star\* and \_under\_", "a literal *star* and _under_"),
+        ("{* ../../docs_src/security/tutorial006_an_py39.py hl[4,8,12] *}", ""),
+    ],
+)
+def test_markdown_inline_markup_is_taken_out(written, shown):
+    assert plain_text(written, "markdown").strip() == shown
+
+
+def test_markdown_block_markup_is_taken_out():
+    written = (
+        "# HTTP Basic Auth { #http-basic-auth }\n\n"
+        "> Quoted **advice**.\n\n"
+        "```python\nprint('hi')\n```\n\n"
+        '!!! tip "Technical Details"\n    Read it.\n\n'
+        "/// warning\n\nCareful.\n\n///\n\n"
+        "Setext title\n============\n\n"
+        "[tutorial]: https://fastapi.tiangolo.com/tutorial/\n"
+    )
+    lines = [line.strip() for line in plain_text(written, "markdown").splitlines() if line.strip()]
+    assert lines == [
+        "HTTP Basic Auth",
+        "Quoted advice.",
+        "print('hi')",
+        "Technical Details:",
+        "Read it.",
+        "Careful.",
+        "Setext title",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        # Sphinx roles, from Flask's quickstart.rst and Python's library docs
+        ("Use the :meth:`~flask.Flask.route` decorator", "Use the route decorator"),
+        (
+            "See :func:`url_for` and :py:class:`collections.OrderedDict`.",
+            "See url_for and collections.OrderedDict.",
+        ),
+        ("read :ref:`the routing docs <url-building>` first", "read the routing docs first"),
+        (":envvar:`!PYTHONPATH` is read", "PYTHONPATH is read"),
+        ("an ``url_for()`` call answers ``GET``", "an url_for() call answers GET"),
+        (
+            "Read `Werkzeug's routing <https://werkzeug.palletsprojects.com/routing/>`_ docs.",
+            "Read Werkzeug's routing docs.",
+        ),
+        ("as `PEP 8`_ says, *emphasis* and **strong**", "as PEP 8 says, emphasis and strong"),
+        ("the :class:`__init__` method of name_", "the __init__ method of name_"),
+        # reST shows an entity as written (Sphinx escapes it)
+        ("the form &name; (e.g. &gt;)", "the form &name; (e.g. &gt;)"),
+        ("resized to ``(n *\n   sizeof(TYPE))`` bytes", "resized to (n *\n   sizeof(TYPE)) bytes"),
+    ],
+)
+def test_rst_roles_links_and_literals_are_taken_out(written, shown):
+    assert plain_text(written, "rst").strip() == shown
+
+
+def test_python_docs_tables_dashes_literal_markers_and_permalinks():
+    """Seen on the page over Python's own docs (`json.rst.txt`, `json.html`)."""
+    table = (
+        "+-------------------+---------------+\n"
+        "| JSON              | Python        |\n"
+        "+===================+===============+\n"
+        "| object            | dict          |\n"
+        "+-------------------+---------------+\n"
+    )
+    assert " ".join(plain_text(table, "rst").split()) == "| JSON | Python | | object | dict |"
+    rows = plain_text("| a | b |\n|---|:--:|\n| 1 | 2 |", "markdown")
+    assert " ".join(rows.split()) == "| a | b | | 1 | 2 |"
+    assert plain_heading("json --- JSON encoder and decoder", "/py/json.rst.txt") == (
+        "json \u2014 JSON encoder and decoder"
+    )
+    assert plain_text("used as follows::\n\n    $ python -m json.tool", "rst").split() == [
+        "used", "as", "follows:", "$", "python", "-m", "json.tool"
+    ]  # fmt: skip
+    assert plain_text("--sort-keys and ``--indent`` -- options", "rst") == (
+        "--sort-keys and --indent \u2013 options"
+    )
+    assert plain_text("Command line options \u00b6 infile \u00b6\nThe", "html") == (
+        "Command line options infile\nThe"
+    )
+    assert plain_heading("Command line options\u00b6", "/py/json.html") == "Command line options"
+
+
+def test_rst_block_markup_is_taken_out():
+    written = (
+        "Routing\n-------\n\n"
+        ".. _url-building:\n\n"
+        ".. code-block:: python\n\n    @app.route('/')\n\n"
+        ".. note:: Rules end with a slash.\n\n"
+        ".. versionadded:: 2.0\n\n"
+        ".. autofunction:: flask.url_for\n\n"
+        ".. XXX sort out unicode, str, bytes and bytearray\n\n"
+        ".. [1] A footnote stays.\n"
+    )
+    lines = [line.strip() for line in plain_text(written, "rst").splitlines() if line.strip()]
+    assert lines == [
+        "Routing",
+        "@app.route('/')",
+        "Note: Rules end with a slash.",
+        "Added in version 2.0",
+        "flask.url_for",
+        ".. [1] A footnote stays.",
+    ]
+
+
+@pytest.mark.parametrize("kind", ["text", "pdf"])
+def test_code_and_plain_text_are_shown_as_written(kind):
+    source = "def f(*args, **kwargs):  # see [docs](x) { #id } __init__ &amp;"
+    assert plain_text(source, kind) == source
+
+
+def test_a_python_file_keeps_its_markup_like_text():
+    assert plain_heading("**kwargs { #x }", "/src/app.py") == "**kwargs { #x }"
+
+
+def test_headings_and_trails_follow_the_file_type():
+    assert plain_heading(None, "/docs/a.md") is None
+    trail = "Security { #security } \u203a HTTP Basic Auth { #http-basic-auth }"
+    assert plain_heading(trail, "/docs/a.md") == "Security \u203a HTTP Basic Auth"
+    assert plain_heading("The :func:`open` function", "/docs/io.rst") == "The open function"
+    assert plain_heading("Q&amp;A", "/docs/faq.html") == "Q&A"
+    # a heading that is nothing but markup is kept rather than shown empty
+    assert plain_heading("{ #only-an-anchor }", "/docs/a.md") == "{ #only-an-anchor }"
+
+
+BASIC_AUTH = """# HTTP Basic Auth { #http-basic-auth }
+
+For the simplest cases, you can use [HTTP Basic Auth](https://developer.mozilla.org/en-US/\
+docs/Web/HTTP/Authentication "MDN").
+
+In HTTP Basic Auth, the application expects a header that contains a **username** and a password.
+"""
+QUICKSTART = """Routing
+-------
+
+Use the :meth:`~flask.Flask.route` decorator to bind a function to a URL, and
+``url_for()`` to build one.
+"""
+
+
+def _markup_docs(tmp_path, fast_model):
+    from indexer import Indexer
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "security-http-basic-auth.md").write_text(BASIC_AUTH)
+    (folder / "quickstart.rst").write_text(QUICKSTART)
+    index = tmp_path / "ix"
+    Indexer(index, model=fast_model).index_folder(folder)
+    return index
+
+
+def test_the_table_and_the_json_show_headings_and_snippets_without_markup(tmp_path, fast_model):
+    """`§ HTTP Basic Auth { #http-basic-auth }` and `[HTTP Basic Auth](https://...)` in the
+    table, `:meth:`~flask.Flask.route`` in a snippet (issue 27 item 6)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from search.cli import cli
+
+    index = _markup_docs(tmp_path, fast_model)
+    args = ["query", "basic auth username route decorator", "--index", str(index), "-k", "2"]
+    table = CliRunner().invoke(cli, args, catch_exceptions=False).stdout
+    assert "§ HTTP Basic Auth\n" in table
+    assert "you can use HTTP Basic Auth. In HTTP Basic Auth" in table
+    assert "Use the route decorator to bind" in table
+    for noise in ("{ #", "](", ":meth:", "``", "**", "-------"):
+        assert noise not in table, noise
+    hits = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)["results"]
+    markdown = next(hit for hit in hits if hit["path"].endswith(".md"))
+    assert markdown["heading"] == markdown["section"] == "HTTP Basic Auth"
+    marked = [markdown["snippet"][start:end].lower() for start, end in markdown["highlights"]]
+    assert {"basic", "username"} <= set(marked)  # spans found in the cleaned text
