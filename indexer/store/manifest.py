@@ -31,6 +31,9 @@ class Manifest:
     lexical: dict[str, str] = field(default_factory=dict)  # set by the store that keeps it
     metric: str = "cosine (inner product of L2-normalised vectors)"
     index_type: str = "auto"
+    # How vector spaces are quantized (`indexer.store.index_types.QUANTIZATIONS`): none,
+    # int8, binary, or auto (int8 from a size on).
+    quantize: str = "none"
     format: int = 1  # raised by the store that writes a newer layout
     generation: int = 0
     created_at: float = 0.0

@@ -227,7 +227,9 @@ class FolderWriter:
                 kill_point("before-space-save")
                 vectors = counts(records.session_rows(session))["chunks"]
                 for name, space in spaces.items():
-                    segments = space.publish(next_generation, vectors, manifest.index_type, merge)
+                    segments = space.publish(
+                        next_generation, vectors, manifest.index_type, merge, manifest.quantize
+                    )
                     manifest.segments[name] = segments.to_json()
                 manifest.generation = next_generation
                 manifest.format = max(manifest.format, SEGMENTED_FORMAT)  # older code refuses

@@ -1,0 +1,166 @@
+"""Quantized vector spaces against float32 on real vectors (`ctxsearch bench --only quantize`).
+
+The vectors come from a file a user has: a float32 `.npy` (e.g. the static vectors of a
+million real passages, `python -m search.lab.passage_vectors`) or a FAISS file of an
+index's space. The last `queries` rows are the queries, the rest (up to `size`) the
+space. Each form is built through the store's own `VectorSpace` (as `index --quantize`
+builds it, re-scoring included) and saved; a fresh process then loads it as a reader
+does and answers the queries one at a time on one thread, reporting what loading and
+searching added to its resident memory: anonymous memory (codes, graph, ids: what the
+space costs) and, apart, the file pages of the memory-mapped float32 vectors that the
+re-scoring touched (page cache, reclaimable, shared by every process). Recall@10 is
+against exact float32 search of the same vectors, computed in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+FORMS = ("flat", "hnsw", "flat-int8", "hnsw-int8", "flat-binary", "hnsw-binary")
+K = 10
+
+
+def read_vectors(path: Path) -> np.ndarray:
+    """The vectors of a float32 `.npy` (memory-mapped) or of a FAISS file."""
+    if path.suffix == ".npy":
+        return np.load(path, mmap_mode="r")
+    index = faiss.read_index(str(path))
+    inner = faiss.downcast_index(index.index) if hasattr(index, "id_map") else index
+    return inner.reconstruct_n(0, inner.ntotal)
+
+
+def _exact_answers(space: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    flat = faiss.IndexFlatIP(space.shape[1])
+    for start in range(0, len(space), 100_000):
+        flat.add(np.ascontiguousarray(space[start : start + 100_000], dtype=np.float32))
+    return flat.search(queries, K)[1]
+
+
+def quantize_rows(
+    vectors_path: Path, size: int | None = None, queries: int = 500, forms=FORMS
+) -> list[dict[str, Any]]:
+    """One row per form: build s, bytes per vector in memory, recall@10, p50/p99 ms, and
+    ratios against float32 HNSW measured in the same run."""
+    from indexer.store.local.vectors import VectorSpace
+
+    vectors = read_vectors(vectors_path)
+    total = len(vectors) - queries
+    if total < 1000:
+        raise ValueError(f"{vectors_path}: {len(vectors)} vectors; give at least {queries + 1000}")
+    count = min(total, size or total)
+    probes = np.ascontiguousarray(vectors[total:], dtype=np.float32)
+    space = vectors[:count]
+    started = time.perf_counter()
+    exact = _exact_answers(space, probes)
+    exact_seconds = time.perf_counter() - started
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="ctxsearch-quantize-") as scratch:
+        answers = Path(scratch) / "exact.npy"
+        np.save(answers, exact)
+        np.save(Path(scratch) / "queries.npy", probes)
+        for form in forms:
+            started = time.perf_counter()
+            built = VectorSpace.built(
+                space.shape[1],
+                form,
+                np.arange(count, dtype=np.int64),
+                np.ascontiguousarray(space, dtype=np.float32),
+            )
+            build_seconds = time.perf_counter() - started
+            path = Path(scratch) / f"{form}-000001.faiss"
+            built.save_to(path)
+            del built
+            measured = _measure_in_child(path, space.shape[1], Path(scratch))
+            for leftover in Path(scratch).glob(f"{form}-*"):
+                leftover.unlink()
+            rows.append(_row(form, count, build_seconds, measured))
+    baseline = next((row for row in rows if row["structure"] == "hnsw"), rows[0])
+    for row in rows:
+        memory = row["bytes_per_vector"] / baseline["bytes_per_vector"]
+        row["memory_vs_float32_hnsw"] = round(memory, 3)
+        row["ratio"] = round(baseline["p50_ms"] / row["p50_ms"], 2)
+        row["meets_target"] = (
+            row["bytes_per_vector"] * 1_000_000 <= 600 * 2**20
+            and row[f"recall@{K}"] >= 0.95
+            and row["p99_ms"] < 10
+        )
+        row["note"] = (
+            f"exact float32 answers took {exact_seconds:.0f} s batched; ratio = float32 "
+            "HNSW p50 / this p50; target: 1M vectors in 600 MB, recall >= 0.95, p99 < 10 ms"
+        )
+    return rows
+
+
+def _row(form: str, count: int, build_seconds: float, measured: dict) -> dict[str, Any]:
+    return {
+        "benchmark": f"quantize {form} @ {count:,}",
+        "vectors": count,
+        "structure": form,
+        "build_seconds": round(build_seconds, 1),
+        "bytes_per_vector": round(measured["anonymous_bytes"] / count, 1),
+        "mapped_megabytes": round(measured["file_bytes"] / 2**20, 1),
+        "load_seconds": round(measured["load_seconds"], 2),
+        "p50_ms": round(measured["p50_ms"], 3),
+        "p99_ms": round(measured["p99_ms"], 3),
+        f"recall@{K}": round(measured["recall"], 4),
+    }
+
+
+def _measure_in_child(path: Path, dim: int, scratch: Path) -> dict:
+    """Load the space in a fresh process and answer the queries there (see the module)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "search.lab.bench_quantize", str(path), str(dim), str(scratch)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _resident() -> tuple[int, int]:
+    """This process's anonymous and file-backed resident bytes."""
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("RssAnon", "RssFile"):
+            fields[name] = int(value.split()[0]) * 1024
+    return fields["RssAnon"], fields["RssFile"]
+
+
+def _child(path: Path, dim: int, scratch: Path) -> dict:
+    from indexer.store.local.vectors import VectorSpace
+
+    probes = np.load(scratch / "queries.npy")
+    exact = np.load(scratch / "exact.npy")
+    anonymous, files = _resident()
+    started = time.perf_counter()
+    space = VectorSpace(dim, path)
+    load_seconds = time.perf_counter() - started
+    seconds, hits = [], 0
+    for row in range(len(probes)):
+        started = time.perf_counter()
+        _, ids = space.search(probes[row : row + 1], K)
+        seconds.append(time.perf_counter() - started)
+        hits += len(set(ids[0].tolist()) & set(exact[row].tolist()))
+    anonymous_after, files_after = _resident()
+    return {
+        "anonymous_bytes": anonymous_after - anonymous,
+        "file_bytes": files_after - files,
+        "load_seconds": load_seconds,
+        "p50_ms": float(np.percentile(seconds, 50)) * 1000,
+        "p99_ms": float(np.percentile(seconds, 99)) * 1000,
+        "recall": hits / (K * len(probes)),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(_child(Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3]))))
