@@ -20,6 +20,7 @@ import faiss
 import numpy as np
 
 from indexer.errors import IndexCorrupt, SpaceFileMissing, StoreWriteFailed
+from indexer.faults import kill_point
 from indexer.store.index_types import HNSW_EF_CONSTRUCTION, QUANTIZED_HNSW_NEIGHBOURS
 
 # Candidates a search re-scores: at least `RESCORE_LEAST`, else `RESCORE_FACTOR[q]` x k
@@ -186,5 +187,6 @@ def write_exact(path: Path, stored_ids: np.ndarray, exact: ExactVectors, dim: in
         raise StoreWriteFailed(
             f"{path.parent}: cannot write the vectors file {path.name} ({error.strerror or error})"
         ) from error
+    kill_point("mid-space-save")
     os.replace(temporary, path)
     fsync_folder(path.parent)
