@@ -19,23 +19,36 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import faiss
 import numpy as np
 
-FORMS = ("flat", "hnsw", "flat-int8", "hnsw-int8", "flat-binary", "hnsw-binary")
+from indexer.errors import InvalidSettings
+from indexer.store.index_types import HNSW_EF_SEARCH
+
+FORMS = ("flat", "hnsw-int8", "flat-binary", "hnsw-binary", "flat-int8", "hnsw")
 K = 10
+EF_SEARCH = (64, 128, 256)  # the graphs' breadth of search, each measured on one build
 
 
 def read_vectors(path: Path) -> np.ndarray:
-    """The vectors of a float32 `.npy` (memory-mapped) or of a FAISS file."""
-    if path.suffix == ".npy":
-        return np.load(path, mmap_mode="r")
-    index = faiss.read_index(str(path))
-    inner = faiss.downcast_index(index.index) if hasattr(index, "id_map") else index
-    return inner.reconstruct_n(0, inner.ntotal)
+    """The vectors of a float32 `.npy` (memory-mapped) or of a FAISS file
+    (`InvalidSettings` for anything else)."""
+    try:
+        if path.suffix == ".npy":
+            vectors = np.load(path, mmap_mode="r", allow_pickle=False)
+        else:
+            index = faiss.read_index(str(path))
+            inner = faiss.downcast_index(index.index) if hasattr(index, "id_map") else index
+            vectors = inner.reconstruct_n(0, inner.ntotal)
+    except (OSError, ValueError, RuntimeError) as error:
+        raise InvalidSettings(f"{path}: not a .npy or FAISS file of vectors") from error
+    if vectors.ndim != 2 or vectors.dtype != np.float32:
+        raise InvalidSettings(f"{path}: {vectors.dtype} {vectors.shape}, not float32 rows")
+    return vectors
 
 
 def _exact_answers(space: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -46,16 +59,24 @@ def _exact_answers(space: np.ndarray, queries: np.ndarray) -> np.ndarray:
 
 
 def quantize_rows(
-    vectors_path: Path, size: int | None = None, queries: int = 500, forms=FORMS
+    vectors_path: Path,
+    size: int | None = None,
+    queries: int = 500,
+    forms: tuple[str, ...] = FORMS,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per form: build s, bytes per vector in memory, recall@10, p50/p99 ms, and
-    ratios against float32 HNSW measured in the same run."""
+    """One row per form (and per efSearch for a graph): build s, bytes per vector in
+    memory, recall@10, p50/p99 ms, and ratios against exact float32 (memory) and float32
+    HNSW at the store's efSearch (speed) measured in the same run; `on_row` sees each
+    row as it is measured (a long run's partial results)."""
     from indexer.store.local.vectors import VectorSpace
 
     vectors = read_vectors(vectors_path)
     total = len(vectors) - queries
     if total < 1000:
-        raise ValueError(f"{vectors_path}: {len(vectors)} vectors; give at least {queries + 1000}")
+        raise InvalidSettings(
+            f"{vectors_path}: {len(vectors)} vectors; give at least {queries + 1000}"
+        )
     count = min(total, size or total)
     probes = np.ascontiguousarray(vectors[total:], dtype=np.float32)
     space = vectors[:count]
@@ -79,32 +100,41 @@ def quantize_rows(
             path = Path(scratch) / f"{form}-000001.faiss"
             built.save_to(path)
             del built
-            measured = _measure_in_child(path, space.shape[1], Path(scratch))
+            for measured in _measure_in_child(path, space.shape[1], Path(scratch)):
+                rows.append(_row(form, count, build_seconds, measured))
+                if on_row is not None:
+                    on_row(rows[-1])
             for leftover in Path(scratch).glob(f"{form}-*"):
                 leftover.unlink()
-            rows.append(_row(form, count, build_seconds, measured))
-    baseline = next((row for row in rows if row["structure"] == "hnsw"), rows[0])
+    exact_row = next((row for row in rows if row["structure"] == "flat"), rows[0])
+    speed = next(
+        (r for r in rows if r["structure"] == "hnsw" and r["ef_search"] == HNSW_EF_SEARCH),
+        exact_row,
+    )
     for row in rows:
-        memory = row["bytes_per_vector"] / baseline["bytes_per_vector"]
-        row["memory_vs_float32_hnsw"] = round(memory, 3)
-        row["ratio"] = round(baseline["p50_ms"] / row["p50_ms"], 2)
+        memory = row["bytes_per_vector"] / exact_row["bytes_per_vector"]
+        row["memory_vs_float32"] = round(memory, 3)
+        row["ratio"] = round(speed["p50_ms"] / row["p50_ms"], 2)
         row["meets_target"] = (
             row["bytes_per_vector"] * 1_000_000 <= 600 * 2**20
             and row[f"recall@{K}"] >= 0.95
             and row["p99_ms"] < 10
         )
         row["note"] = (
-            f"exact float32 answers took {exact_seconds:.0f} s batched; ratio = float32 "
-            "HNSW p50 / this p50; target: 1M vectors in 600 MB, recall >= 0.95, p99 < 10 ms"
+            f"exact float32 answers took {exact_seconds:.0f} s batched; ratio = "
+            f"{speed['structure']} p50 / this p50; target: 1M vectors in 600 MB, "
+            "recall >= 0.95, p99 < 10 ms"
         )
     return rows
 
 
 def _row(form: str, count: int, build_seconds: float, measured: dict) -> dict[str, Any]:
+    ef = measured["ef_search"]
     return {
-        "benchmark": f"quantize {form} @ {count:,}",
+        "benchmark": f"quantize {form} @ {count:,}" + (f" ef {ef}" if ef else ""),
         "vectors": count,
         "structure": form,
+        "ef_search": ef,
         "build_seconds": round(build_seconds, 1),
         "bytes_per_vector": round(measured["anonymous_bytes"] / count, 1),
         "mapped_megabytes": round(measured["file_bytes"] / 2**20, 1),
@@ -115,7 +145,7 @@ def _row(form: str, count: int, build_seconds: float, measured: dict) -> dict[st
     }
 
 
-def _measure_in_child(path: Path, dim: int, scratch: Path) -> dict:
+def _measure_in_child(path: Path, dim: int, scratch: Path) -> list[dict]:
     """Load the space in a fresh process and answer the queries there (see the module)."""
     done = subprocess.run(
         [sys.executable, "-m", "search.lab.bench_quantize", str(path), str(dim), str(scratch)],
@@ -123,7 +153,7 @@ def _measure_in_child(path: Path, dim: int, scratch: Path) -> dict:
         text=True,
         check=True,
     )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])["measured"]
 
 
 def _resident() -> tuple[int, int]:
@@ -136,31 +166,40 @@ def _resident() -> tuple[int, int]:
     return fields["RssAnon"], fields["RssFile"]
 
 
-def _child(path: Path, dim: int, scratch: Path) -> dict:
-    from indexer.store.local.vectors import VectorSpace
+def _child(path: Path, dim: int, scratch: Path) -> list[dict]:
+    """Load the space, answer the queries at each efSearch (a graph) or once (flat)."""
+    from indexer.store.local import vectors
 
     probes = np.load(scratch / "queries.npy")
     exact = np.load(scratch / "exact.npy")
     anonymous, files = _resident()
     started = time.perf_counter()
-    space = VectorSpace(dim, path)
+    space = vectors.VectorSpace(dim, path)
     load_seconds = time.perf_counter() - started
-    seconds, hits = [], 0
-    for row in range(len(probes)):
-        started = time.perf_counter()
-        _, ids = space.search(probes[row : row + 1], K)
-        seconds.append(time.perf_counter() - started)
-        hits += len(set(ids[0].tolist()) & set(exact[row].tolist()))
-    anonymous_after, files_after = _resident()
-    return {
-        "anonymous_bytes": anonymous_after - anonymous,
-        "file_bytes": files_after - files,
-        "load_seconds": load_seconds,
-        "p50_ms": float(np.percentile(seconds, 50)) * 1000,
-        "p99_ms": float(np.percentile(seconds, 99)) * 1000,
-        "recall": hits / (K * len(probes)),
-    }
+    measured = []
+    for ef in EF_SEARCH if space.graph else (0,):
+        vectors.HNSW_EF_SEARCH = ef or HNSW_EF_SEARCH  # the store's setting, varied here
+        seconds, hits = [], 0
+        for row in range(len(probes)):
+            started = time.perf_counter()
+            _, ids = space.search(probes[row : row + 1], K)
+            seconds.append(time.perf_counter() - started)
+            hits += len(set(ids[0].tolist()) & set(exact[row].tolist()))
+        anonymous_after, files_after = _resident()
+        measured.append(
+            {
+                "ef_search": ef,
+                "anonymous_bytes": anonymous_after - anonymous,
+                "file_bytes": files_after - files,
+                "load_seconds": load_seconds,
+                "p50_ms": float(np.percentile(seconds, 50)) * 1000,
+                "p99_ms": float(np.percentile(seconds, 99)) * 1000,
+                "recall": hits / (K * len(probes)),
+            }
+        )
+    return measured
 
 
 if __name__ == "__main__":
-    print(json.dumps(_child(Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3]))))
+    found = _child(Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3]))
+    print(json.dumps({"measured": found}))

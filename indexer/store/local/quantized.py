@@ -169,9 +169,8 @@ def _positions(
 
 def write_exact(path: Path, stored_ids: np.ndarray, exact: ExactVectors, dim: int) -> None:
     """Write the float32 vector of each stored position (zeros for tombstones) to `path`,
-    atomically and durably, a slice at a time (never the whole matrix in memory twice)."""
-    from indexer.store.local.vectors import fsync_folder
-
+    atomically, a slice at a time (never the whole matrix in memory twice); the caller
+    syncs the folder (`VectorSpace.save_to`, after the codes' file)."""
     temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     header = {"descr": "<f4", "fortran_order": False, "shape": (len(stored_ids), dim)}
     try:
@@ -189,4 +188,3 @@ def write_exact(path: Path, stored_ids: np.ndarray, exact: ExactVectors, dim: in
         ) from error
     kill_point("mid-space-save")
     os.replace(temporary, path)
-    fsync_folder(path.parent)
