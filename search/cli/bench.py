@@ -104,7 +104,8 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="Real vectors for the quantize section: a float32 .npy (e.g. made by `python -m "
-    "search.lab.passage_vectors`) or an index's .faiss file; its last 500 are the queries.",
+    "search.lab.passage_vectors`) or an index's .faiss file; 500 of them drawn at random are "
+    "the queries.",
 )
 @click.option(
     "--quantize-size",

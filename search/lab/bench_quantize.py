@@ -2,14 +2,15 @@
 
 The vectors come from a file a user has: a float32 `.npy` (e.g. the static vectors of a
 million real passages, `python -m search.lab.passage_vectors`) or a FAISS file of an
-index's space. The last `queries` rows are the queries, the rest (up to `size`) the
-space. Each form is built through the store's own `VectorSpace` (as `index --quantize`
-builds it, re-scoring included) and saved; a fresh process then loads it as a reader
-does and answers the queries one at a time on one thread, reporting what loading and
-searching added to its resident memory: anonymous memory (codes, graph, ids: what the
-space costs) and, apart, the file pages of the memory-mapped float32 vectors that the
-re-scoring touched (page cache, reclaimable, shared by every process). Recall@10 is
-against exact float32 search of the same vectors, computed in the same run.
+index's space. `queries` rows drawn at random (seeded) are the queries, the others (up
+to `size`) the space. Each form is built through the store's own `VectorSpace` (as
+`index --quantize` builds it, re-scoring included) and saved; a fresh process then
+loads it as a reader does and answers the queries one at a time on one thread,
+reporting what loading and searching added to its resident memory: anonymous memory
+(codes, graph, ids: what the space costs) and, apart, the file pages of the
+memory-mapped float32 vectors that the re-scoring touched (page cache: reclaimable,
+shared by every process). Recall@10 is against exact float32 search of the same
+vectors, computed in the same run.
 """
 
 from __future__ import annotations
@@ -78,8 +79,11 @@ def quantize_rows(
             f"{vectors_path}: {len(vectors)} vectors; give at least {queries + 1000}"
         )
     count = min(total, size or total)
-    probes = np.ascontiguousarray(vectors[total:], dtype=np.float32)
-    space = vectors[:count]
+    drawn = np.random.default_rng(0).choice(count + queries, queries, replace=False)
+    probes = np.ascontiguousarray(vectors[np.sort(drawn)], dtype=np.float32)
+    kept = np.ones(count + queries, dtype=bool)
+    kept[drawn] = False
+    space = np.ascontiguousarray(vectors[: count + queries][kept], dtype=np.float32)
     started = time.perf_counter()
     exact = _exact_answers(space, probes)
     exact_seconds = time.perf_counter() - started
@@ -94,7 +98,7 @@ def quantize_rows(
                 space.shape[1],
                 form,
                 np.arange(count, dtype=np.int64),
-                np.ascontiguousarray(space, dtype=np.float32),
+                space,
             )
             build_seconds = time.perf_counter() - started
             path = Path(scratch) / f"{form}-000001.faiss"
