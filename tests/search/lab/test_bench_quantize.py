@@ -24,7 +24,7 @@ def test_the_quantize_section_measures_every_form_against_exact_float32(tmp_path
     assert result.exit_code == 0, result.output
     rows = {row["benchmark"]: row for row in json.loads(result.output)["rows"]}
     assert rows["quantize flat @ 1,100"]["recall@10"] >= 0.99  # ties may swap places
-    assert rows["quantize flat @ 1,100"]["memory_vs_float32"] == 1.0
+    assert all(row["ratio"] > 0 and "bytes_per_vector" in row for row in rows.values())
     structures = {row["structure"] for row in rows.values()}
     assert structures == {"flat", "hnsw", "flat-int8", "hnsw-int8", "flat-binary", "hnsw-binary"}
     # int8 codes re-scored from float32 find what exact search finds
