@@ -113,6 +113,7 @@ def test_info_shows_the_quantization(tmp_path, corpus, fast_model):
     runner = CliRunner()
     shown = json.loads(runner.invoke(cli, ["info", "--index", str(index_dir), "--json"]).output)
     assert shown["quantization"] == "int8" and shown["manifest"]["quantize"] == "int8"
+    assert shown["manifest"]["format"] == 3  # code from before quantizing refuses to read it
     text = runner.invoke(cli, ["info", "--index", str(index_dir)]).output
     assert "quantization: int8" in text
 
