@@ -48,7 +48,8 @@ def sign_codes(vectors: np.ndarray) -> np.ndarray:
 
 def build_quantized(structure: str, dim: int, vectors: np.ndarray) -> faiss.Index:
     """An empty quantized index of `structure` (`flat-int8`, `hnsw-binary`...), trained
-    on `vectors` where its codes need it, wrapped in an id map."""
+    on `vectors` where its codes need it, wrapped in an id map without a reverse map
+    (about 50 bytes a vector: the float32 vectors are looked up in `ExactVectors`)."""
     kind, _, quantization = structure.partition("-")
     if quantization == "binary":
         bits = 8 * ((dim + 7) // 8)
@@ -57,7 +58,7 @@ def build_quantized(structure: str, dim: int, vectors: np.ndarray) -> faiss.Inde
             inner.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
         else:
             inner = faiss.IndexBinaryFlat(bits)
-        return faiss.IndexBinaryIDMap2(inner)
+        return faiss.IndexBinaryIDMap(inner)
     qtype = faiss.ScalarQuantizer.QT_8bit
     if kind == "hnsw":
         inner = faiss.IndexHNSWSQ(dim, qtype, QUANTIZED_HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
@@ -69,7 +70,7 @@ def build_quantized(structure: str, dim: int, vectors: np.ndarray) -> faiss.Inde
     # zero: never empty (a single vector would give zero width), and room for what
     # later deltas add.
     inner.train(np.ascontiguousarray(np.concatenate([sample, -sample]), dtype=np.float32))
-    return faiss.IndexIDMap2(inner)
+    return faiss.IndexIDMap(inner)
 
 
 def structure_of(index: faiss.Index) -> str:

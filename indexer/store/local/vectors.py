@@ -46,6 +46,7 @@ from indexer.store.local.quantized import (
 )
 
 TOMBSTONE = -1
+_ID_MAPS = (faiss.IndexIDMap, faiss.IndexBinaryIDMap)  # the "2" variants are subclasses
 _EXACT_ALLOWED_SHARE = 8  # a quantized search scores up to 8 x its candidates exactly
 _LIVE_IDS = faiss.IDSelectorNot(faiss.IDSelectorRange(np.iinfo(np.int64).min, 0))
 
@@ -77,7 +78,7 @@ class VectorSpace:
         # every query, and counting means scanning the whole id map.
         self._tombstones = int((self._id_map() < 0).sum())
 
-    def _load(self, path: Path) -> faiss.IndexIDMap2 | faiss.IndexBinaryIDMap2:
+    def _load(self, path: Path) -> faiss.Index:
         try:
             try:
                 index = faiss.read_index(str(path))
@@ -93,7 +94,7 @@ class VectorSpace:
         binary = isinstance(index, faiss.IndexBinary)
         if (index.d != 8 * ((self.dim + 7) // 8)) if binary else (index.d != self.dim):
             raise IndexCorrupt(f"{path}: dimension {index.d}, the manifest says {self.dim}")
-        if not isinstance(index, (faiss.IndexIDMap2, faiss.IndexBinaryIDMap2)):
+        if not isinstance(index, _ID_MAPS):
             raise IndexCorrupt(f"{path}: not a FAISS index with ids")
         return index
 
@@ -155,7 +156,8 @@ class VectorSpace:
         hit = np.isin(stored, ids) & (stored >= 0)
         stored[hit] = TOMBSTONE
         self._tombstones += int(hit.sum())
-        self.index.construct_rev_map()
+        if self.exact is None:  # a quantized space keeps no reverse map (`quantized.py`)
+            self.index.construct_rev_map()
         return int(hit.sum())
 
     def replay(self, tombstones: np.ndarray, ids: np.ndarray, vectors: np.ndarray) -> None:
