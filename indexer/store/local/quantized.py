@@ -25,8 +25,8 @@ from indexer.store.index_types import HNSW_EF_CONSTRUCTION, QUANTIZED_HNSW_NEIGH
 
 # Candidates a search re-scores: at least `RESCORE_LEAST`, else `RESCORE_FACTOR[q]` x k
 # (measured on real vectors by `ctxsearch bench --quantize`, docs/performance.md).
-RESCORE_FACTOR = {"int8": 4, "binary": 20}
-RESCORE_LEAST = {"int8": 40, "binary": 200}
+RESCORE_FACTOR = {"int8": 4, "binary": 50}
+RESCORE_LEAST = {"int8": 40, "binary": 500}
 _TRAINING_SAMPLE = 100_000
 _WRITE_ROWS = 65_536
 
