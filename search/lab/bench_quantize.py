@@ -15,7 +15,9 @@ vectors, computed in the same run.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -138,6 +140,7 @@ def _row(form: str, count: int, build_seconds: float, measured: dict) -> dict[st
         "vectors": count,
         "structure": form,
         "ef_search": ef,
+        "query_nice": measured["query_nice"],
         "build_seconds": round(build_seconds, 1),
         "bytes_per_vector": round(measured["anonymous_bytes"] / count, 1),
         "mapped_megabytes": round(measured["file_bytes"] / 2**20, 1),
@@ -175,6 +178,11 @@ def _child(path: Path, dim: int, scratch: Path) -> list[dict]:
 
     probes = np.load(scratch / "queries.npy")
     exact = np.load(scratch / "exact.npy")
+    # A long run is started under `nice`; its queries (seconds) are timed at the normal
+    # priority where allowed, so p99 is not the scheduler favouring everyone else.
+    with contextlib.suppress(PermissionError):
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
+    niceness = os.getpriority(os.PRIO_PROCESS, 0)
     anonymous, files = _resident()
     started = time.perf_counter()
     space = vectors.VectorSpace(dim, path)
@@ -192,6 +200,7 @@ def _child(path: Path, dim: int, scratch: Path) -> list[dict]:
         measured.append(
             {
                 "ef_search": ef,
+                "query_nice": niceness,
                 "anonymous_bytes": anonymous_after - anonymous,
                 "file_bytes": files_after - files,
                 "load_seconds": load_seconds,
