@@ -6,7 +6,7 @@ import re
 
 from indexer.encoders.choices import STATIC_CHOICES
 from indexer.errors import InvalidSettings
-from indexer.store.index_types import INDEX_TYPES
+from indexer.store.index_types import INDEX_TYPES, QUANTIZATIONS
 
 _LAST_K = re.compile(r"^mean-last([1-9]\d*)$")
 POOLINGS = ("mean", "cls", "max", "mean-lastK")
@@ -27,6 +27,7 @@ def check_settings(
     batch_chunks: int,
     index_type: str | None,
     static: str | None = None,
+    quantize: str | None = None,
 ) -> None:
     """Refuse settings that cannot work, before anything is read or written."""
     if static is not None and static not in STATIC_CHOICES:
@@ -45,3 +46,6 @@ def check_settings(
     if index_type is not None and index_type not in INDEX_TYPES:
         choices = ", ".join(INDEX_TYPES)
         raise InvalidSettings(f"unknown index type {index_type!r}: choose {choices}")
+    if quantize is not None and quantize not in QUANTIZATIONS:
+        choices = ", ".join(QUANTIZATIONS)
+        raise InvalidSettings(f"unknown quantization {quantize!r}: choose {choices}")

@@ -167,6 +167,8 @@ def index_folder(
                 change.forget_root(root)
             if run.settings.index_type is not None:
                 change.set_index_type(run.settings.index_type)
+            if run.settings.quantize is not None:
+                change.set_quantize(run.settings.quantize)
             # A new path whose content is that of a gone document, read the same way,
             # is that document moved or renamed: it keeps its chunks and vectors. What
             # is left of the gone is removed once every candidate has been read.

@@ -56,6 +56,10 @@ class Indexer:
     mean pooling and the token table for a new one); giving different ones for an
     existing index raises `ModelMismatch`.
 
+    `quantize` (`none`, `int8`, `binary`, `auto`; folder indexes) is how the vector
+    spaces keep their vectors in memory (`indexer.store.index_types`); an existing index
+    keeps its own unless given, and a new one rebuilds its spaces on the next publish.
+
     `ray` encodes on a Ray cluster instead of in this process: `"auto"` (the cluster in
     `$RAY_ADDRESS` or started on this machine, else a new local one) or a Ray address;
     `ray_workers` encoding actors (default: the cluster's CPUs / `ray_threads`) with
@@ -79,6 +83,7 @@ class Indexer:
         ray_workers: int | None = None,
         ray_threads: int = 1,
         precision: str | None = None,
+        quantize: str | None = None,
     ):
         self.settings = WriteSettings.checked(
             index,
@@ -92,6 +97,7 @@ class Indexer:
             ray_workers,
             ray_threads,
             precision,
+            quantize,
         )
         # The loaded model and one encoder per space, kept for the next runs and checked
         # against the manifest of the index at every one (see `indexer.runs.encoder_key`).

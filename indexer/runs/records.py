@@ -68,6 +68,8 @@ def upsert_records(
         with store.change() as change:
             if run.settings.index_type is not None:
                 change.set_index_type(run.settings.index_type)
+            if run.settings.quantize is not None:
+                change.set_quantize(run.settings.quantize)
             stored = change.find_records(record.id for record in records)
             changed = []
             for record in records:

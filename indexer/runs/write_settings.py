@@ -11,9 +11,9 @@ from indexer.encoders.choices import DEFAULT_STATIC, static_settings
 from indexer.encoders.precision import resolve_precision
 from indexer.errors import InvalidSettings
 from indexer.settings import BATCH_CHUNKS, check_settings
-from indexer.store.backends import normalise_target
+from indexer.store.backends import is_database_url, normalise_target
 from indexer.store.base import Target
-from indexer.store.index_types import DEFAULT_INDEX_TYPE
+from indexer.store.index_types import DEFAULT_INDEX_TYPE, DEFAULT_QUANTIZATION
 from indexer.store.manifest import Manifest
 from indexer.version import __version__
 
@@ -44,6 +44,7 @@ class WriteSettings:
     ray_workers: int | None = None
     ray_threads: int = 1
     precision: str = "fp32"
+    quantize: str | None = None
 
     @classmethod
     def checked(
@@ -59,10 +60,16 @@ class WriteSettings:
         ray_workers: int | None = None,
         ray_threads: int = 1,
         precision: str | None = None,
+        quantize: str | None = None,
     ) -> WriteSettings:
         """The settings, refused (`InvalidSettings`, `MissingDependency`) if they cannot
         work, before anything is read or written."""
-        check_settings(pooling, chunk_overlap, batch_chunks, index_type, static)
+        check_settings(pooling, chunk_overlap, batch_chunks, index_type, static, quantize)
+        if quantize not in (None, "none") and is_database_url(index):
+            raise InvalidSettings(
+                f"--quantize {quantize}: a PostgreSQL index keeps float32 vectors (quantized "
+                "spaces are for folder indexes); use --quantize none"
+            )
         resolved = resolve_precision(precision)  # `auto`: bf16 where the CPU has it natively
         if ray is not None:
             from indexer.runs.ray import RayEncoding
@@ -80,6 +87,7 @@ class WriteSettings:
             ray_workers,
             ray_threads,
             resolved,
+            quantize,
         )
 
     def new_index_settings(self) -> tuple[str, str, str]:
@@ -115,6 +123,7 @@ class WriteSettings:
             chunk_overlap=self.chunk_overlap,
             version=__version__,
             index_type=self.index_type or DEFAULT_INDEX_TYPE,
+            quantize=self.quantize or DEFAULT_QUANTIZATION,
             precision=self.precision,
         )
 

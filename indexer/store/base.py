@@ -141,6 +141,10 @@ class Change(Protocol):
         """Switch the vector structure (exact or HNSW) from this change on."""
         ...
 
+    def set_quantize(self, quantize: str) -> None:
+        """Switch how the vector spaces are quantized from this change on."""
+        ...
+
     def set_precision(self, precision: str) -> None:
         """Record the precision (fp32 or bf16) chunks are encoded in from this change on."""
         ...

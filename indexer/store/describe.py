@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from indexer.runs.record_input import RECORD_PREFIX
-from indexer.store.index_types import structure_for
+from indexer.store.index_types import quantization_for, structure_for
 
 if TYPE_CHECKING:
     from indexer.store.sql_reads import SqlReads
@@ -74,6 +74,7 @@ def describe_tables(
         "roots": [f"{host}:{path}" if host else path for host, path in roots],
         "folders": folders(roots, [(host, path, int(n)) for host, path, n in documents]),
         "vector_structure": structure_for(manifest.index_type, counts["chunks"]),
+        "quantization": quantization_for(manifest.quantize, counts["chunks"]),
         "manifest": {
             **asdict(manifest),
             "created_at": _iso(manifest.created_at),

@@ -1,4 +1,5 @@
-"""Which FAISS structure a vector space uses: exact Flat search, or an HNSW graph.
+"""Which FAISS structure a vector space uses: exact Flat search, or an HNSW graph, and
+whether its vectors are quantized.
 
 `auto` (the default) searches exactly while a space is small enough for exact search to
 answer in a few milliseconds, and switches to HNSW from `HNSW_FROM_VECTORS` on. The
@@ -30,3 +31,34 @@ def structure_for(index_type: str, vectors: int) -> str:
     if index_type == "auto":
         return "hnsw" if vectors >= HNSW_FROM_VECTORS else "flat"
     return index_type
+
+
+# Quantization of a space's vectors (`ctxsearch index --quantize`): `none` keeps float32
+# in memory; `int8` keeps one byte a dimension (FAISS scalar quantizer), `binary` one bit
+# (the sign); both re-score their best candidates from the float32 vectors, which stay on
+# disk, memory-mapped. `auto` quantizes to int8 from `QUANTIZE_FROM_VECTORS` on (see
+# docs/performance.md, "Quantized spaces", for the measurement behind the rule).
+QUANTIZATIONS = ("auto", "none", "int8", "binary")
+DEFAULT_QUANTIZATION = "none"
+QUANTIZE_FROM_VECTORS = HNSW_FROM_VECTORS
+QUANTIZED_HNSW_NEIGHBOURS = 16  # M for quantized graphs: the links are most of their memory
+
+
+def quantization_for(quantize: str, vectors: int) -> str:
+    """The quantization (`none`, `int8` or `binary`) of a space of `vectors` vectors."""
+    if quantize not in QUANTIZATIONS:
+        raise ValueError(
+            f"unknown quantization {quantize!r}; choose one of {', '.join(QUANTIZATIONS)}"
+        )
+    if quantize == "auto":
+        return "int8" if vectors >= QUANTIZE_FROM_VECTORS else "none"
+    return quantize
+
+
+def space_structure(index_type: str, quantize: str, vectors: int) -> str:
+    """What a space of `vectors` vectors is stored as: `flat` or `hnsw`, with `-int8` or
+    `-binary` when quantized (an empty space is never quantized: codes are trained on
+    the vectors)."""
+    structure = structure_for(index_type, vectors)
+    quantization = quantization_for(quantize, vectors) if vectors else "none"
+    return structure if quantization == "none" else f"{structure}-{quantization}"

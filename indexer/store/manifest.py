@@ -9,9 +9,11 @@ from indexer.errors import IndexCorrupt, ModelMismatch
 from indexer.spaces import VECTOR_SPACES
 
 # The newest on-disk layout this code reads, bumped when old code could not read one.
-# 1: what every store shares; 2: a folder index whose spaces have delta segments.
-INDEX_FORMAT = 2
+# 1: what every store shares; 2: a folder index whose spaces have delta segments;
+# 3: one with a quantized space (codes and a float32 vectors file: `quantized.py`).
+INDEX_FORMAT = 3
 SEGMENTED_FORMAT = 2
+QUANTIZED_FORMAT = 3
 SPACES = tuple(space.value for space in VECTOR_SPACES)
 
 
@@ -31,6 +33,9 @@ class Manifest:
     lexical: dict[str, str] = field(default_factory=dict)  # set by the store that keeps it
     metric: str = "cosine (inner product of L2-normalised vectors)"
     index_type: str = "auto"
+    # How vector spaces are quantized (`indexer.store.index_types.QUANTIZATIONS`): none,
+    # int8, binary, or auto (int8 from a size on).
+    quantize: str = "none"
     format: int = 1  # raised by the store that writes a newer layout
     generation: int = 0
     created_at: float = 0.0

@@ -151,6 +151,13 @@ class RowChange:
             self.manifest.index_type = index_type
             self._changed()
 
+    def set_quantize(self, quantize: str) -> None:
+        """Switch how the vector spaces are quantized from this change on (the spaces are
+        rebuilt from their float32 vectors when this change publishes)."""
+        if quantize != self.manifest.quantize:
+            self.manifest.quantize = quantize
+            self._changed()
+
     def set_precision(self, precision: str) -> None:
         """Record the precision (fp32 or bf16) chunks are encoded in from this change on."""
         if precision != self.manifest.precision:

@@ -13,9 +13,10 @@ from search.cli.common import echo_json, json_option, translate_errors
 
 SECTIONS = (
     "encoding", "overhead", "startup", "faiss", "stores", "scaling", "incremental", "fusion",
+    "quantize",
 )  # fmt: skip
 # Sections that run only when named in --only.
-ON_REQUEST = ("fusion",)
+ON_REQUEST = ("fusion", "quantize")
 
 
 # The most vectors, chunks or files a section is asked to build: past this a run would
@@ -98,6 +99,21 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     "--scale-sizes", default="1000,10000,100000", show_default=True, callback=_scale_sizes
 )
 @click.option(
+    "--vectors",
+    "vectors_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Real vectors for the quantize section: a float32 .npy (e.g. made by `python -m "
+    "search.lab.passage_vectors`) or an index's .faiss file; 500 of them drawn at random are "
+    "the queries.",
+)
+@click.option(
+    "--quantize-size",
+    type=click.IntRange(MIN_FAISS_SIZE, MAX_SIZE),
+    default=None,
+    help="Vectors of --vectors to search in the quantize section [default: all but the queries].",
+)
+@click.option(
     "--incremental-files", default=10_000, show_default=True, type=click.IntRange(1, MAX_SIZE)
 )
 @click.option(
@@ -117,6 +133,8 @@ def bench(
     store_size: int,
     postgres: str | None,
     scale_sizes: list[int],
+    vectors_path: Path | None,
+    quantize_size: int | None,
     incremental_files: int,
     out: Path | None,
     as_json: bool,
@@ -138,6 +156,9 @@ def bench(
       incremental  re-indexing a folder of many files after one changed
       fusion       (only when named) hybrid queries on --index with the default fusion
                    vs the 0.1 one (min-max, 0.4 dense), alternating: p50, p95, ratios
+      quantize     (only when named) float32 vs int8 and binary spaces, flat and HNSW,
+                   on --vectors: bytes per vector in memory, recall@10 against exact
+                   float32, p50/p99, build time (1M vectors: about an hour)
 
     \b
     Examples:
@@ -146,6 +167,7 @@ def bench(
       ctxsearch bench --only faiss --faiss-sizes 10000,100000 --json
       ctxsearch bench --only fusion --index scifact.idx --queries ../shared/eval/scifact \\
           --limit 300
+      ctxsearch bench --only quantize --vectors passages-1m.npy --quantize-size 100000
     """
     sections = [part.strip() for part in only.split(",") if part.strip()]
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -156,6 +178,8 @@ def bench(
         )
     if "fusion" in sections and (index_dir is None or queries_path is None):
         raise click.UsageError("the fusion section needs --index and --queries")
+    if "quantize" in sections and vectors_path is None:
+        raise click.UsageError("the quantize section needs --vectors (a float32 .npy file)")
     table: dict[str, Any] = {
         "texts": str(texts_path or "built-in sentences"),
         "sections": sections,
@@ -175,6 +199,8 @@ def bench(
                 scale_sizes=scale_sizes,
                 incremental_files=incremental_files,
                 queries_path=queries_path,
+                vectors_path=vectors_path,
+                quantize_size=quantize_size,
             )
             table["rows"] += rows
             if section == "scaling" and out is not None:
@@ -204,8 +230,16 @@ def _run_section(
     scale_sizes: list[int],
     incremental_files: int,
     queries_path: Path | None = None,
+    vectors_path: Path | None = None,
+    quantize_size: int | None = None,
 ) -> list[dict[str, Any]]:
     from search.lab import bench, bench_indexing
+
+    if section == "quantize":
+        from search.lab.bench_quantize import quantize_rows
+
+        assert vectors_path is not None
+        return quantize_rows(vectors_path, quantize_size)
 
     if section == "fusion":
         from search.lab.bench_fusion import fusion_latency_rows, read_queries
@@ -247,6 +281,7 @@ _COLUMNS = {
     "stores": ["build_seconds", "p50_ms", "p95_ms", "recall@10", "ratio"],
     "scaling": ["chunks", "seconds", "peak_megabytes", "chunks_per_second"],
     "fusion": ["queries", "p50_ms", "p95_ms", "ratio_p50", "ratio_p95"],
+    "quantize": ["build_seconds", "bytes_per_vector", "recall@10", "p50_ms", "p99_ms", "ratio"],
 }
 _DEFAULT_COLUMNS = ["baseline_seconds", "seconds", "ratio", "target"]
 

@@ -24,7 +24,12 @@ from indexer.runs.record_files import RECORD_FORMATS, read_records, record_forma
 from indexer.runs.record_input import value_text
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
-from indexer.store.index_types import HNSW_FROM_VECTORS, INDEX_TYPES
+from indexer.store.index_types import (
+    HNSW_FROM_VECTORS,
+    INDEX_TYPES,
+    QUANTIZATIONS,
+    QUANTIZE_FROM_VECTORS,
+)
 from indexer.version import __version__
 from search.cli.bench import bench
 from search.cli.common import (
@@ -114,6 +119,15 @@ def cli() -> None:
     "keeps its type unless given).",
 )
 @click.option(
+    "--quantize",
+    type=click.Choice(QUANTIZATIONS),
+    default=None,
+    help="How a folder index keeps vectors in memory: none (float32), int8 (1 byte a "
+    "dimension), binary (1 bit), each re-scoring its best candidates from float32 vectors "
+    f"memory-mapped from disk; auto: int8 from {QUANTIZE_FROM_VECTORS:,} chunks (new index: "
+    "none; changing it rebuilds the spaces).",
+)
+@click.option(
     "--static",
     type=click.Choice(STATIC_CHOICES),
     default=None,
@@ -196,6 +210,7 @@ def index(
     model: str | None,
     pooling: str | None,
     index_type: str | None,
+    quantize: str | None,
     static: str | None,
     batch_chunks: int,
     ray_address: str | None,
@@ -226,6 +241,7 @@ def index(
       ctxsearch index sample_corpus --index /tmp/ix --json
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
       ctxsearch index ~/archive --index-type hnsw
+      ctxsearch index ~/archive --quantize int8
       ctxsearch index ~/notes --index notes.idx --static model2vec
       ctxsearch index ~/notes --precision fp32
       ctxsearch index docs/ --exclude 'release-notes.md' --exclude 'archive/'
@@ -266,6 +282,7 @@ def index(
             model=model,
             pooling=pooling,
             index_type=index_type,
+            quantize=quantize,
             static=static,
             batch_chunks=batch_chunks,
             precision=precision,

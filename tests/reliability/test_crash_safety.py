@@ -179,6 +179,52 @@ def test_watch_aborted_right_after_its_commit_keeps_what_it_published(tmp_path, 
 
 
 @pytest.fixture(scope="module")
+def quantized_scenario(tmp_path_factory, fast_model):
+    """The crash scenario on an index whose spaces are int8-quantized (codes, and float32
+    vectors in a file beside each base): the old and new states are the float32 ones."""
+    root = tmp_path_factory.mktemp("crash-int8")
+    folder = write_corpus(root / "docs")
+    before = root / "before"
+    index_in_process(before, folder, fast_model, quantize="int8")
+    old_state = state(before)
+    mutate_corpus(folder)
+    reference = copy_index(before, root / "reference")
+    index_in_process(reference, folder, fast_model)
+    return {
+        "root": root,
+        "folder": folder,
+        "before": before,
+        "old": old_state,
+        "new": state(reference),
+    }
+
+
+@pytest.mark.parametrize(
+    "kill_at",
+    ["mid-delta-save", "mid-space-save", "mid-space-save:2", "before-publish", "after-commit"],
+)
+def test_a_quantized_index_killed_at_a_named_point_then_recovered(
+    quantized_scenario, fast_model, kill_at
+):
+    """Merging, a quantized base saves its float32 vectors file first, then its codes (the
+    first and second `mid-space-save`): a kill at either leaves the old state."""
+    scenario = quantized_scenario
+    index_dir = copy_index(scenario["before"], scenario["root"] / f"kill-{kill_at}")
+    result = run_indexer_process(
+        index_dir,
+        scenario["folder"],
+        fast_model,
+        env=environment_for(kill_at, "CTXSEARCH_KILL_AT"),
+    )
+    assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
+    recover_and_compare(index_dir, scenario, fast_model, allow_new=kill_at == "after-commit")
+    assert {path.name.split("-")[0] for path in index_dir.glob("*.exact.npy")} == {
+        "contextual",
+        "static",
+    }
+
+
+@pytest.fixture(scope="module")
 def run_seconds(scenario, fast_model) -> float:
     """How long an uninterrupted indexer process takes, start-up included."""
     started = time.monotonic()

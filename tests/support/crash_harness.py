@@ -93,9 +93,10 @@ def start_indexer_process(
     )
 
 
-def index_in_process(index_dir: Target, folder: Path, model_dir: Path):
+def index_in_process(index_dir: Target, folder: Path, model_dir: Path, quantize: str | None = None):
     """Index in this process (the model stays loaded between calls)."""
-    return Indexer(index_dir, model=str(model_dir), batch_chunks=BATCH_CHUNKS).index_folder(folder)
+    indexer = Indexer(index_dir, model=str(model_dir), batch_chunks=BATCH_CHUNKS, quantize=quantize)
+    return indexer.index_folder(folder)
 
 
 def state(index_dir: Target) -> dict:

@@ -5,6 +5,7 @@
     contextual-000009.delta.npz  a delta segment of it, written by generation 9: the
                               vectors (with ids) that run added and the ids it removed
     static-000007.faiss       the same for the static space
+    static-000007.exact.npy   a quantized base's float32 vectors (memory-mapped, re-scoring)
     write.lock                held (flock) by the one process allowed to write
 
 The manifest in SQL names the current generation and, for each space, the exact files
@@ -21,9 +22,11 @@ from indexer.errors import IndexNotFound
 
 DATABASE_FILE = "ctxsearch.sqlite"
 LOCK_FILE = "write.lock"
-_SPACE_FILE = re.compile(r"^(?P<space>[a-z]+)-(?P<generation>\d{6})\.(faiss|delta\.npz)$")
+_SPACE_FILE = re.compile(
+    r"^(?P<space>[a-z]+)-(?P<generation>\d{6})\.(faiss|delta\.npz|exact\.npy)$"
+)
 # A space file being written (`.contextual-000008.faiss.tmp-PID`), renamed when whole.
-SPACE_TEMPORARY_GLOBS = (".*.faiss.tmp-*", ".*.delta.npz.tmp-*")
+SPACE_TEMPORARY_GLOBS = (".*.faiss.tmp-*", ".*.delta.npz.tmp-*", ".*.exact.npy.tmp-*")
 
 
 def is_index(directory: Path) -> bool:
@@ -48,6 +51,11 @@ def file_identity(path: Path) -> tuple[int, int]:
 def space_file(directory: Path, space: str, generation: int) -> Path:
     """The FAISS file of a base of one vector space, written by one generation."""
     return Path(directory) / f"{space}-{generation:06d}.faiss"
+
+
+def exact_file(space_path: Path) -> Path:
+    """The float32 vectors beside a quantized base file (`static-000007.exact.npy`)."""
+    return space_path.with_name(space_path.name.removesuffix(".faiss") + ".exact.npy")
 
 
 def delta_file(directory: Path, space: str, generation: int) -> Path:

@@ -32,7 +32,7 @@ import numpy as np
 from indexer import config
 from indexer.errors import IndexCorrupt, SpaceFileMissing, StoreWriteFailed
 from indexer.faults import kill_point
-from indexer.store.local.layout import delta_file, space_file
+from indexer.store.local.layout import delta_file, exact_file, space_file
 
 if TYPE_CHECKING:
     from indexer.store.local.vectors import VectorSpace
@@ -51,7 +51,9 @@ class Segments:
     deltas: list[int] = field(default_factory=list)
     delta_bytes: int = 0
     tombstones: int = 0  # ids the deltas removed (each may leave a dead row in the base)
-    structure: str = ""  # `flat` or `hnsw`; "" for an index from before segments
+    # `flat` or `hnsw` (with `-int8` or `-binary` when quantized); "" for an index from
+    # before segments
+    structure: str = ""
 
     @classmethod
     def of(cls, manifest: Manifest, space: str) -> Segments:
@@ -67,8 +69,11 @@ class Segments:
         return asdict(self)
 
     def files(self, directory: Path, space: str) -> list[Path]:
-        """The base file, then each delta file, in replay order."""
-        return [space_file(directory, space, self.base)] + [
+        """The base file (and a quantized base's float32 vectors), then each delta file,
+        in replay order."""
+        base = space_file(directory, space, self.base)
+        exact = [exact_file(base)] if self.structure.partition("-")[2] else []
+        return [base, *exact] + [
             delta_file(directory, space, generation) for generation in self.deltas
         ]
 
@@ -102,7 +107,7 @@ def load_space(directory: Path, space: str, dim: int, segments: Segments) -> Vec
 
     loaded = VectorSpace(dim, space_file(directory, space, segments.base))
     deltas = [read_delta(delta_file(directory, space, g), dim) for g in segments.deltas]
-    if loaded.structure == "hnsw":
+    if loaded.graph:
         for tombstones, ids, vectors in deltas:
             loaded.replay(tombstones, ids, vectors)
         return loaded

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.store.index_types import structure_for
+from indexer.store.index_types import DEFAULT_QUANTIZATION, space_structure
 from indexer.store.local.layout import delta_file, space_file
 from indexer.store.local.segments import Segments, load_space, merge_due, write_delta
 from indexer.store.local.vectors import VectorSpace
@@ -87,17 +87,24 @@ class SpaceEdit:
         return bool(self._removed or self._added)
 
     def publish(
-        self, generation: int, vectors: int, index_type: str, merge: bool = False
+        self,
+        generation: int,
+        vectors: int,
+        index_type: str,
+        merge: bool = False,
+        quantize: str = DEFAULT_QUANTIZATION,
     ) -> Segments:
         """Write the run's change as `generation`'s files; the segments that hold the space
-        now. `vectors` is how many it holds (one per stored passage)."""
+        now. `vectors` is how many it holds (one per stored passage). A space whose
+        structure or quantization is no longer the one wanted is rebuilt whole."""
         if self.segments is None or merge:
-            return self._merge(generation, index_type)
-        wanted = structure_for(index_type, vectors)
+            return self._merge(generation, index_type, quantize)
+        wanted = space_structure(index_type, quantize, vectors)
         if not self.changed():
             if wanted == self.segments.structure:
                 return self.segments
-            return self._merge(generation, index_type)  # another index type asked for
+            # another index type or quantization asked for
+            return self._merge(generation, index_type, quantize)
         tombstones = (
             np.unique(np.concatenate(self._removed)) if self._removed else np.zeros(0, np.int64)
         )
@@ -111,7 +118,7 @@ class SpaceEdit:
         )
         base_bytes = space_file(self.directory, self.name, self.segments.base).stat().st_size
         if merge_due(proposed, self.dim, base_bytes, wanted):
-            return self._merge(generation, index_type)
+            return self._merge(generation, index_type, quantize)
         written = write_delta(
             delta_file(self.directory, self.name, generation), tombstones, ids, added
         )
@@ -124,9 +131,9 @@ class SpaceEdit:
         ids = np.concatenate([ids for ids, _ in self._added])
         return ids, np.concatenate([vectors for _, vectors in self._added])
 
-    def _merge(self, generation: int, index_type: str) -> Segments:
+    def _merge(self, generation: int, index_type: str, quantize: str) -> Segments:
         """Write the space whole as `generation`'s base."""
         space = self.loaded(consume=True)
-        space.restructure(index_type)
+        space.restructure(index_type, quantize)
         space.save_to(space_file(self.directory, self.name, generation))
         return Segments(base=generation, structure=space.structure)

@@ -9,6 +9,9 @@ synced, then renamed into place.
 HNSW cannot remove a node, so removing a vector from a graph overwrites its id with
 `TOMBSTONE` (the id map is part of the file, so tombstones persist) and searches skip
 negative ids; a rebuild drops them once they are `HNSW_REBUILD_TOMBSTONE_SHARE` of it.
+
+A quantized space (`flat-int8`, `hnsw-binary`...: `quantized.py`) holds codes in FAISS
+and its float32 vectors beside it, and re-scores its candidates from those.
 """
 
 from __future__ import annotations
@@ -24,14 +27,27 @@ import numpy as np
 from indexer.errors import IndexCorrupt, SpaceFileMissing, StoreWriteFailed
 from indexer.faults import kill_point
 from indexer.store.index_types import (
+    DEFAULT_QUANTIZATION,
     HNSW_EF_CONSTRUCTION,
     HNSW_EF_SEARCH,
     HNSW_NEIGHBOURS,
     HNSW_REBUILD_TOMBSTONE_SHARE,
-    structure_for,
+    space_structure,
+)
+from indexer.store.local.layout import exact_file
+from indexer.store.local.quantized import (
+    ExactVectors,
+    build_quantized,
+    candidates,
+    quantization_of,
+    sign_codes,
+    structure_of,
+    write_exact,
 )
 
 TOMBSTONE = -1
+_ID_MAPS = (faiss.IndexIDMap, faiss.IndexBinaryIDMap)  # the "2" variants are subclasses
+_EXACT_ALLOWED_SHARE = 8  # a quantized search scores up to 8 x its candidates exactly
 _LIVE_IDS = faiss.IDSelectorNot(faiss.IDSelectorRange(np.iinfo(np.int64).min, 0))
 
 
@@ -49,14 +65,25 @@ class VectorSpace:
 
     def __init__(self, dim: int, path: Path | None = None, structure: str = "flat"):
         self.dim = dim
-        self.index = self._load(path) if path is not None else empty_structure(dim, structure)
+        self.exact: ExactVectors | None = None  # a quantized space's float32 vectors
+        if path is not None:
+            self.index = self._load(path)
+            if self.quantization != "none":
+                self.exact = ExactVectors.open(exact_file(path), dim, self._id_map().copy())
+        elif quantization_of(structure) != "none":
+            raise ValueError("a quantized space is built from vectors: see `restructure`")
+        else:
+            self.index = empty_structure(dim, structure)
         # Counted once here and kept up to date by `remove`: `len` and `search` need it on
         # every query, and counting means scanning the whole id map.
         self._tombstones = int((self._id_map() < 0).sum())
 
-    def _load(self, path: Path) -> faiss.IndexIDMap2:
+    def _load(self, path: Path) -> faiss.Index:
         try:
-            index = faiss.read_index(str(path))
+            try:
+                index = faiss.read_index(str(path))
+            except RuntimeError:
+                index = faiss.read_index_binary(str(path))  # a binary-quantized space
         except RuntimeError as error:
             if not path.exists():
                 raise SpaceFileMissing(
@@ -64,17 +91,32 @@ class VectorSpace:
                     "`ctxsearch repair` to rebuild it from the stored passages"
                 ) from error
             raise IndexCorrupt(f"{path}: unreadable FAISS file") from error
-        if index.d != self.dim:
+        binary = isinstance(index, faiss.IndexBinary)
+        if (index.d != 8 * ((self.dim + 7) // 8)) if binary else (index.d != self.dim):
             raise IndexCorrupt(f"{path}: dimension {index.d}, the manifest says {self.dim}")
-        if not isinstance(index, faiss.IndexIDMap2):
+        if not isinstance(index, _ID_MAPS):
             raise IndexCorrupt(f"{path}: not a FAISS index with ids")
         return index
 
     @property
     def structure(self) -> str:
-        """`hnsw` or `flat`."""
-        inner = faiss.downcast_index(self.index.index)
-        return "hnsw" if isinstance(inner, faiss.IndexHNSW) else "flat"
+        """`hnsw` or `flat`, with `-int8` or `-binary` when quantized."""
+        return structure_of(self.index)
+
+    @property
+    def graph(self) -> bool:
+        """Whether the space is an HNSW graph (which cannot drop a node: tombstones)."""
+        return self.structure.startswith("hnsw")
+
+    @property
+    def quantization(self) -> str:
+        """`none`, `int8` or `binary`."""
+        return quantization_of(self.structure)
+
+    def _codes(self, vectors: np.ndarray) -> np.ndarray:
+        """What FAISS is given for float vectors: themselves, or their sign bits."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        return sign_codes(vectors) if self.quantization == "binary" else vectors
 
     def _id_map(self) -> np.ndarray:
         """The ids of the stored vectors in storage order (a view: writes go to FAISS)."""
@@ -98,22 +140,24 @@ class VectorSpace:
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add vectors under the given ids."""
         if len(ids):
-            self.index.add_with_ids(
-                np.ascontiguousarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64)
-            )
+            ids = np.asarray(ids, dtype=np.int64)
+            self.index.add_with_ids(self._codes(vectors), ids)
+            if self.exact is not None:
+                self.exact.add(ids, np.asarray(vectors, dtype=np.float32))
 
     def remove(self, ids: np.ndarray) -> int:
         """Remove the given ids; return how many were present."""
         if not len(ids):
             return 0
         ids = np.asarray(ids, dtype=np.int64)
-        if self.structure == "flat":
+        if not self.graph:
             return int(self.index.remove_ids(ids))
         stored = self._id_map()
         hit = np.isin(stored, ids) & (stored >= 0)
         stored[hit] = TOMBSTONE
         self._tombstones += int(hit.sum())
-        self.index.construct_rev_map()
+        if self.exact is None:  # a quantized space keeps no reverse map (`quantized.py`)
+            self.index.construct_rev_map()
         return int(hit.sum())
 
     def replay(self, tombstones: np.ndarray, ids: np.ndarray, vectors: np.ndarray) -> None:
@@ -131,15 +175,30 @@ class VectorSpace:
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """The `k` nearest ids and their scores for each query row (-1 pads short lists);
-        with `allowed`, only among those ids (searched inside FAISS, through a selector)."""
+        with `allowed`, only among those ids (searched inside FAISS, through a selector).
+        A quantized space re-scores its codes' best candidates from the float32 vectors."""
         k = max(1, min(k, len(self) if allowed is None else len(allowed)))
         queries = np.ascontiguousarray(queries, dtype=np.float32)
+        if self.exact is None:
+            return self._search(queries, k, allowed)
+        fetch = max(1, min(candidates(self.quantization, k), len(self)))
+        if allowed is not None and len(allowed) <= _EXACT_ALLOWED_SHARE * fetch:
+            # A few allowed ids: score them all exactly (a graph filtered that tightly
+            # misses some; this reads no more rows than a re-scoring would, much).
+            found = np.tile(np.asarray(allowed, dtype=np.int64), (len(queries), 1))
+            return _rescored(self.exact, queries, found, k)
+        _, found = self._search(self._codes(queries), fetch, allowed)
+        return _rescored(self.exact, queries, found, k)
+
+    def _search(
+        self, queries: np.ndarray, k: int, allowed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         params = None
         selector = None
         if allowed is not None:
             allowed = np.ascontiguousarray(allowed, dtype=np.int64)
             selector = faiss.IDSelectorBatch(len(allowed), faiss.swig_ptr(allowed))
-        if self.structure == "hnsw":
+        if self.graph:
             params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k))
             if selector is not None:
                 params.sel = selector  # a tombstone's id (-1) is never an allowed one
@@ -177,6 +236,8 @@ class VectorSpace:
         the space holds (ids it does not hold are left out)."""
         found: dict[int, float] = {}
         query = np.asarray(query, dtype=np.float32).reshape(-1)
+        if self.exact is not None:
+            return {i: float(np.dot(v, query)) for i, v in self.vectors(ids).items()}
         for chunk_id in ids:
             try:
                 vector = self.index.reconstruct(int(chunk_id))
@@ -188,6 +249,11 @@ class VectorSpace:
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
         """The stored vector of each id the space holds, by id (others left out)."""
         found: dict[int, np.ndarray] = {}
+        if self.exact is not None:
+            wanted = np.array([i for i in ids if i >= 0], dtype=np.int64)
+            live = wanted[np.isin(wanted, self.ids())]
+            _, rows = self.exact.get(live)
+            return {int(i): row for i, row in zip(live, rows, strict=True)}
         for chunk_id in ids:
             if chunk_id < 0:  # a tombstone's id names no live vector
                 continue
@@ -200,34 +266,51 @@ class VectorSpace:
     def live_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """The ids and vectors of every live entry, in storage order."""
         stored = self._id_map().copy()
-        vectors = faiss.downcast_index(self.index.index).reconstruct_n(0, len(stored))
         live = stored >= 0
+        if self.exact is not None:
+            return stored[live], self.exact.get(stored[live])[1]
+        vectors = faiss.downcast_index(self.index.index).reconstruct_n(0, len(stored))
         return stored[live], vectors[live]
 
-    def restructure(self, index_type: str) -> bool:
-        """Rebuild into the structure `index_type` wants at this size; say if it rebuilt.
+    def restructure(self, index_type: str, quantize: str = DEFAULT_QUANTIZATION) -> bool:
+        """Rebuild into the structure `index_type` and `quantize` want at this size (from
+        the float32 vectors); say if it rebuilt.
 
         Also rebuilds a graph whose tombstones reached their share.
         """
-        wanted = structure_for(index_type, len(self))
+        wanted = space_structure(index_type, quantize, len(self))
         crowded = self.tombstones() >= HNSW_REBUILD_TOMBSTONE_SHARE * max(1, self.index.ntotal)
-        if wanted == self.structure and not (self.structure == "hnsw" and crowded):
+        if wanted == self.structure and not (self.graph and crowded):
             return False
-        ids, vectors = self.live_vectors()
-        self.index = empty_structure(self.dim, wanted)
-        self._tombstones = 0
-        self.add(ids, vectors)
+        rebuilt = VectorSpace.built(self.dim, wanted, *self.live_vectors())
+        self.index, self.exact, self._tombstones = rebuilt.index, rebuilt.exact, 0
         return True
+
+    @classmethod
+    def built(cls, dim: int, structure: str, ids: np.ndarray, vectors: np.ndarray) -> VectorSpace:
+        """A space of `structure` holding `vectors` under `ids` (a quantized one trains its
+        codes on them)."""
+        space = cls(dim)
+        if quantization_of(structure) == "none":
+            space.index = empty_structure(dim, structure)
+        else:
+            space.index = build_quantized(structure, dim, vectors)
+            space.exact = ExactVectors(dim)
+        space.add(ids, vectors)
+        return space
 
     def save_to(self, path: Path) -> None:
         """Write the space to `path` atomically and durably (`StoreWriteFailed` if the disk
         refuses: the file is not published, and the caller's run is rolled back)."""
+        if self.exact is not None:  # first: a base is never published without its vectors
+            write_exact(exact_file(path), self._id_map().copy(), self.exact, self.dim)
         temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        write = faiss.write_index_binary if self.quantization == "binary" else faiss.write_index
         try:
             # Written through Python's file object, not FAISS's own writer: that one only
             # prints a failed close (a full disk) on stderr, and the file would look whole.
             with open(temporary, "wb") as handle:
-                faiss.write_index(self.index, faiss.PyCallbackIOWriter(handle.write))
+                write(self.index, faiss.PyCallbackIOWriter(handle.write))
                 handle.flush()
                 os.fsync(handle.fileno())
         except (RuntimeError, OSError) as error:
@@ -239,6 +322,22 @@ class VectorSpace:
         kill_point("mid-space-save")
         os.replace(temporary, path)
         fsync_folder(path.parent)
+
+
+def _rescored(
+    exact: ExactVectors, queries: np.ndarray, found: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best `k` of each row's candidate ids by exact inner product (-1 pads)."""
+    scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    ids = np.full((len(queries), k), -1, dtype=np.int64)
+    for row, (query, candidate_ids) in enumerate(zip(queries, found, strict=True)):
+        candidate_ids = candidate_ids[candidate_ids >= 0]
+        known, vectors = exact.get(candidate_ids)
+        exact_scores = vectors[known] @ query
+        best = np.argsort(-exact_scores, kind="stable")[:k]
+        scores[row, : len(best)] = exact_scores[best]
+        ids[row, : len(best)] = candidate_ids[known][best]
+    return scores, ids
 
 
 def _write_failure(error: BaseException) -> str:

@@ -37,7 +37,7 @@ from indexer.store.local.database import WRITE, sqlite_engine, sqlite_errors
 from indexer.store.local.layout import DATABASE_FILE, space_file, space_files, space_temporaries
 from indexer.store.local.lock import WriterLock
 from indexer.store.local.segments import Segments, named_files
-from indexer.store.manifest import SEGMENTED_FORMAT, Manifest
+from indexer.store.manifest import QUANTIZED_FORMAT, SEGMENTED_FORMAT, Manifest
 from indexer.store.migrations import migrate
 from indexer.store.row_change import RowChange
 from indexer.store.sql_reads import counts
@@ -227,10 +227,14 @@ class FolderWriter:
                 kill_point("before-space-save")
                 vectors = counts(records.session_rows(session))["chunks"]
                 for name, space in spaces.items():
-                    segments = space.publish(next_generation, vectors, manifest.index_type, merge)
+                    segments = space.publish(
+                        next_generation, vectors, manifest.index_type, merge, manifest.quantize
+                    )
                     manifest.segments[name] = segments.to_json()
                 manifest.generation = next_generation
                 manifest.format = max(manifest.format, SEGMENTED_FORMAT)  # older code refuses
+                if any("-" in s.get("structure", "") for s in manifest.segments.values()):
+                    manifest.format = max(manifest.format, QUANTIZED_FORMAT)  # older code refuses
                 manifest.updated_at = time.time()
                 records.write_manifest(session, manifest)
                 kill_point("before-publish")
