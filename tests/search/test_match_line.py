@@ -127,6 +127,7 @@ def test_words_joined_by_underscores_count_as_the_query_words_they_hold(tmp_path
 
     text = "Keys are written in insertion order.\njson.dumps(data, sort_keys=True, indent=4)"
     assert best_line(text, ["sort", "keys"], method="lexical").index == 1
+    assert best_line(text, ["sort_keys"], method="lexical").index == 1  # the query's, too
     index = _index(tmp_path, tiny_model_dir, {"json.txt": text + "\n"})
     with Searcher(index) as searcher:
         [hit] = searcher.search("sort keys", mode="lexical", k=1).results
