@@ -24,7 +24,7 @@ from search.snippets import stem
 
 # A word is a run of letters and digits: underscores split `sort_keys` into "sort" and
 # "keys", as the lexical space's tokenizer (FTS5 unicode61) does; measured in
-# docs/reports/2026-12-01-match-line.md (9 to 11 answer lines of 60 top-3 hits).
+# docs/reports/2026-12-01-quality-26.md (9 to 11 answer lines of 60 top-3 hits).
 _WORD = re.compile(r"[^\W_]+")
 _WORD_START = r"(?<![^\W_])(?=[^\W_])"
 
