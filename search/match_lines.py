@@ -22,6 +22,12 @@ from dataclasses import dataclass
 
 from search.snippets import stem
 
+# A word is a run of letters and digits: underscores split `sort_keys` into "sort" and
+# "keys", as the lexical space's tokenizer (FTS5 unicode61) does; measured in
+# docs/reports/2026-12-01-quality-26.md (9 to 11 answer lines of 60 top-3 hits).
+_WORD = re.compile(r"[^\W_]+")
+_WORD_START = r"(?<![^\W_])(?=[^\W_])"
+
 # The similarity of each line to the query (higher is better), or None: lexical only.
 LineSimilarity = Callable[[list[str]], Sequence[float]]
 
@@ -38,8 +44,8 @@ class MatchedLine:
 
 def lexical_line_scores(lines: Sequence[str], terms: Sequence[str]) -> list[float]:
     """Each line's score: the sum, over the distinct query terms in it, of the term's
-    weight log(1 + lines / lines holding it)."""
-    wanted = {stem(term) for term in terms}
+    weight log(1 + lines / lines holding it). Words split at underscores, on both sides."""
+    wanted = {stem(word) for term in terms for word in _WORD.findall(term)}
     found: list[set[str]] = [set() for _ in lines]
     if wanted:
         # Porter stemming rewrites only a word's ending ("is" -> "i" at most shortens
@@ -47,7 +53,7 @@ def lexical_line_scores(lines: Sequence[str], terms: Sequence[str]) -> list[floa
         openings = "|".join(sorted({re.escape(term[:2]) for term in wanted}))
         text = "\n".join(lines)
         starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
-        for match in re.finditer(rf"\b(?=\w)(?:{openings})\w*", text, re.IGNORECASE):
+        for match in re.finditer(rf"{_WORD_START}(?:{openings})[^\W_]*", text, re.IGNORECASE):
             stemmed = stem(match.group())
             if stemmed in wanted:
                 found[bisect_right(starts, match.start()) - 1].add(stemmed)

@@ -118,3 +118,17 @@ def test_the_line_map_counts_lines_from_the_top_of_each_page():
     html = Locator("a\nb\nc", "html", Layout(lines=[(0, 3), (2, 3), (4, 7)]))
     assert html.line_map(0, 5) == [3, 3, 7]  # "a" and "b" share source line 3
     assert Locator("a\nb", "text").line_map(0, 3) is None  # counted from `line` instead
+
+
+def test_words_joined_by_underscores_count_as_the_query_words_they_hold(tmp_path, tiny_model_dir):
+    """`sort_keys=True` holds "sort" and "keys" (the lexical space splits at underscores
+    too): the line that sets it beats an earlier line that only mentions keys."""
+    from search.match_lines import best_line
+
+    text = "Keys are written in insertion order.\njson.dumps(data, sort_keys=True, indent=4)"
+    assert best_line(text, ["sort", "keys"], method="lexical").index == 1
+    assert best_line(text, ["sort_keys"], method="lexical").index == 1  # the query's, too
+    index = _index(tmp_path, tiny_model_dir, {"json.txt": text + "\n"})
+    with Searcher(index) as searcher:
+        [hit] = searcher.search("sort keys", mode="lexical", k=1).results
+    assert (hit.line, hit.match_line) == (1, 2)

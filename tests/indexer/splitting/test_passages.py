@@ -120,7 +120,8 @@ def test_each_passage_has_the_trail_of_the_sections_it_holds(text, limits):
 AUTHENTICATION = (
     "# Advanced\n\nAdvanced use of the client.\n\n## Authentication\n\n### Basic\n\n"
     + " ".join(f"Basic authentication sends password number {n} in the clear." for n in range(40))
-    + "\n\n### Digest\n\nDigest authentication sends a hash of the password instead.\n\n"
+    + "\n\n### Digest\n\nDigest authentication sends a hash of the password instead. "
+    "The server checks the hash against its own.\n\n"
     "## Retries\n\nThe client retries a failed request three times.\n"
 )
 
@@ -152,6 +153,22 @@ def test_html_passages_carry_the_trail_of_the_page_headings():
             assert passage.trail == ("Requests", "Advanced", "Automatic Retries")
     heading_only = [p for p in passages if p.text.strip().startswith("Advanced")]
     assert heading_only == []  # a heading with no text of its own goes with what follows
+
+
+def test_a_small_section_goes_with_the_big_section_after_it():
+    """A page title before the first heading, or a one-line section before a long
+    sibling, is no passage of its own: alone, a few words match a question better than
+    any real answer (issue 26: "7. Simple statements - Python documentation", 52
+    characters, was the contextual top hit for "why does python not have a switch")."""
+    body = " ".join(f"Statement {n} runs in order." for n in range(40))
+    text = (
+        f"Simple statements, the docs\n\n# Simple statements\n\n{body}\n\n"
+        f"## Pass\n\nDoes nothing.\n\n## Break\n\n{body}\n"
+    )
+    passages = document_passages(text, "markdown", None, word_spans, 64, 8)
+    assert_passages_hold(text, passages, word_spans, 64)
+    assert min(len(word_spans(passage.text)) for passage in passages) >= 16
+    assert passages[0].text.startswith("Simple statements, the docs\n\n# Simple statements")
 
 
 def test_small_sibling_sections_are_one_passage_under_their_parent():
