@@ -28,6 +28,7 @@ from search.fusion import HYBRID, HybridFusion
 from search.hints import filter_hints
 from search.limits import check_document_id
 from search.locations import fill_locations
+from search.match import MatchEvidence, match_label, term_coverage
 from search.match_lines import LineSimilarity, match_location, static_line_similarity
 from search.modes import Mode
 from search.request import SearchRequest, search_request
@@ -63,10 +64,16 @@ class Hit:
     # migration 0006.
     section: str | None = None
     page: int | None = None  # the PDF page it starts on
-    # The raw cosine of query and chunk in the contextual space (None where not known:
-    # static and lexical mode without `min_similarity`): comparable across queries,
-    # unlike `score`.
+    # The raw cosine of query and chunk in the contextual space (every mode computes it;
+    # None only for an index without that space): comparable across queries, unlike
+    # `score`. Rounded to 6 digits; `min_similarity` cuts on this rounded value.
     similarity: float | None = None
+    # How well it matches: `strong`, `weak` or `none` (`search.match`, calibrated on
+    # judged and nonsense queries); None for a `similar` search's hits.
+    match: str | None = None
+    # The lexical evidence behind `match`: the IDF-weighted share of the query's terms
+    # the passage holds, 0 to 1 (`search.match.term_coverage`); None where `match` is.
+    term_coverage: float | None = None
     # A record's id and metadata (see `Indexer.upsert_records`); None for a file.
     id: str | None = None
     metadata: dict[str, str | int | float | bool] | None = None
@@ -284,10 +291,10 @@ class Searcher:
         request = search_request(query, **options)
         self._check_open()
         timings = {"model_load_seconds": 0.0}
-        # The contextual vector gives every hit its similarity; static and lexical mode
-        # (the fast ones) encode it only when asked to drop weak hits.
+        # The contextual vector gives every hit its similarity, and with it its `match`,
+        # in every mode (static and lexical mode encode the query for that alone).
         wanted = set(request.mode.vector_spaces)
-        if request.min_similarity is not None:
+        if Space.CONTEXTUAL.value in self.manifest.spaces:
             wanted.add(Space.CONTEXTUAL)
         encoded = sorted(wanted, key=lambda item: item.value)
         started = time.perf_counter()
@@ -428,8 +435,8 @@ def _hits(
             if chunk is None:  # only if the store is inconsistent (`ctxsearch verify`)
                 continue
             similarity = candidates.similarities.get(chunk_id)
-            if minimum is not None and (similarity is None or similarity < minimum):
-                continue
+            if minimum is not None and (similarity is None or round(similarity, 6) < minimum):
+                continue  # cut on the value the hit shows (`Hit.similarity`)
             if not request.all_chunks and chunk.document_id in seen_documents:
                 continue
             key = keys.get(chunk.document_id)
@@ -454,9 +461,8 @@ def _hydrate_neighbours(
 ) -> list[Hit]:
     """The hits of a similar search (`search.similar`): hydrated as a query's, without
     query words to highlight."""
-    return _hydrate(
-        snapshot, chosen, _Candidates([], found_by, True, similarities), [], mode, None, {}
-    )
+    candidates = _Candidates([], found_by, True, similarities)
+    return _hydrate(snapshot, chosen, candidates, [], mode, None, {}, labelled=False)
 
 
 def _copies(
@@ -486,14 +492,20 @@ def _hydrate(
     mode: Mode,
     lines: LineSimilarity | None,
     copies: dict[int, list[str]],
+    labelled: bool = True,
 ) -> list[Hit]:
     located = fill_locations(snapshot, [chunk for chunk, _ in chosen])
+    ids = [chunk.id for chunk, _ in chosen]
+    coverage = term_coverage(snapshot, terms, ids) if labelled else {}
     hits = []
     for rank, (stored, score) in enumerate(chosen, start=1):
         chunk = located[stored.id]
         snippet = make_snippet(chunk.text, terms)
         similarity = candidates.similarities.get(chunk.id)
+        shown = None if similarity is None else round(similarity, 6)
         matched = match_location(chunk, terms, lines)
+        covered = round(coverage[chunk.id], 6) if labelled else None
+        label = match_label(MatchEvidence(shown, covered)) if covered is not None else None
         hits.append(
             Hit(
                 rank=rank,
@@ -514,7 +526,9 @@ def _hydrate(
                 heading=chunk.heading,
                 section=chunk.section,
                 page=chunk.page,
-                similarity=None if similarity is None else round(similarity, 6),
+                similarity=shown,
+                match=label,
+                term_coverage=covered,
                 id=record_id_of(chunk.path) if chunk.metadata_json is not None else None,
                 metadata=None if chunk.metadata_json is None else json.loads(chunk.metadata_json),
                 match_line=matched.line,
