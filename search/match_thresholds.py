@@ -1,7 +1,7 @@
 """The cut-offs of `search.match.match_label`, and where each number came from.
 
 Chosen on the calibration half of the judged and the nonsense/off-topic queries
-(`tests/data/match/`), reported on the held-out half: see docs/match.md.
+(`tests/data/no-answer-queries.jsonl`), reported on the held-out half: see docs/match.md.
 """
 
 from __future__ import annotations

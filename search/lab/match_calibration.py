@@ -6,7 +6,7 @@ queries with no answer, choose the thresholds on one half of the queries, report
     python -m search.lab.match_calibration fit FEATURES.jsonl ... [--report OUT.json]
 
 `collect` searches every judged query of a set and every query of
-tests/data/match/no-answer-queries.jsonl (nonsense and off-topic, none answered by any
+tests/data/no-answer-queries.jsonl (nonsense and off-topic, none answered by any
 collection), 10 hits deep in each mode, and writes one line per hit: its similarity, term
 coverage, label, and whether the qrels judge it relevant. A query is in the calibration
 half when the CRC-32 of its set and id is even, else held out. `fit` grid-searches the
@@ -28,7 +28,7 @@ import numpy as np
 from search.match import MATCH_LABELS, NONE, MatchEvidence, match_label
 from search.match_thresholds import MatchThresholds
 
-NO_ANSWER = Path(__file__).resolve().parents[2] / "tests/data/match/no-answer-queries.jsonl"
+NO_ANSWER = Path(__file__).resolve().parents[2] / "tests/data/no-answer-queries.jsonl"
 MODES = ("hybrid", "contextual", "lexical", "static")
 DEPTH = 10
 
