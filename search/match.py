@@ -39,6 +39,8 @@ def match_label(evidence: MatchEvidence, thresholds: MatchThresholds = THRESHOLD
         return STRONG
     if similarity < thresholds.none_similarity and coverage < thresholds.none_coverage:
         return NONE
+    if coverage == 0.0 and similarity < thresholds.none_similarity_without_terms:
+        return NONE  # not one of the query's terms, and not close enough to make up for it
     return WEAK
 
 

@@ -9,8 +9,9 @@ queries with no answer, choose the thresholds on one half of the queries, report
 tests/data/no-answer-queries.jsonl (nonsense and off-topic, none answered by any
 collection), 10 hits deep in each mode, and writes one line per hit: its similarity, term
 coverage, label, and whether the qrels judge it relevant. A query is in the calibration
-half when the CRC-32 of its set and id is even, else held out. `fit` grid-searches the
-thresholds on the calibration half and reports precision and recall per label on both.
+half when the CRC-32 of its set and id (a no-answer query's: its id) is even, else held
+out. `fit` grid-searches the thresholds on the calibration half and reports precision and
+recall per label on both.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import itertools
 import json
 import zlib
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -33,9 +35,12 @@ MODES = ("hybrid", "contextual", "lexical", "static")
 DEPTH = 10
 
 
-def held_out(set_name: str, query_id: str) -> bool:
-    """Whether a query is in the held-out half (the other half calibrates)."""
-    return zlib.crc32(f"{set_name}/{query_id}".encode()) % 2 == 1
+def held_out(set_name: str, query: dict) -> bool:
+    """Whether a query is in the held-out half (the other half calibrates): a judged
+    query by its set and id, a no-answer query by its id alone (held out in every set or
+    in none)."""
+    scope = set_name if query["kind"] == "judged" else "no-answer"
+    return zlib.crc32(f"{scope}/{query['_id']}".encode()) % 2 == 1
 
 
 def read_qrels(files: Iterable[Path]) -> dict[str, dict[str, int]]:
@@ -83,7 +88,7 @@ def collect(args: argparse.Namespace) -> None:
                     "set": args.set,
                     "query": query["_id"],
                     "kind": query["kind"],
-                    "held_out": held_out(args.set, query["_id"]),
+                    "held_out": held_out(args.set, query),
                     "mode": mode,
                     "rank": hit.rank,
                     "similarity": hit.similarity,
@@ -129,6 +134,7 @@ def _labels(features: dict[str, np.ndarray], thresholds: MatchThresholds) -> np.
         & (coverage >= thresholds.strong_coverage)
     )
     none = (similarity < thresholds.none_similarity) & (coverage < thresholds.none_coverage)
+    none |= (coverage == 0.0) & (similarity < thresholds.none_similarity_without_terms)
     return np.where(strong, 0, np.where(none, 2, 1))
 
 
@@ -177,10 +183,26 @@ def grid() -> Iterable[MatchThresholds]:
     ):
         if with_terms > strong or none > with_terms:
             continue
-        for strong_coverage, none_coverage in itertools.product(
-            [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], [0.05, 0.1, 0.2, 0.3, 0.4, 0.5]
+        for strong_coverage, none_coverage, without_terms in itertools.product(
+            [0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
+            [0.05, 0.1, 0.2, 0.3, 0.4, 0.5],
+            [s for s in steps if none <= s <= min(strong, 0.6)],
         ):
-            yield MatchThresholds(strong, with_terms, strong_coverage, none, none_coverage)
+            yield MatchThresholds(
+                strong, with_terms, strong_coverage, none, none_coverage, without_terms
+            )
+
+
+def sensitivity(sets: list[dict[str, np.ndarray]], best: MatchThresholds) -> dict[str, float]:
+    """The objective with each threshold moved one grid step down or up (0.05 for a
+    similarity, 0.1 for a coverage): how much each chosen number matters."""
+    moved = {}
+    for name, value in best.__dict__.items():
+        step = 0.1 if name.endswith("coverage") else 0.05
+        for sign in (-1, 1):
+            changed = replace(best, **{name: round(value + sign * step, 2)})
+            moved[f"{name} {changed.__dict__[name]}"] = round(objective(sets, changed), 4)
+    return moved
 
 
 def fit(args: argparse.Namespace) -> None:
@@ -191,25 +213,65 @@ def fit(args: argparse.Namespace) -> None:
             calibration.setdefault(row["set"], []).append(row)
     sets = [_features(chosen) for chosen in calibration.values()]
     best = max(grid(), key=lambda thresholds: objective(sets, thresholds))
-    report: dict = {"thresholds": best.__dict__, "objective": round(objective(sets, best), 4)}
+    report: dict = {
+        "thresholds": best.__dict__,
+        "objective": round(objective(sets, best), 4),
+        "one step off": sensitivity(sets, best),
+    }
     for half, wanted in (("calibration", False), ("held-out", True)):
         for set_name in sorted({row["set"] for row in rows}):
-            for mode in ("all modes", *MODES):
+            for mode in ("all modes", *MODES, "hybrid rank 1"):
                 chosen = [
                     row
                     for row in rows
-                    if row["set"] == set_name
-                    and row["held_out"] == wanted
-                    and mode in ("all modes", row["mode"])
+                    if row["set"] == set_name and row["held_out"] == wanted and _in_view(row, mode)
                 ]
                 if chosen:
                     report.setdefault(half, {}).setdefault(set_name, {})[mode] = label_counts(
                         chosen, best
                     )
-    text = json.dumps(report, indent=1)
     if args.report:
-        args.report.write_text(text + "\n")
-    print(text)
+        args.report.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report["thresholds"]), f"objective {report['objective']}")
+    print(json.dumps(report["one step off"]))
+    print(markdown_table(report, args.modes.split(",")))
+
+
+def _in_view(row: dict, view: str) -> bool:
+    """Whether a hit counts in a report row: all modes, one mode, or hybrid's first hits."""
+    if view == "hybrid rank 1":
+        return row["mode"] == "hybrid" and row["rank"] == 1
+    return view in ("all modes", row["mode"])
+
+
+def markdown_table(report: dict, modes: list[str]) -> str:
+    """Precision / recall per label, a row per half, set and mode."""
+    lines = [
+        "| half | set | mode | strong P / R | weak P / R | none P / R | relevant hits "
+        "| no-answer hits |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for half in ("calibration", "held-out"):
+        for set_name, by_mode in report.get(half, {}).items():
+            for mode in modes:
+                if mode not in by_mode:
+                    continue
+                counts = by_mode[mode]
+                cells = [
+                    f"{_cell(counts[name]['precision'])} / {_cell(counts[name]['recall'])}"
+                    f" ({counts[name]['hits']})"
+                    for name in MATCH_LABELS
+                ]
+                lines.append(
+                    f"| {half} | {set_name} | {mode} | "
+                    + " | ".join(cells)
+                    + f" | {counts['relevant hits']['hits']} | {counts['no-answer hits']['hits']} |"
+                )
+    return "\n".join(lines)
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def main() -> None:
@@ -226,6 +288,7 @@ def main() -> None:
     choose = commands.add_parser("fit")
     choose.add_argument("features", type=Path, nargs="+")
     choose.add_argument("--report", type=Path)
+    choose.add_argument("--modes", default="all modes,hybrid,hybrid rank 1")
     args = parser.parse_args()
     collect(args) if args.command == "collect" else fit(args)
 
