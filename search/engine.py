@@ -281,10 +281,12 @@ class Searcher:
         `file_type` (`md`, `rst`, `txt`, `html`, `pdf`, `office`, `epub`, `code` or an
         extension) limit the search to those documents, inside every space searched
         (see `indexer.store.filters`): `k` hits come back whenever that many match.
-        `min_similarity` (-1 to 1) drops hits whose contextual cosine (`Hit.similarity`)
-        is below it. `where` (`{"key": value}`, or `["key=value"]`) keeps the records
-        whose metadata holds every pair (numbers compare as numbers, strings as
-        strings: see `indexer.runs.record_input`); files have no metadata, so it leaves them out.
+        `min_similarity` (-1 to 1) drops hits whose contextual cosine (`Hit.similarity`,
+        six digits) is below it. Every hit says how well it matches (`Hit.match`:
+        strong, weak or none; see `search.match`). `where` (`{"key": value}`, or
+        `["key=value"]`) keeps the records whose metadata holds every pair (numbers
+        compare as numbers, strings as strings: see `indexer.runs.record_input`); files
+        have no metadata, so it leaves them out.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.request` and `search.limits`.
         """
