@@ -156,15 +156,18 @@ def _harmonic(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
+MAX_MISSED = 0.03  # the share of a set's relevant hits that may be labelled none
+
+
 def objective(sets: list[dict[str, np.ndarray]], thresholds: MatchThresholds) -> float:
-    """The mean over sets of strong's F1 plus none's F1, when at most 3% of the relevant
-    hits are labelled none (else minus infinity)."""
+    """The mean over sets of strong's F1 plus none's F1, when at most `MAX_MISSED` of the
+    relevant hits are labelled none (else minus infinity)."""
     total = 0.0
     for features in sets:
         labels, relevant = _labels(features, thresholds), features["relevant"]
         unanswerable = features["unanswerable"]
         strong, none = labels == 0, labels == 2
-        if (none & relevant).sum() > 0.03 * relevant.sum():
+        if (none & relevant).sum() > MAX_MISSED * relevant.sum():
             return float("-inf")
         total += _f1(int((strong & relevant).sum()), int(strong.sum()), int(relevant.sum()))
         # none's precision counts every hit not relevant; its recall the no-answer hits
