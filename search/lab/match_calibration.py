@@ -100,7 +100,7 @@ def collect(args: argparse.Namespace) -> None:
 
 
 def label_counts(rows: list[dict], thresholds: MatchThresholds) -> dict[str, dict[str, float]]:
-    """Precision and recall per label (see docs/match.md for what each one means)."""
+    """Precision and recall per label (docs/reports/2026-12-01-match.md says what each is)."""
     labelled = [
         (match_label(MatchEvidence(row["similarity"], row["term_coverage"]), thresholds), row)
         for row in rows
