@@ -93,7 +93,7 @@ def collect(args: argparse.Namespace) -> None:
                     "rank": hit.rank,
                     "similarity": hit.similarity,
                     "term_coverage": hit.term_coverage,
-                    "match": hit.match,
+                    "label": hit.match,
                     "relevant": grade > 0,
                 }
                 out.write(json.dumps(row) + "\n")
