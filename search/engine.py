@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ from search.hints import filter_hints
 from search.limits import check_document_id, check_queries
 from search.locations import fill_locations
 from search.markup import plain_heading, plain_text
+from search.match import MatchEvidence, match_label, term_coverage
 from search.match_lines import LineSimilarity, match_location, static_line_similarity
 from search.modes import Mode
 from search.request import SearchRequest, search_request
@@ -66,10 +67,16 @@ class Hit:
     # migration 0006.
     section: str | None = None
     page: int | None = None  # the PDF page it starts on
-    # The raw cosine of query and chunk in the contextual space (None where not known:
-    # static and lexical mode without `min_similarity`): comparable across queries,
-    # unlike `score`.
+    # The raw cosine of query and chunk in the contextual space (every mode computes it;
+    # None only for an index without that space): comparable across queries, unlike
+    # `score`. Rounded to 6 digits; `min_similarity` cuts on this rounded value.
     similarity: float | None = None
+    # How well it matches: `strong`, `weak` or `none` (`search.match`, calibrated on
+    # judged and nonsense queries); None for a `similar` search's hits.
+    match: str | None = None
+    # The lexical evidence behind `match`: the IDF-weighted share of the query's terms
+    # the passage holds, 0 to 1 (`search.match.term_coverage`); None where `match` is.
+    term_coverage: float | None = None
     # A record's id and metadata (see `Indexer.upsert_records`); None for a file.
     id: str | None = None
     metadata: dict[str, str | int | float | bool] | None = None
@@ -277,10 +284,12 @@ class Searcher:
         `file_type` (`md`, `rst`, `txt`, `html`, `pdf`, `office`, `epub`, `code` or an
         extension) limit the search to those documents, inside every space searched
         (see `indexer.store.filters`): `k` hits come back whenever that many match.
-        `min_similarity` (-1 to 1) drops hits whose contextual cosine (`Hit.similarity`)
-        is below it. `where` (`{"key": value}`, or `["key=value"]`) keeps the records
-        whose metadata holds every pair (numbers compare as numbers, strings as
-        strings: see `indexer.runs.record_input`); files have no metadata, so it leaves them out.
+        `min_similarity` (-1 to 1) drops hits whose contextual cosine (`Hit.similarity`,
+        six digits) is below it. Every hit says how well it matches (`Hit.match`:
+        strong, weak or none; see `search.match`). `where` (`{"key": value}`, or
+        `["key=value"]`) keeps the records whose metadata holds every pair (numbers
+        compare as numbers, strings as strings: see `indexer.runs.record_input`); files
+        have no metadata, so it leaves them out.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.request` and `search.limits`.
         """
@@ -305,9 +314,10 @@ class Searcher:
     def _search(self, requests: list[SearchRequest]) -> list[SearchResponse]:
         self._check_open()
         timings = {"model_load_seconds": 0.0}
-        # The contextual vector gives every hit its similarity; static and lexical mode
-        # (the fast ones) encode it only when asked to drop weak hits.
-        wanted = [_vector_spaces(request) for request in requests]
+        # The contextual vector gives every hit its similarity, and with it its `match`,
+        # in every mode (static and lexical mode encode the query for that alone).
+        indexed = self.manifest.spaces
+        wanted = [_vector_spaces(request, indexed) for request in requests]
         encoded = sorted(set().union(*wanted), key=lambda item: item.value)
         started = time.perf_counter()
         with self._lock:  # load the encoders these searches need, once
@@ -386,10 +396,11 @@ class Searcher:
             return load_document(snapshot, document_id)
 
 
-def _vector_spaces(request: SearchRequest) -> set[Space]:
-    """The spaces whose query vector `request` needs."""
+def _vector_spaces(request: SearchRequest, indexed: Collection[str]) -> set[Space]:
+    """The spaces whose query vector `request` needs: its mode's, and the contextual one
+    for every hit's similarity and `match` (always when asked to drop weak hits)."""
     wanted = set(request.mode.vector_spaces)
-    if request.min_similarity is not None:
+    if request.min_similarity is not None or Space.CONTEXTUAL.value in indexed:
         wanted.add(Space.CONTEXTUAL)
     return wanted
 
@@ -467,8 +478,8 @@ def _hits(
             if chunk is None:  # only if the store is inconsistent (`ctxsearch verify`)
                 continue
             similarity = candidates.similarities.get(chunk_id)
-            if minimum is not None and (similarity is None or similarity < minimum):
-                continue
+            if minimum is not None and (similarity is None or round(similarity, 6) < minimum):
+                continue  # cut on the value the hit shows (`Hit.similarity`)
             if not request.all_chunks and chunk.document_id in seen_documents:
                 continue
             key = keys.get(chunk.document_id)
@@ -493,9 +504,8 @@ def _hydrate_neighbours(
 ) -> list[Hit]:
     """The hits of a similar search (`search.similar`): hydrated as a query's, without
     query words to highlight."""
-    return _hydrate(
-        snapshot, chosen, _Candidates([], found_by, True, similarities), [], mode, None, {}
-    )
+    candidates = _Candidates([], found_by, True, similarities)
+    return _hydrate(snapshot, chosen, candidates, [], mode, None, {}, labelled=False)
 
 
 def _copies(
@@ -525,14 +535,20 @@ def _hydrate(
     mode: Mode,
     lines: LineSimilarity | None,
     copies: dict[int, list[str]],
+    labelled: bool = True,
 ) -> list[Hit]:
     located = fill_locations(snapshot, [chunk for chunk, _ in chosen])
+    ids = [chunk.id for chunk, _ in chosen]
+    coverage = term_coverage(snapshot, terms, ids) if labelled else {}
     hits = []
     for rank, (stored, score) in enumerate(chosen, start=1):
         chunk = located[stored.id]
         snippet = make_snippet(plain_text(chunk.text, text_kind(chunk.path)), terms)
         similarity = candidates.similarities.get(chunk.id)
+        shown = None if similarity is None else round(similarity, 6)
         matched = match_location(chunk, terms, lines)
+        covered = round(coverage[chunk.id], 6) if labelled else None
+        label = match_label(MatchEvidence(shown, covered)) if covered is not None else None
         hits.append(
             Hit(
                 rank=rank,
@@ -553,7 +569,9 @@ def _hydrate(
                 heading=plain_heading(chunk.heading, chunk.path),
                 section=plain_heading(chunk.section, chunk.path),
                 page=chunk.page,
-                similarity=None if similarity is None else round(similarity, 6),
+                similarity=shown,
+                match=label,
+                term_coverage=covered,
                 id=record_id_of(chunk.path) if chunk.metadata_json is not None else None,
                 metadata=None if chunk.metadata_json is None else json.loads(chunk.metadata_json),
                 match_line=matched.line,

@@ -268,7 +268,7 @@ def _neighbours(
             if chunk.document_id == own_document:
                 continue
             similarity = similarities.get(chunk_id)
-            if minimum is not None and (similarity is None or similarity < minimum):
+            if minimum is not None and (similarity is None or round(similarity, 6) < minimum):
                 continue
             seen.add(chunk.document_id)
             chosen.append((chunk, score))

@@ -216,6 +216,11 @@ class Snapshot(Protocol):
         score `lexical_search` would give it); chunks with none of them are left out."""
         ...
 
+    def term_counts(self, terms: list[str]) -> dict[str, int]:
+        """How many chunks hold each of these query terms, by the lexical space's own
+        tokenizer and stemmer (the document frequencies behind a term's IDF)."""
+        ...
+
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids, with their documents' paths; unknown ids left out."""
         ...

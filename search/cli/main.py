@@ -52,6 +52,7 @@ from search.cli.lab import (
 from search.cli.mcp import mcp
 from search.cli.request_options import parameter_option, request_options, takes_request
 from search.cli.serve import loadtest, serve
+from search.cli.shown_similarity import shown_similarity
 from search.cli.similar import similar
 from search.cli.watch import watch
 from search.cli.word_commands import classify_command, words_command
@@ -430,8 +431,11 @@ def query(
 
     \b
     Each hit shows its score, its contextual similarity (sim: the raw cosine, which
-    says how close the best match really is), and path:line at the line that matches
-    best (page and line for PDFs); copies of a file are one hit, "also in N other files".
+    says how close the best match really is; rounded down, so that a hit shown as 0.30
+    is one --min-similarity 0.3 keeps), its match (strong: it should answer the query;
+    weak: it may; none: nothing suggests it does), and path:line at the line that
+    matches best (page and line for PDFs); copies of a file are one hit, "also in N
+    other files".
 
     \b
     Examples:
@@ -474,24 +478,24 @@ def query(
         click.echo(f"hint: {terminal_text(hint)}", err=True)
     if output_format != "table" or not response.results:
         return
-    click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  location")
+    click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  {'match':<6}  location")
     for hit in response.results:
         found = ", ".join(f"{name} #{rank}" for name, rank in hit.found_by.items())
-        similarity = "" if hit.similarity is None else f"{hit.similarity:.2f}"
+        similarity = shown_similarity(hit.similarity)
         click.echo(
-            f"{hit.rank:>3}  {hit.score:6.3f}  {similarity:>5}  "
+            f"{hit.rank:>3}  {hit.score:6.3f}  {similarity:>5}  {hit.match or '':<6}  "
             + click.style(hit_location(hit), bold=True)
             + (f"  ({found})" if found else "")
         )
         if hit.section or hit.heading:
-            click.echo(f"{'':>20}§ " + terminal_text(hit.section or hit.heading))
+            click.echo(f"{'':>28}§ " + terminal_text(hit.section or hit.heading))
         if hit.duplicates:
             others = len(hit.duplicates)
-            click.echo(f"{'':>20}also in {others} other file{'' if others == 1 else 's'}")
+            click.echo(f"{'':>28}also in {others} other file{'' if others == 1 else 's'}")
         if hit.metadata:
             pairs = ", ".join(f"{key}={value_text(value)}" for key, value in hit.metadata.items())
-            click.echo(f"{'':>20}" + terminal_text(pairs))
-        click.echo(f"{'':>20}" + highlighted(hit.snippet, hit.highlights))
+            click.echo(f"{'':>28}" + terminal_text(pairs))
+        click.echo(f"{'':>28}" + highlighted(hit.snippet, hit.highlights))
     timings = response.timings
     encoders = "".join(f", {kind}" for kind in dict.fromkeys(response.query_encoder.values()))
     click.echo(

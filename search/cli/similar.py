@@ -14,6 +14,7 @@ from indexer.store.base import Target
 from search.cli.common import echo_json, index_option, json_option, translate_errors
 from search.cli.hit_location import hit_location
 from search.cli.request_options import parameter_option, request_options
+from search.cli.shown_similarity import shown_similarity
 from search.modes import Mode
 from search.similar import SIMILAR_MODES
 from search.text import terminal_text
@@ -99,7 +100,7 @@ def similar(
         return
     click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  location")
     for hit in response.results:
-        similarity = "" if hit.similarity is None else f"{hit.similarity:.2f}"
+        similarity = shown_similarity(hit.similarity)
         click.echo(
             f"{hit.rank:>3}  {hit.score:6.3f}  {similarity:>5}  "
             + click.style(hit_location(hit), bold=True)

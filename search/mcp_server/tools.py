@@ -39,11 +39,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 INSTRUCTIONS = (
     "Semantic search over a local index of the user's documents (ctxsearch). Use `search` "
-    "with a natural-language question; each hit gives path, line, heading, snippet and "
-    "similarity (the contextual cosine: about 0.5 and above is close, below 0.3 is "
-    "weak). Use `read` with a hit's path and line range (or its chunk_id) to see the "
-    "full text, `similar` to find documents like one you found, `folders` to see what is "
-    "indexed."
+    "with a natural-language question; each hit gives path, line, heading, snippet, "
+    "similarity (the contextual cosine) and match: strong (it should answer the question), "
+    "weak (it may), none (nothing suggests it does; say so rather than rely on it). Use "
+    "`read` with a hit's path and line range (or its chunk_id) to see the full text, `similar` "
+    "to find documents like one you found, `folders` to see what is indexed."
 )
 
 # The filters every search and similar search takes.
@@ -156,8 +156,9 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         Returns {query, mode, results: [{rank, path, line, end_line, heading, snippet,
         similarity, score, chunk_id, document_id, ...}]}: `line`/`end_line` are the
         passage's 1-based lines in the file (null for PDFs, which give `page`);
-        `similarity` is the contextual cosine (comparable across queries), `score` the
-        mode's own ranking score. Read a hit in full with `read`. With no results,
+        `similarity` is the contextual cosine (comparable across queries), `match` how well
+        the hit answers (`strong`, `weak` or `none`: no good match), `score` the mode's own
+        ranking score. Read a hit in full with `read`. With no results,
         `hints` says which filter value matches nothing in the index, and what is there.
         """
         return searcher.search(

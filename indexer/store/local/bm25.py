@@ -24,6 +24,8 @@ _BM25_OF = (
     "SELECT id, score FROM matched WHERE id IN (SELECT value FROM json_each(:ids))"
 )
 
+_COUNT = f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :expression"
+
 
 def match_expression(query: str) -> str | None:
     """An FTS5 MATCH expression: any of the query's terms, each quoted (no syntax leaks)."""
@@ -58,3 +60,11 @@ def bm25_scores(rows: Rows, query: str, chunk_ids: list[int]) -> dict[int, float
         return {}
     found = rows(_BM25_OF, {"expression": expression, "ids": json.dumps(chunk_ids)})
     return {int(rowid): float(score) for rowid, score in found}
+
+
+def term_counts(rows: Rows, terms: list[str]) -> dict[str, int]:
+    """How many chunks hold each of these terms (as FTS5 tokenizes and stems it)."""
+    return {
+        term: int(rows(_COUNT, {"expression": '"' + term.replace('"', '""') + '"'})[0][0])
+        for term in terms
+    }

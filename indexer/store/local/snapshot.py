@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from indexer.store.base import Ranked
-from indexer.store.local.bm25 import bm25_scores, bm25_search
+from indexer.store.local.bm25 import bm25_scores, bm25_search, term_counts
 from indexer.store.local.connections import sqlite_rows
 from indexer.store.manifest import Manifest
 from indexer.store.sql_reads import SqlReads
@@ -66,3 +66,7 @@ class LocalSnapshot(SqlReads):
     def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
         """The BM25 of each of these chunks that holds a query term."""
         return bm25_scores(self.rows, query, chunk_ids)
+
+    def term_counts(self, terms: list[str]) -> dict[str, int]:
+        """How many chunks hold each of these query terms (for their IDF)."""
+        return term_counts(self.rows, terms)

@@ -70,6 +70,12 @@ def fulltext_scores(connection: Connection, query: str, chunk_ids: list[int]) ->
     return {int(i): float(s) for i, s in connection.execute(sql, values)}
 
 
+def term_counts(connection: Connection, terms: list[str]) -> dict[str, int]:
+    """How many chunks hold each of these terms (as `to_tsvector` stems it)."""
+    sql = text(f"SELECT count(*) FROM chunks WHERE tsv @@ plainto_tsquery('{CONFIG}', :term)")
+    return {term: int(connection.execute(sql, {"term": term}).scalar_one()) for term in terms}
+
+
 def _tsquery(terms: list[str]) -> str:
     """The query that makes the tsquery of any of the terms (parameters `:t0`, `:t1` ...)."""
     parts = " || ".join(f"plainto_tsquery('{CONFIG}', :t{i})" for i in range(len(terms)))

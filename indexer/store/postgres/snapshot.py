@@ -75,3 +75,7 @@ class PostgresSnapshot(SqlReads):
     def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
         """The full-text rank of each of these chunks that holds a query term."""
         return fulltext.fulltext_scores(self.connection, query, chunk_ids)
+
+    def term_counts(self, terms: list[str]) -> dict[str, int]:
+        """How many chunks hold each of these query terms (for their IDF)."""
+        return fulltext.term_counts(self.connection, terms)

@@ -119,6 +119,12 @@ function matchLabel(hit) {
   return null;
 }
 
+// Rounded down, as the terminal table does: the digits shown never reach a minimum
+// similarity the hit does not (0.298 shows as 0.29, not 0.30).
+function shownSimilarity(similarity) {
+  return (Math.floor(similarity * 100 + 1e-9) / 100).toFixed(2);
+}
+
 function textNode(tag, className, text) {
   const node = document.createElement(tag);
   node.className = className;
@@ -139,7 +145,7 @@ function hitNode(hit) {
   title.addEventListener("click", open);
   const score = textNode("span", "score", hit.score.toFixed(3));
   if (hit.similarity !== null && hit.similarity !== undefined) {
-    score.textContent += ` · similarity ${hit.similarity.toFixed(2)}`;
+    score.textContent += ` · similarity ${shownSimilarity(hit.similarity)}`;
   }
   const line = document.createElement("p");
   line.className = "headline";

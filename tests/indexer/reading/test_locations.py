@@ -129,7 +129,7 @@ def test_hits_carry_line_end_line_heading_page_and_similarity(located_index):
         assert paper.page == 2 and paper.line is None  # each page is a passage of its own
         hit = searcher.search("installer", mode="lexical", k=1).results[0]
         assert hit.path.endswith("install.rst") and hit.line == 1
-        assert hit.similarity is None  # lexical mode loads no model unless asked
+        assert hit.similarity is not None and hit.match  # every mode: `match` needs it
         keys = set(hit.to_dict())
         assert {"line", "end_line", "heading", "page", "similarity", "score", "start"} <= keys
 

@@ -109,10 +109,11 @@ def test_query_static_space_and_human_table(runner, sample_index):
     )
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["#", "score", "sim", "location"]
+    assert lines[0].split() == ["#", "score", "sim", "match", "location"]
     assert lines[1].split()[0] == "1" and "construction/" in result.stdout
     location = next(word for word in lines[1].split() if "construction/" in word)
-    assert location.rsplit(":", 1)[1].isdigit()  # path:line (no sim: static mode)
+    assert location.rsplit(":", 1)[1].isdigit()  # path:line
+    assert lines[1].split()[3] in ("strong", "weak", "none")  # sim and match: every mode
 
 
 def test_query_vimgrep_lines_open_at_the_hit(runner, sample_index):

@@ -34,7 +34,10 @@ def test_each_tool_answers_over_stdio_with_what_a_hit_has(sample_index):
             assert not found.is_error
             hits = found.structured_content["results"]
             assert len(hits) == 3 and hits[0]["path"] == SAVINGS
-            assert {"path", "line", "end_line", "heading", "snippet", "similarity"} <= set(hits[0])
+            assert {"path", "line", "end_line", "heading", "snippet", "similarity", "match"} <= set(
+                hits[0]
+            )
+            assert hits[0]["match"] == "strong"
             top = hits[0]
 
             lines = {"path": top["path"], "start_line": top["line"], "end_line": top["end_line"]}

@@ -1,0 +1,63 @@
+"""How well a hit matches its query: `strong`, `weak` or `none`, from calibrated evidence.
+
+A hit's fused score is not comparable across queries, so the label is read from two
+signals that are: the contextual cosine of query and passage (`Hit.similarity`), and the
+lexical evidence, the share of the query's terms the passage holds, each weighted by its
+IDF in the index (a term the index never saw weighs most, so a query of made-up words has
+no evidence at all). The cut-offs are in `search.match_thresholds`, with where each
+number came from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from indexer.store.base import Snapshot
+from search.match_thresholds import THRESHOLDS, MatchThresholds
+
+STRONG, WEAK, NONE = "strong", "weak", "none"
+MATCH_LABELS = (STRONG, WEAK, NONE)
+
+
+@dataclass(frozen=True)
+class MatchEvidence:
+    """What a hit's label is read from."""
+
+    similarity: float | None  # contextual cosine; None where the index has no such space
+    coverage: float  # IDF-weighted share of the query's terms in the passage, 0 to 1
+
+
+def match_label(evidence: MatchEvidence, thresholds: MatchThresholds = THRESHOLDS) -> str:
+    """`strong` (it should answer the query), `none` (nothing suggests it does) or `weak`."""
+    similarity = -1.0 if evidence.similarity is None else evidence.similarity
+    coverage = evidence.coverage
+    if similarity >= thresholds.strong_similarity or (
+        similarity >= thresholds.strong_similarity_with_terms
+        and coverage >= thresholds.strong_coverage
+    ):
+        return STRONG
+    if similarity < thresholds.none_similarity and coverage < thresholds.none_coverage:
+        return NONE
+    if coverage == 0.0 and similarity < thresholds.none_similarity_without_terms:
+        return NONE  # not one of the query's terms, and not close enough to make up for it
+    return WEAK
+
+
+def idf(chunks: int, holding: int) -> float:
+    """BM25's IDF of a term held by `holding` of `chunks` passages (never negative)."""
+    return math.log(1.0 + (chunks - holding + 0.5) / (holding + 0.5))
+
+
+def term_coverage(snapshot: Snapshot, terms: list[str], chunk_ids: list[int]) -> dict[int, float]:
+    """Each chunk's IDF-weighted share of `terms` (as the lexical space tokenizes them)."""
+    if not terms or not chunk_ids:
+        return dict.fromkeys(chunk_ids, 0.0)
+    total = snapshot.chunk_count()
+    weights = {term: idf(total, held) for term, held in snapshot.term_counts(terms).items()}
+    mass = sum(weights.values())
+    covered = dict.fromkeys(chunk_ids, 0.0)
+    for term, weight in weights.items():
+        for chunk_id in snapshot.lexical_scores(term, chunk_ids):
+            covered[chunk_id] += weight
+    return {chunk_id: (held / mass if mass else 0.0) for chunk_id, held in covered.items()}
