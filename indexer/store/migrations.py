@@ -79,7 +79,7 @@ def _m0002_lexical_space(connection: Connection) -> None:
     if connection.dialect.name == "postgresql":
         from indexer.store.postgres.fulltext import create_fulltext_space
 
-        create_fulltext_space(connection)
+        create_fulltext_space(connection, "english")
         return
     from indexer.store.local.fts import fts_statements
 
@@ -178,18 +178,21 @@ def _m0008_document_text(connection: Connection) -> None:
 
 
 def _m0009_bm25(connection: Connection) -> None:
-    """PostgreSQL: what BM25 needs (each chunk's length, each term's document frequency,
-    the totals), kept by triggers in the chunks' transactions; the manifest's lexical
-    settings say so. The embedded store's FTS5 has always ranked by BM25."""
+    """PostgreSQL: the tsvector column made with the Porter stemmer (FTS5's) instead of
+    Snowball's English one, and what BM25 needs (each chunk's length, each term's
+    document frequency, the totals), kept by triggers in the chunks' transactions; the
+    manifest's lexical settings say so. The embedded store's FTS5 has always ranked by
+    BM25."""
     if connection.dialect.name != "postgresql":
         return
     import json
 
     from sqlalchemy import text
 
-    from indexer.store.postgres.fulltext import SETTINGS
+    from indexer.store.postgres.fulltext import SETTINGS, use_porter_configuration
     from indexer.store.postgres.term_counts import create_term_counts
 
+    use_porter_configuration(connection)
     create_term_counts(connection)
     connection.execute(
         text("UPDATE manifest SET value = :value WHERE key = 'lexical'"),
