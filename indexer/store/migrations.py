@@ -79,7 +79,7 @@ def _m0002_lexical_space(connection: Connection) -> None:
     if connection.dialect.name == "postgresql":
         from indexer.store.postgres.fulltext import create_fulltext_space
 
-        create_fulltext_space(connection)
+        create_fulltext_space(connection, "english")
         return
     from indexer.store.local.fts import fts_statements
 
@@ -177,6 +177,29 @@ def _m0008_document_text(connection: Connection) -> None:
     )
 
 
+def _m0009_bm25(connection: Connection) -> None:
+    """PostgreSQL: the tsvector column made with the Porter stemmer (FTS5's) instead of
+    Snowball's English one, and what BM25 needs (each chunk's length, each term's
+    document frequency, the totals), kept by triggers in the chunks' transactions; the
+    manifest's lexical settings say so. The embedded store's FTS5 has always ranked by
+    BM25."""
+    if connection.dialect.name != "postgresql":
+        return
+    import json
+
+    from sqlalchemy import text
+
+    from indexer.store.postgres.fulltext import SETTINGS, use_porter_configuration
+    from indexer.store.postgres.term_counts import create_term_counts
+
+    use_porter_configuration(connection)
+    create_term_counts(connection)
+    connection.execute(
+        text("UPDATE manifest SET value = :value WHERE key = 'lexical'"),
+        {"value": json.dumps(SETTINGS)},
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
@@ -186,6 +209,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0006_sections", _m0006_sections),
     ("0007_content_keys", _m0007_content_keys),
     ("0008_document_text", _m0008_document_text),
+    ("0009_bm25", _m0009_bm25),
 ]
 MIGRATION_NAMES = tuple(name for name, _ in MIGRATIONS)
 

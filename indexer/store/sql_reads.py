@@ -25,10 +25,14 @@ Rows = Callable[[str, Mapping[str, Any]], Sequence[Sequence[Any]]]
 
 BATCH = 500  # ids per statement
 # The columns of `StoredChunk`, in its order, and of `StoredDocument`.
+CHUNK_COLUMNS = (
+    "chunks.id", "chunks.document_id", "documents.path", "chunks.ordinal", "chunks.start",
+    'chunks."end"', "chunks.text", "documents.host", "chunks.line", "chunks.end_line",
+    "chunks.heading", "chunks.page", "documents.metadata_json", "chunks.line_map",
+    "chunks.section",
+)  # fmt: skip
 CHUNKS = (
-    "SELECT chunks.id, chunks.document_id, documents.path, chunks.ordinal, chunks.start, "
-    'chunks."end", chunks.text, documents.host, chunks.line, chunks.end_line, '
-    "chunks.heading, chunks.page, documents.metadata_json, chunks.line_map, chunks.section "
+    f"SELECT {', '.join(CHUNK_COLUMNS)} "
     "FROM chunks JOIN documents ON chunks.document_id = documents.id"
 )
 # A file's content key: the hash of its text, or of its bytes in rows from before 0008.

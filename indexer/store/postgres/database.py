@@ -17,6 +17,7 @@ from indexer.errors import (
     MissingDependency,
     StoreUnavailable,
 )
+from indexer.store.index_types import HNSW_EF_SEARCH
 from indexer.store.postgres.location import PostgresLocation
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,6 +67,9 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
             )
             found = cursor.fetchone()
             cursor.execute(f"SET search_path TO {quoted(schema)}")
+            # the depth every graph search starts from (a query that wants more sets it in
+            # its transaction), set once here rather than in every query's transaction
+            cursor.execute(f"SET hnsw.ef_search TO {HNSW_EF_SEARCH}")
         connection.commit()
         record.info[_VECTOR_SCHEMA] = found[0] if found else None
 

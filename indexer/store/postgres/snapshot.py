@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 from sqlalchemy import Connection
 
-from indexer.store.base import Ranked
+from indexer.store.base import Ranked, StoredChunk
 from indexer.store.filters import SearchFilter
 from indexer.store.manifest import Manifest
 from indexer.store.postgres import fulltext, vectors
@@ -43,15 +43,30 @@ class PostgresSnapshot(SqlReads):
         super().__init__(session_rows(connection), "postgresql", manifest)
         self.connection = connection
         self.sizes = sizes
+        self._hydrated: dict[int, StoredChunk] = {}
 
     def vector_search(
         self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
     ) -> list[Ranked]:
-        """The `k` nearest chunks of each query row (HNSW when the space has its graph and
-        no filter is given; exact among the chunks `where` allows)."""
+        """The `k` nearest chunks of each query row (the graph, or an exact scan: see
+        `vectors.nearest`). The statement reads the chunks' rows too, kept for `chunks`:
+        a query's hits need no second round trip to be hydrated."""
         dim = self.manifest.dim_of(space)
         condition = where.sql(self.dialect) if where else None
-        return [vectors.search(self.connection, space, dim, row, k, condition) for row in queries]
+        ranked = []
+        for row in queries:
+            found = vectors.nearest(self.connection, space, dim, row, k, condition)
+            self._hydrated.update((chunk_id, StoredChunk(*chunk)) for chunk_id, _, chunk in found)
+            ranked.append([(chunk_id, cosine) for chunk_id, cosine, _ in found])
+        return ranked
+
+    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
+        """The chunks with these ids (those a vector search of this snapshot read already
+        without asking the database again); unknown ids left out."""
+        wanted = list(chunk_ids)
+        found = {i: self._hydrated[i] for i in wanted if i in self._hydrated}
+        missing = [i for i in wanted if i not in found]
+        return found | super().chunks(missing) if missing else found
 
     def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """The cosine of one query vector with each of these chunks' vectors in a space."""

@@ -11,6 +11,7 @@ is a plain scan, used for small spaces and whenever `k` exceeds what HNSW return
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from sqlalchemy import (
@@ -22,6 +23,7 @@ from sqlalchemy import (
     MetaData,
     Table,
     insert,
+    literal_column,
     select,
     text,
 )
@@ -35,9 +37,22 @@ from indexer.store.index_types import (
 )
 from indexer.store.postgres.database import vector_schema
 from indexer.store.schema import ChunkRow, DocumentRow
+from indexer.store.sql_reads import CHUNK_COLUMNS
 
 # pgvector's HNSW returns at most ef_search rows, and ef_search is capped at 1000.
 MAX_EF_SEARCH = 1000
+# A filtered search scans exactly the chunks its filter allows when there are at most this
+# many; above, it walks the graph (iterative scan). Measured (`ctxsearch bench --only
+# postgres`, 100,000 static vectors of SciFact sentences, 2026-12-01, a loaded machine:
+# docs/reports/2026-12-01-postgres.md): the exact scan's p50 was 99 ms at 1,000 allowed
+# chunks, 132 ms at 10,000, 514 ms at 50,000; the graph's 207 ms unfiltered and 160 ms
+# at 50% (recall@10 0.982). Exact stays cheaper up to about 13,000 (a line through the
+# exact times meets the graph's): 10,000 keeps to the safe side.
+EXACT_UP_TO = 10_000
+ALWAYS_EXACT = 2**62  # as `exact_up_to`: never the graph (the benchmark's baseline)
+# The most graph rows a filtered walk visits before it gives up (pgvector's default,
+# 20,000) and the search scans the allowed chunks exactly instead.
+MAX_SCAN_TUPLES = 20_000
 INSERT_BATCH = 1000
 
 
@@ -102,31 +117,112 @@ def search(
     query: np.ndarray,
     k: int,
     where: tuple[str, dict[str, str]] | None = None,
+    exact_up_to: int | None = None,
 ) -> list[tuple[int, float]]:
-    """The `k` nearest chunk ids and cosines of one query vector; with `where` (a
-    condition on `documents` and its values, see `SearchFilter.sql`), only among the
-    chunks of the documents it allows.
+    """The `k` nearest chunk ids and cosines of one query vector (see `nearest`)."""
+    return [(chunk_id, cosine) for chunk_id, cosine, _ in nearest(
+        connection, space, dim, query, k, where, exact_up_to
+    )]  # fmt: skip
 
-    A filtered search is exact: HNSW with a WHERE clause may return fewer than `k` rows
-    (it filters after its graph search), and the filter's guarantee is `k` hits whenever
-    `k` allowed chunks exist."""
+
+def nearest(
+    connection: Connection,
+    space: str,
+    dim: int,
+    query: np.ndarray,
+    k: int,
+    where: tuple[str, dict[str, str]] | None = None,
+    exact_up_to: int | None = None,
+) -> list[tuple[int, float, tuple[Any, ...]]]:
+    """The `k` nearest chunks of one query vector: id, cosine and the chunk's row
+    (`sql_reads.CHUNK_COLUMNS`, read by the same statement); with `where` (a condition
+    on `documents` and its values, see `SearchFilter.sql`), only among the chunks of
+    the documents it allows.
+
+    A filtered search walks the HNSW graph with pgvector's iterative index scans, which
+    go on past `ef_search` until `k` allowed rows are found; when the filter allows at
+    most `exact_up_to` chunks (default `EXACT_UP_TO`; counted no further), scanning those
+    exactly is cheaper, and so it is whenever the graph walk stops short of `k`
+    (`hnsw.max_scan_tuples`): the filter's guarantee is `k` hits whenever `k` allowed
+    chunks exist."""
     table = space_table(space, dim)
-    exact = k > MAX_EF_SEARCH or where is not None
-    connection.execute(
-        text("SELECT set_config('hnsw.ef_search', :ef, true), "
-             "set_config('enable_indexscan', :scan, true)"),
-        {"ef": str(min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, k))), "scan": "off" if exact else "on"},
-    )  # fmt: skip
+    exact_up_to = EXACT_UP_TO if exact_up_to is None else exact_up_to
+    exact = k > MAX_EF_SEARCH or exact_up_to >= ALWAYS_EXACT
+    if where is not None and not exact:
+        exact = _allowed_up_to(connection, where, exact_up_to + 1) <= exact_up_to
+    if not exact and (k > HNSW_EF_SEARCH or where is not None):
+        _graph_settings(connection, k, filtered=where is not None)
+    elif exact:
+        connection.execute(text("SELECT set_config('enable_indexscan', 'off', true)"))
+    rows = _nearest(connection, table, query, k, where)
+    if where is not None and not exact and len(rows) < k:
+        connection.execute(
+            text("SELECT set_config('enable_indexscan', 'off', true), "
+                 "set_config('enable_sort', 'on', true)")
+        )  # fmt: skip
+        rows = _nearest(connection, table, query, k, where)
+    return rows
+
+
+def _nearest(
+    connection: Connection,
+    table: Table,
+    query: np.ndarray,
+    k: int,
+    where: tuple[str, dict[str, str]] | None,
+) -> list[tuple[int, float, tuple[Any, ...]]]:
+    """The statement for the nearest `k`, their chunks' rows joined to them (the
+    settings of the transaction choose how the nearest are found)."""
     distance = negative_inner_product(connection, table, query)
-    statement = select(table.c.chunk_id, distance)
+    statement = select(table.c.chunk_id, distance.label("distance"))
     if where is not None:
         statement = (
             statement.join(ChunkRow, ChunkRow.id == table.c.chunk_id)
             .join(DocumentRow, DocumentRow.id == ChunkRow.document_id)
             .where(text(where[0]).bindparams(**where[1]))
         )
-    rows = connection.execute(statement.order_by(distance, table.c.chunk_id).limit(k))
-    return [(int(chunk_id), -float(negative)) for chunk_id, negative in rows]
+    found = statement.order_by(distance).limit(k).subquery("nearest")
+    chunks, documents = ChunkRow.__table__, DocumentRow.__table__
+    # relaxed_order may hand rows back slightly out of order: the k found are sorted again
+    hydrated = (
+        select(found.c.distance, *(literal_column(name) for name in CHUNK_COLUMNS))
+        .select_from(
+            found.join(chunks, chunks.c.id == found.c.chunk_id).join(
+                documents, documents.c.id == chunks.c.document_id
+            )
+        )
+        .order_by(found.c.distance, found.c.chunk_id)
+    )
+    return [(int(row[1]), -float(row[0]), tuple(row[1:])) for row in connection.execute(hydrated)]
+
+
+def _graph_settings(connection: Connection, k: int, filtered: bool) -> None:
+    """ef_search for `k`, and for a filter the iterative scan that keeps walking the graph
+    until `k` allowed rows are found (or `MAX_SCAN_TUPLES` were visited). The planner,
+    guessing a filter's share (often far too small), prefers reading the allowed chunks
+    and sorting them: the count already chose the graph, so sorting is off for this
+    transaction (the k rows found are still put in order; disabling only costs a plan)."""
+    connection.execute(
+        text("SELECT set_config('hnsw.ef_search', :ef, true), "
+             "set_config('hnsw.iterative_scan', :scan, true), "
+             "set_config('hnsw.max_scan_tuples', :tuples, true), "
+             "set_config('enable_sort', :sort, true)"),
+        {"ef": str(min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, k))),
+         "scan": "relaxed_order" if filtered else "off", "tuples": str(MAX_SCAN_TUPLES),
+         "sort": "off" if filtered else "on"},
+    )  # fmt: skip
+
+
+def _allowed_up_to(connection: Connection, where: tuple[str, dict[str, str]], limit: int) -> int:
+    """How many chunks the filter allows, counted no further than `limit`."""
+    held = connection.execute(
+        text(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks JOIN documents "
+            f"ON documents.id = chunks.document_id WHERE {where[0]} LIMIT :limit) AS allowed"
+        ),
+        {**where[1], "limit": limit},
+    )
+    return int(held.scalar_one())
 
 
 def similarities(

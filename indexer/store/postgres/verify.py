@@ -12,6 +12,7 @@ from indexer.store.base import VerifyReport
 from indexer.store.index_types import structure_for
 from indexer.store.postgres import vectors
 from indexer.store.postgres.snapshot import PostgresSnapshot
+from indexer.store.postgres.term_counts import count_problems
 from indexer.store.sql_reads import check_offsets
 
 
@@ -35,6 +36,7 @@ def verify_snapshot(
             if lexical != counts["chunks"]:
                 missing = counts["chunks"] - lexical
                 report.problems.append(f"lexical space: {missing} chunks have no entry")
+            report.problems.extend(count_problems(connection))
     except CtxsearchError as error:
         report.problems.append(f"the index does not open: {error}")
     return report

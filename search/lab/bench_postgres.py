@@ -1,0 +1,180 @@
+"""PostgreSQL vector queries on real text's vectors: filtered HNSW and the per-query cost.
+
+The vectors are the static space's (the model's token embeddings, averaged) of real
+text: the sentences of a BEIR corpus, then pairs and triples of consecutive sentences
+until there are `count`; the probes are the same encoder's vectors of the corpus's
+queries. Such vectors crowd together as text does (unlike synthetic clusters, on which
+every structure finds the exact top 10).
+
+The chunks go in through the `Store` interface, 100 to a document, the documents spread
+over nested folders so that `--under /bench/x` keeps 50% of them, `/bench/x/y` 10% and
+`/bench/x/y/z` 1%. Each query runs in its own snapshot, as `Searcher` reads, and hydrates
+its hits (`snapshot.chunks`), so a row's times are the store's whole share of a query.
+Recall@10 is against the exact answers among the allowed chunks, computed with NumPy in
+the same run; the ratio is the exact scan's p50 over this row's (above 1: faster).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from indexer.reading.sources import Document
+from indexer.splitting.chunking import Chunk
+from indexer.store.backends import open_store
+from indexer.store.base import NewDocument
+from indexer.store.filters import make_filter
+from indexer.store.manifest import Manifest
+from indexer.store.postgres import vectors as pg_vectors
+from search.lab.bench_stores import _postgres
+
+CHUNKS_PER_DOCUMENT = 100
+SPACE = "static"
+# (filter label, folder under which the documents are, share of documents)
+FOLDERS = (("50%", "/bench/x"), ("10%", "/bench/x/y"), ("1%", "/bench/x/y/z"))
+
+
+def folder_of(document: int) -> str:
+    """Where document number `document` goes: 1% in x/y/z, 9% more in x/y, 40% more in x."""
+    bucket = (document * 7919) % 100
+    if bucket < 1:
+        return "/bench/x/y/z"
+    if bucket < 10:
+        return "/bench/x/y"
+    if bucket < 50:
+        return "/bench/x"
+    return "/bench/w"
+
+
+def real_texts(corpus: Path, count: int) -> list[str]:
+    """`count` texts from a BEIR corpus.jsonl: its sentences, then runs of 2 and 3."""
+    documents = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    sentences_by_document = [_sentences(row.get("text", "")) for row in documents]
+    texts: list[str] = []
+    for run in (1, 2, 3, 4, 5):
+        for sentences in sentences_by_document:
+            texts += [" ".join(sentences[i : i + run]) for i in range(len(sentences) - run + 1)]
+            if len(texts) >= count:
+                return texts[:count]
+    raise ValueError(f"{corpus} has too little text for {count:,} passages")
+
+
+def _sentences(text: str) -> list[str]:
+    import re
+
+    return [piece for piece in re.split(r"(?<=[.!?])\s+", text) if piece.strip()]
+
+
+def static_vectors(texts: list[str]) -> np.ndarray:
+    """The default model's static-space vectors of `texts` (unit length)."""
+    from indexer.encoders.loading import load_model
+    from indexer.encoders.spaces import static_encoder
+
+    return np.asarray(static_encoder(load_model()).encode(texts), dtype=np.float32)
+
+
+def _manifest(dim: int) -> Manifest:
+    return Manifest(
+        model="static-bench", model_fingerprint="static-bench", pooling="mean", dim=dim,
+        max_tokens=256, chunk_tokens=254, chunk_overlap=0, version="bench", spaces=[SPACE],
+        index_type="hnsw",
+    )  # fmt: skip
+
+
+def fill(url: str, matrix: np.ndarray) -> tuple[float, list[str]]:
+    """Put `matrix` in a new index at `url` (graph built at publish); the seconds it took
+    and each chunk's folder (by chunk id - 1)."""
+    started = time.perf_counter()
+    store = open_store(url, create=True)
+    folders: list[str] = []
+    try:
+        with store.writer():
+            store.initialise(_manifest(matrix.shape[1]))
+            with store.change() as change:
+                for first in range(0, len(matrix), CHUNKS_PER_DOCUMENT):
+                    block = matrix[first : first + CHUNKS_PER_DOCUMENT]
+                    number = first // CHUNKS_PER_DOCUMENT
+                    folder = folder_of(number)
+                    chunks = [Chunk(i, 0, 1, f"c{first + i}") for i in range(len(block))]
+                    path = Path(f"{folder}/{number:07d}.txt")
+                    document = Document(path, "", 0, 0, "0" * 64)
+                    change.add_documents([NewDocument(document, chunks, {SPACE: block})])
+                    folders += [folder] * len(block)
+    finally:
+        store.close()
+    return time.perf_counter() - started, folders
+
+
+def _run(url: str, probes: np.ndarray, k: int, under: str | None, exact: bool):
+    """Each probe in its own snapshot, searched (exact, or as the store chooses) and its
+    hits hydrated, as `Searcher` does; the ids found and the seconds per query."""
+    store = open_store(url)
+    where = make_filter(under=under) if under else None
+    found, seconds = [], []
+    chosen = pg_vectors.EXACT_UP_TO
+    # the store's own threshold, or one nothing reaches: the exact scan (the baseline)
+    pg_vectors.EXACT_UP_TO = pg_vectors.ALWAYS_EXACT if exact else chosen
+    try:
+        for row in [probes[0], *probes]:  # the first one warms the connection
+            started = time.perf_counter()
+            with store.snapshot() as snapshot:
+                [hits] = snapshot.vector_search(SPACE, row[None], k, where)
+                snapshot.chunks([chunk_id for chunk_id, _ in hits])
+            seconds.append(time.perf_counter() - started)
+            found.append([chunk_id for chunk_id, _ in hits])
+    finally:
+        pg_vectors.EXACT_UP_TO = chosen
+        store.close()
+    return found[1:], seconds[1:]
+
+
+def postgres_rows(
+    corpus: Path,
+    queries_path: Path,
+    count: int = 100_000,
+    queries: int = 200,
+    k: int = 10,
+    postgres: str | None = None,
+) -> list[dict[str, Any]]:
+    """p50/p95 ms and recall@k of PostgreSQL vector queries, unfiltered and under each
+    filter, exact and through the graph, on the static vectors of real text."""
+    texts = real_texts(corpus, count)
+    claims = [json.loads(line)["text"] for line in queries_path.read_text().splitlines()]
+    matrix = static_vectors(texts)
+    probes = static_vectors(claims[:queries])
+    rows: list[dict[str, Any]] = []
+    with _postgres(postgres) as database:
+        url = f"{database}{'&' if '?' in database else '?'}index=bench_pg_{uuid.uuid4().hex[:8]}"
+        build, folders = fill(url, matrix)
+        kept = np.asarray(folders)
+        for label, under in (("none", None), *FOLDERS):
+            allowed = np.ones(len(kept), bool) if under is None else np.char.startswith(kept, under)
+            ids = np.flatnonzero(allowed)
+            scores = probes @ matrix[ids].T
+            truth = [set((ids[np.argsort(-row)[:k]] + 1).tolist()) for row in scores]
+            for how in ("exact", "graph"):
+                found, seconds = _run(url, probes, k, under, exact=how == "exact")
+                recall = np.mean([len(set(f) & t) / k for f, t in zip(found, truth, strict=True)])
+                rows.append(
+                    {
+                        "benchmark": f"pgvector {how}, filter {label} @ {count:,}",
+                        "filter": label,
+                        "allowed": int(allowed.sum()),
+                        "how": how,
+                        "build_seconds": round(build, 1),
+                        "p50_ms": round(statistics.median(seconds) * 1000, 3),
+                        "p95_ms": round(float(np.percentile(seconds, 95)) * 1000, 3),
+                        f"recall@{k}": round(float(recall), 4),
+                    }
+                )
+    for row in rows:
+        baseline = next(r for r in rows if r["filter"] == row["filter"] and r["how"] == "exact")
+        row["ratio"] = round(baseline["p50_ms"] / row["p50_ms"], 2)
+        row["note"] = "ratio = the exact scan's p50 / this p50, same filter; snapshot + hydration"
+    return rows
