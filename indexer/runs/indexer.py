@@ -26,6 +26,7 @@ from indexer.runs.progress import Progress, ProgressCallback
 from indexer.runs.run import Run
 from indexer.runs.write_settings import DEFAULT_OVERLAP, DEFAULT_POOLING, WriteSettings
 from indexer.settings import BATCH_CHUNKS
+from indexer.splitting.split_cache import SplitCache
 from indexer.store.backends import normalise_target, open_store, store_exists
 from indexer.store.base import Target
 
@@ -96,6 +97,9 @@ class Indexer:
         # The loaded model and one encoder per space, kept for the next runs and checked
         # against the manifest of the index at every one (see `indexer.runs.encoder_key`).
         self.encoders = EncoderHolder(self.settings.precision)
+        # What splitting learnt of the files it split, for the next runs: a file edited
+        # under `watch` is tokenised and cut again only around the edit.
+        self.split_cache = SplitCache()
 
     @property
     def target(self) -> Target:
@@ -110,7 +114,7 @@ class Indexer:
     def run(self, progress: ProgressCallback | None = None) -> Run:
         """A new run of this writer, reporting to `progress` (for a kind of run of
         one's own; `index_folder` and `upsert_records` each make one)."""
-        return Run(self.settings, self.encoders, progress)
+        return Run(self.settings, self.encoders, progress, self.split_cache)
 
     def index_folder(
         self,
