@@ -210,17 +210,28 @@ class Run:
         self.report(self.counts.progress())
 
     def _store_batch(self, change: Change, batch: list[Pending], vectors: dict) -> None:
-        change.remove_documents(item.replaces for item in batch if item.replaces is not None)
+        # An edited file keeps the rows of its unchanged passages; a record (whose
+        # metadata may have changed too) is removed and added again.
+        change.remove_documents(
+            item.replaces
+            for item in batch
+            if item.replaces is not None and item.metadata is not None
+        )
         new, offset = [], 0
         for item in batch:
             end = offset + len(item.chunks)
             own = {name: matrix[offset:end] for name, matrix in vectors.items()}
-            new.append(NewDocument(item.document, item.chunks, own, item.metadata))
+            document = NewDocument(item.document, item.chunks, own, item.metadata)
             offset = end
             if item.replaces is None:
                 self.stored.added += 1
+                new.append(document)
+            elif item.metadata is None:
+                self.stored.updated += 1
+                change.replace_document(item.replaces, document)
             else:
                 self.stored.updated += 1
+                new.append(document)
         change.add_documents(new)
         self.stored.chunks += offset
 
