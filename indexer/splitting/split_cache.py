@@ -30,6 +30,7 @@ class SplitCache:
     def __init__(self, budget_characters: int = DEFAULT_BUDGET_CHARACTERS):
         self.budget = budget_characters
         self._tokenizer: Callable[..., Any] | None = None
+        self.tokenised = 0  # how many section texts were tokenised (not found here)
         self._sections: _Budgeted[str, np.ndarray] = _Budgeted(budget_characters)
         self._units: _Budgeted[Hashable, list[tuple[int, int, tuple[str, ...]]]] = _Budgeted(
             budget_characters
@@ -48,6 +49,7 @@ class SplitCache:
         found = self._sections.get(piece)
         if found is None:
             found = np.asarray(token_spans(piece), dtype=np.int64).reshape(-1, 2)
+            self.tokenised += 1
             self._sections.put(piece, found, len(piece))
         return found
 
