@@ -9,8 +9,8 @@ from __future__ import annotations
 import io
 import re
 from bisect import bisect_right
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from indexer.errors import UnreadableFile
 from indexer.reading.layout import Layout
@@ -66,48 +66,43 @@ def read_html(data: bytes) -> str:
 
 def read_html_layout(data: bytes) -> tuple[str, Layout]:
     """`read_html`'s text, with the source line of each part of it and the headings."""
-    from bs4 import BeautifulSoup, CData, Comment, NavigableString, Tag
+    from lxml import etree
+    from lxml import html as lxml_html
 
-    soup = BeautifulSoup(decode_text(data), "html.parser")
-    for hidden in soup(["script", "style", "noscript", "template", "svg", "head"]):
-        if hidden.name == "head":
-            title = hidden.find("title")
-            hidden.replace_with(title.get_text() + "\n\n" if title else "")
-        else:
-            hidden.decompose()
-    for comment in soup.find_all(string=lambda node: isinstance(node, Comment)):
-        comment.extract()
-    # What `soup.get_text("\n")` joins, walked in order so that each string's source line
-    # is known: that of the last tag opened before it, plus the newlines read since.
+    source = decode_text(data)
     pieces: list[str] = []
     raw_lines: list[tuple[int, int]] = []
     raw_headings: list[tuple[int, int, int, str]] = []  # (start, end, level, title)
+    try:
+        root = lxml_html.document_fromstring(
+            source.encode("utf-8", "surrogatepass"), parser=_html_parser()
+        )
+    except etree.ParserError:  # nothing but whitespace, or nothing a page holds
+        root = None
+    # The strings joined by "\n", walked in order so that each one's source line is
+    # known: that of the last tag opened before it, plus the newlines read since.
     line, position = 1, 0
-    for node in soup.descendants:
-        if isinstance(node, Tag):
+    for node in _page_nodes(root) if root is not None else ():
+        if not isinstance(node, str):
             line = node.sourceline or line
-            if node.name in _HEADINGS:
+            if node.tag in _HEADINGS:
+                strings = [s for s in _page_nodes(node) if isinstance(s, str)]
                 # without the permalink mark Sphinx and MkDocs put after each title
-                title = " ".join(node.get_text(" ").split()).rstrip(" ¶")
+                title = " ".join(" ".join(strings).split()).rstrip(" ¶")
                 if title:
                     start = position + (1 if pieces else 0)
-                    # its strings come next in `pieces`, one separator between each two
-                    strings = [
-                        len(s) for s in node.descendants if type(s) in (NavigableString, CData)
-                    ]
-                    end = start + sum(strings) + len(strings) - 1
-                    raw_headings.append((start, end, int(node.name[1]), title))
-            continue
-        if type(node) not in (NavigableString, CData):
+                    end = start + sum(len(s) for s in strings) + len(strings) - 1
+                    raw_headings.append((start, end, int(node.tag[1]), title))
             continue
         if pieces:
             position += 1  # the separator
         raw_lines.append((position, line))
-        for index, character in enumerate(node):
-            if character == "\n":
-                line += 1
-                raw_lines.append((position + index + 1, line))
-        pieces.append(str(node))
+        index = node.find("\n")
+        while index >= 0:
+            line += 1
+            raw_lines.append((position + index + 1, line))
+            index = node.find("\n", index + 1)
+        pieces.append(node)
         position += len(node)
     raw = "\n".join(pieces)
     text, to_text = _collapse_blank_runs(raw)
@@ -123,6 +118,44 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
 
 
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# Elements whose content is not the page's text (a page's <head> gives its <title> only).
+_HIDDEN = frozenset({"script", "style", "noscript", "template", "svg"})
+
+
+def _html_parser():  # -> lxml.html.HTMLParser
+    from lxml import html as lxml_html
+
+    # the text is decoded already (`decode_text`): a <meta charset> must not change it
+    return lxml_html.HTMLParser(encoding="utf-8", remove_comments=False, huge_tree=True)
+
+
+def _page_nodes(top: Any) -> Iterator[Any]:
+    """The visible elements and strings of `top` (without its tail), in document order:
+    no hidden element, no comment's text (its tail is the page's), and a <head> as the
+    string of its <title> and a blank line."""
+    todo = [top]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, str):
+            yield node
+            continue
+        if not isinstance(node.tag, str) or node.tag in _HIDDEN:  # comments too
+            continue
+        if node.tag == "head":
+            title = node.find(".//title")
+            yield _strings_of(title) + "\n\n" if title is not None else ""
+            continue
+        yield node
+        if node.text:
+            yield node.text
+        for child in reversed(node):
+            if child.tail:
+                todo.append(child.tail)
+            todo.append(child)
+
+
+def _strings_of(element: Any) -> str:
+    return "".join(node for node in _page_nodes(element) if isinstance(node, str))
 
 
 def _collapse_blank_runs(raw: str) -> tuple[str, Callable[[int], int]]:

@@ -24,6 +24,7 @@ from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
 from indexer.splitting.chunking import Chunk, chunk_document
+from indexer.splitting.split_cache import SplitCache
 from indexer.store.backends import check_can_create, open_store, store_exists
 from indexer.store.base import Change, NewDocument, Store
 from indexer.store.manifest import Manifest
@@ -95,9 +96,13 @@ class Run:
         settings: WriteSettings,
         encoders: EncoderHolder,
         progress: ProgressCallback | None = None,
+        split_cache: SplitCache | None = None,
     ):
         self.settings = settings
         self.encoders = encoders
+        # the writer's, so that a file split again after an edit is tokenised and cut
+        # only where it changed (a run of its own without one)
+        self.split_cache = split_cache or SplitCache()
         self.report: ProgressCallback = progress or no_report
         self.counts = RunCounts()
         self.stored = Stored()
@@ -148,7 +153,7 @@ class Run:
         that only touches or moves files needs none)."""
         spans = self.encoders_for(manifest).loaded.token_spans
         tokens, overlap = manifest.chunk_tokens, manifest.chunk_overlap
-        return chunk_document(text, path, layout, spans, tokens, overlap)
+        return chunk_document(text, path, layout, spans, tokens, overlap, self.split_cache)
 
     def expect(self, documents: int, size: int) -> None:
         """The run will read `documents` documents of `size` bytes in all."""
@@ -205,17 +210,28 @@ class Run:
         self.report(self.counts.progress())
 
     def _store_batch(self, change: Change, batch: list[Pending], vectors: dict) -> None:
-        change.remove_documents(item.replaces for item in batch if item.replaces is not None)
+        # An edited file keeps the rows of its unchanged passages; a record (whose
+        # metadata may have changed too) is removed and added again.
+        change.remove_documents(
+            item.replaces
+            for item in batch
+            if item.replaces is not None and item.metadata is not None
+        )
         new, offset = [], 0
         for item in batch:
             end = offset + len(item.chunks)
             own = {name: matrix[offset:end] for name, matrix in vectors.items()}
-            new.append(NewDocument(item.document, item.chunks, own, item.metadata))
+            document = NewDocument(item.document, item.chunks, own, item.metadata)
             offset = end
             if item.replaces is None:
                 self.stored.added += 1
+                new.append(document)
+            elif item.metadata is None:
+                self.stored.updated += 1
+                change.replace_document(item.replaces, document)
             else:
                 self.stored.updated += 1
+                new.append(document)
         change.add_documents(new)
         self.stored.chunks += offset
 

@@ -24,6 +24,7 @@ from indexer.reading.layout import Layout, Locator, text_kind
 from indexer.reading.line_map import encode_line_map
 from indexer.splitting.boundaries import TokenSpans
 from indexer.splitting.passages import document_passages
+from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.structure import section_kind
 
 
@@ -52,11 +53,14 @@ def chunk_document(
     token_spans: TokenSpans,
     max_tokens: int,
     overlap: int,
+    cache: SplitCache | None = None,
 ) -> list[Chunk]:
     """The chunks of `text`, read from `path` (its name says the format) with the
     reader's `layout`: at most `max_tokens` tokens each, `overlap` tokens repeated where a
-    passage continues a section."""
-    passages = document_passages(text, section_kind(path), layout, token_spans, max_tokens, overlap)
+    passage continues a section. A `cache` kept between calls spares the sections seen
+    before their tokenising and cutting (`indexer.splitting.split_cache`)."""
+    kind = section_kind(path)
+    passages = document_passages(text, kind, layout, token_spans, max_tokens, overlap, cache)
     locator = Locator(text, text_kind(path), layout)
     chunks: list[Chunk] = []
     for number, passage in enumerate(passages):

@@ -21,12 +21,14 @@ lines of sections it only begins with; `heading` is the last title in it.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
 
 from indexer.reading.layout import Layout
 from indexer.splitting.boundaries import INSIDE_WORD, TokenSpans, break_score
+from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.structure import SECTION_SEPARATOR, Section, document_sections
 from indexer.splitting.windows import content_cuts, cut_priorities, section_start_score
 
@@ -62,8 +64,18 @@ class Passage:
 @dataclass(frozen=True)
 class _Tokenised:
     section: Section
-    spans: list[tuple[int, int]]  # offsets into the document text
+    piece: str  # the section's text
+    relative: np.ndarray  # (n, 2): its token spans, offsets into `piece`
     body_tokens: int  # how many of them lie in the section's body
+
+    @property
+    def count(self) -> int:
+        """How many tokens the section has."""
+        return len(self.relative)
+
+    def spans(self) -> list[tuple[int, int]]:
+        """The section's token spans, offsets into the document text."""
+        return [(start, end) for start, end in (self.relative + self.section.start).tolist()]
 
 
 def document_passages(
@@ -73,11 +85,14 @@ def document_passages(
     token_spans: TokenSpans,
     max_tokens: int,
     overlap: int,
+    cache: SplitCache | None = None,
 ) -> list[Passage]:
     """The passages of a document's text of `section_kind` `kind` (see `split_passages`);
     a PDF's pages are never joined, so that each passage lies on one page."""
     sections = document_sections(text, kind, layout)
-    return split_passages(text, sections, token_spans, max_tokens, overlap, kind != "pdf")
+    return split_passages(
+        text, sections, token_spans, max_tokens, overlap, kind != "pdf", cache=cache
+    )
 
 
 def split_passages(
@@ -87,30 +102,37 @@ def split_passages(
     max_tokens: int,
     overlap: int,
     join_small: bool = True,
+    cache: SplitCache | None = None,
 ) -> list[Passage]:
     """Cut `text`, tiled by `sections`, into passages of at most `max_tokens` tokens; a
     passage that starts inside a section (not at its start) repeats up to `overlap`
     tokens of the one before it. Small sections join their neighbours unless
-    `join_small` is False (sections of only a heading still join the next)."""
+    `join_small` is False (sections of only a heading still join the next).
+
+    With a `cache` (`indexer.splitting.split_cache`), sections and units of cutting seen
+    before with the same text are not tokenised or cut again: the passages are the same."""
     if max_tokens < 2:
         raise ValueError("max_tokens must be at least 2")
     if not 0 <= overlap < max_tokens // 2:
         raise ValueError("overlap must be between 0 and half of max_tokens")
     if not text.strip():
         return []
-    tokenised = [_tokenise(text, section, token_spans) for section in sections]
+    cache = (cache or SplitCache()).for_tokenizer(token_spans)
+    tokenised = [_tokenise(text, section, token_spans, cache) for section in sections]
     small = max(1, int(max_tokens * SMALL_SECTION_SHARE))
     passages: list[Passage] = []
     for unit in _units(tokenised, small if join_small else 0):
-        passages += _unit_passages(text, unit, max_tokens, overlap)
+        passages += _cached_unit_passages(text, unit, max_tokens, overlap, cache)
     return [_numbered(passage, ordinal) for ordinal, passage in enumerate(passages)]
 
 
-def _tokenise(text: str, section: Section, token_spans: TokenSpans) -> _Tokenised:
+def _tokenise(
+    text: str, section: Section, token_spans: TokenSpans, cache: SplitCache | None = None
+) -> _Tokenised:
     piece = text[section.start : section.end]
-    spans = [(section.start + start, section.start + end) for start, end in token_spans(piece)]
-    body = sum(1 for start, _end in spans if start >= section.body)
-    return _Tokenised(section, spans, body)
+    relative = (cache or SplitCache()).spans(piece, token_spans)
+    body = int(np.count_nonzero(relative[:, 0] >= section.body - section.start))
+    return _Tokenised(section, piece, relative, body)
 
 
 def _units(tokenised: list[_Tokenised], small: int) -> list[list[_Tokenised]]:
@@ -150,22 +172,55 @@ def _small_siblings(before: list[_Tokenised], after: list[_Tokenised], small: in
     one-line section before a long one as a passage of a few words, which a question's
     vector matches better than any real answer: Python guides' contextual nDCG@10 0.784
     against 0.851 with windows from the start, docs/reports/2026-12-01-quality-26.md.)"""
-    sizes = (sum(len(part.spans) for part in block) for block in (before, after))
+    sizes = (sum(part.count for part in block) for block in (before, after))
     level_before, level_after = before[0].section.level, after[0].section.level
     return any(size < small for size in sizes) and level_after >= level_before
+
+
+def _cached_unit_passages(
+    text: str, unit: list[_Tokenised], max_tokens: int, overlap: int, cache: SplitCache
+) -> list[Passage]:
+    """`_unit_passages`, taken from `cache` when a unit of the same sections was cut
+    before: how a unit is cut depends only on its sections' texts, bodies and places
+    in the outline (and the limits), never on where it lies in the document."""
+    start = unit[0].section.start
+    key = _unit_key(unit, max_tokens, overlap)
+    known = cache.unit(key)
+    if known is None:
+        passages = _unit_passages(text, unit, max_tokens, overlap)
+        known = [(p.start - start, p.end - start, p.trail) for p in passages]
+        cache.remember_unit(key, known, unit[-1].section.end - start)
+        return passages
+    return [
+        Passage(0, start + first, start + last, text[start + first : start + last], trail)
+        for first, last, trail in known
+    ]
+
+
+def _unit_key(unit: list[_Tokenised], max_tokens: int, overlap: int) -> Hashable:
+    parts = tuple(
+        (
+            part.piece,
+            part.section.body - part.section.start,
+            part.section.level,
+            part.section.trail,
+        )
+        for part in unit
+    )
+    return (max_tokens, overlap, parts)
 
 
 def _unit_passages(
     text: str, unit: list[_Tokenised], max_tokens: int, overlap: int
 ) -> list[Passage]:
     start, end = unit[0].section.start, unit[-1].section.end
-    spans = [span for part in unit for span in part.spans]
+    spans = [span for part in unit for span in part.spans()]
     if not spans:  # nothing the tokenizer reads: kept whole
         return [Passage(0, start, end, text[start:end], _trail(unit, 0, 0))]
     first_tokens, index = [], 0  # the index of each section's first token in `spans`
     for part in unit:
         first_tokens.append(index)
-        index += len(part.spans)
+        index += part.count
     if len(spans) <= max_tokens:
         cuts: list[int] = []
     else:
@@ -214,7 +269,7 @@ def _trail(unit: list[_Tokenised], begin: int, stop: int) -> tuple[str, ...]:
     touched, holding = [], []
     first = 0
     for part in unit:
-        last = first + len(part.spans)
+        last = first + part.count
         if (first < stop and last > begin) or first == last == begin:
             touched.append(part.section.trail)
             if max(last - part.body_tokens, begin) < min(last, stop):

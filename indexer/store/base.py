@@ -126,6 +126,12 @@ class Change(Protocol):
         """Add documents with their chunks and vectors; return each one's new chunk ids."""
         ...
 
+    def replace_document(self, document_id: int, new: NewDocument) -> list[int]:
+        """Make the stored file document `document_id` (at `new`'s path) hold `new`: the
+        passages whose text is unchanged keep their rows, ids and every space's entries,
+        the others are removed and added; return each new chunk's id, in order."""
+        ...
+
     def touch_document(self, document_id: int, mtime_ns: int) -> None:
         """Record a new mtime for a document whose content did not change."""
         ...

@@ -19,6 +19,7 @@ from indexer.store import records
 from indexer.store.base import KeyedVectors, NewDocument, StoredRecord
 from indexer.store.content_keys import encoding_settings
 from indexer.store.manifest import Manifest
+from indexer.store.replace_rows import replace_document_rows
 
 # How many content keys of removed chunks a change keeps the vectors of, for reuse later
 # in the change (an edited file's old passages are looked up before their removal; this
@@ -91,6 +92,30 @@ class RowChange:
 
     def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
         """The stored vector of each of these chunks in `space` (the backend's own)."""
+        raise NotImplementedError
+
+    def replace_document(self, document_id: int, new: NewDocument) -> list[int]:
+        """Make the stored file document `document_id` (at `new`'s path) hold `new`,
+        keeping the rows, ids, vectors and lexical entries of its passages whose text is
+        unchanged (`indexer.store.replace_rows`); each new chunk's id, in order."""
+        self._changed()
+        self._remember_removed([document_id])
+        replaced = replace_document_rows(
+            self.session, document_id, new.document, new.chunks, encoding_settings(self.manifest)
+        )
+        self._drop_vectors(np.asarray(replaced.deleted, np.int64))
+        if replaced.inserted:
+            ids = np.asarray([replaced.ids[position] for position in replaced.inserted], np.int64)
+            rows = np.asarray(replaced.inserted, np.int64)
+            self._add_vectors(ids, {space: new.vectors[space][rows] for space in new.vectors})
+        return replaced.ids
+
+    def _drop_vectors(self, chunk_ids: np.ndarray) -> None:
+        """Remove these deleted chunks' vectors from every space (the backend's own)."""
+        raise NotImplementedError
+
+    def _add_vectors(self, chunk_ids: np.ndarray, vectors: dict[str, np.ndarray]) -> None:
+        """Add the vectors of these new chunks to every space (the backend's own)."""
         raise NotImplementedError
 
     def _insert_rows(self, documents: Sequence[NewDocument]) -> tuple[list[list[int]], np.ndarray]:

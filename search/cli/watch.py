@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from indexer.errors import IndexLocked, InvalidIgnoreFile, InvalidPattern, SourceNotFound
+from indexer.errors import (
+    CtxsearchError,
+    IndexLocked,
+    InvalidIgnoreFile,
+    InvalidPattern,
+    SourceNotFound,
+)
 from indexer.reading.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable
 from indexer.store.base import Target
 from search.cli.common import index_option, translate_errors
@@ -208,6 +214,8 @@ def watch(
                         # now on comes in the next batches, so nothing falls in between.
                         armed = True
                         run(roots)
+                        if not stop.requested.is_set() and _load_model(indexer):
+                            _warm_splits(indexer, roots, stop)
                         continue
                     changed = [Path(path) for _, path in changes]
                     # gone, back, swapped, or deleted and made again within the batch
@@ -300,6 +308,35 @@ class _Told:
         self.gone: set[Path] = set()
         self.nested: set[str] = set()
         self.undecodable = False  # a name watchfiles cannot decode was seen
+
+
+def _load_model(indexer: Indexer) -> bool:
+    """Load the index's model now, while nothing changes, so that the first edit does not
+    wait for it (a catch-up run with nothing to encode never loads it). A model that
+    cannot load is said once here; each run that needs it says why again."""
+    try:
+        indexer.load_encoders()
+    except CtxsearchError as error:
+        click.echo(
+            f"ctxsearch: the model could not be loaded ({terminal_text(error)}); "
+            "changes that need it are not indexed until it can be (still watching)",
+            err=True,
+        )
+        return False
+    return True
+
+
+def _warm_splits(indexer: Indexer, roots: list[Path], stop: _Stop) -> None:
+    """Split the large files ahead (`Indexer.warm_split_cache`), so that the first edit of
+    each is split only where it changed; an index that cannot be read now is left to the
+    next run to say so."""
+    for root in roots:
+        if stop.requested.is_set():
+            return
+        try:
+            indexer.warm_split_cache(root)
+        except CtxsearchError:
+            return
 
 
 def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool, told: _Told) -> None:

@@ -311,3 +311,11 @@ class LocalChange(RowChange):
     def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
         """The vectors of these chunks in the change's copy of `space` (those it holds)."""
         return self.spaces[space].vectors(chunk_ids.tolist())
+
+    def _drop_vectors(self, chunk_ids: np.ndarray) -> None:
+        for space in self.spaces.values():
+            space.remove(chunk_ids)
+
+    def _add_vectors(self, chunk_ids: np.ndarray, vectors: dict[str, np.ndarray]) -> None:
+        for name, space in self.spaces.items():
+            space.add(chunk_ids, vectors[name])

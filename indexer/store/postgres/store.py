@@ -335,6 +335,16 @@ class PostgresChange(RowChange):
                 vectors.add_vectors(self.session.connection(), space, ids, matrix)
         return stored
 
+    def _drop_vectors(self, chunk_ids: np.ndarray) -> None:
+        pass  # gone with their rows (ON DELETE CASCADE)
+
+    def _add_vectors(self, chunk_ids: np.ndarray, vectors_by_space: dict[str, np.ndarray]) -> None:
+        if len(chunk_ids):
+            for space in self.manifest.spaces:
+                vectors.add_vectors(
+                    self.session.connection(), space, chunk_ids, vectors_by_space[space]
+                )
+
     def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
         """The vectors of these chunks in `space`'s table, as this transaction sees it."""
         return vectors.stored_vectors(

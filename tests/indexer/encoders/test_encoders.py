@@ -96,3 +96,27 @@ def test_one_pass_gives_the_same_vectors_as_each_pooling_alone(model):
         assert np.allclose(vectors[method], alone, atol=1e-5), method
     assert np.allclose(vectors["layer-6"], vectors["contextual"], atol=1e-6)
     assert not np.allclose(vectors["layer-0"], vectors["contextual"], atol=1e-2)
+
+
+def test_a_few_texts_are_encoded_on_one_thread_with_the_same_vectors(tiny_model_dir):
+    """An edit's one or two passages run on one torch thread (two threads' barrier waits
+    cost seconds on a busy machine); the vectors are those of a larger batch, and the
+    process's thread count is left as it was."""
+    from indexer.encoders.loading import load_model
+    from indexer.encoders.transformer import ONE_THREAD_TEXTS
+
+    loaded = load_model(str(tiny_model_dir))
+    encoder = ContextualEncoder(loaded)
+    seen: list[int] = []
+    hook = loaded.model.register_forward_hook(lambda *_: seen.append(torch.get_num_threads()))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        alone = encoder.encode(TEXTS[:1])
+        together = encoder.encode(TEXTS[: ONE_THREAD_TEXTS + 1])
+        assert torch.get_num_threads() == 2
+    finally:
+        hook.remove()
+        torch.set_num_threads(before)
+    assert seen == [1, 2]
+    np.testing.assert_allclose(alone[0], together[0], atol=1e-5)

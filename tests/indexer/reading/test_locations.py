@@ -79,6 +79,31 @@ def test_html_lines_are_source_lines_and_the_text_is_unchanged():
     assert locator.heading_at(text.index("lift steel")) == "Cranes"
 
 
+def test_html_text_after_a_start_tag_over_several_lines_is_on_the_tag_s_last_line():
+    # Sphinx writes `<a href="..."\n   title="...">Glossary</a>`: the text is on line 3
+    html = (
+        b'<html><body>\n<p class="topless"><a href="glossary.html"\n   title="x">Glossary</a></p>'
+    )
+    text, layout = read_html_layout(html)
+    assert Locator(text, "html", layout).line_at(text.index("Glossary")) == 3
+
+
+def test_html_of_a_large_page_is_read_with_its_lines_and_headings():
+    sections = "".join(
+        f"<section><h2>Part {n}</h2>\n<p>Paragraph {n} about\ncranes.</p>\n</section>\n"
+        for n in range(3000)
+    )
+    html = f"<html><head><title>Big</title></head><body>\n<h1>Big</h1>\n{sections}</body></html>"
+    text, layout = read_html_layout(html.encode())
+    locator = Locator(text, "html", layout)
+    source = html.splitlines()
+    assert len(layout.outline) == 3001
+    for n in (0, 1500, 2999):
+        offset = text.index(f"Paragraph {n} about")
+        assert f"Paragraph {n} about" in source[locator.line_at(offset) - 1]
+        assert locator.heading_at(offset) == f"Part {n}"
+
+
 def two_page_pdf() -> bytes:
     from pypdf import PdfReader, PdfWriter
 

@@ -702,3 +702,47 @@ def test_the_reads_behind_hints_answer_alike_on_every_backend(any_index):
         assert snapshot.metadata_values_ignoring_case("lang", "En") == ["EN", "en"]
         assert snapshot.metadata_values_ignoring_case("lang", "de") == []
     store.close()
+
+
+def test_replacing_a_document_keeps_the_rows_and_vectors_of_its_unchanged_passages(any_index):
+    """An edited file is written in place: its passages whose text is unchanged keep their
+    ids (so their vectors and lexical entries stay), moved to their new places; only the
+    others are removed and added, in every space and in the lexical space."""
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents([keyed_document("/docs/a.txt", ["alpha", "beta", "gamma"], [0, 1, 2])])
+        change.add_documents([keyed_document("/docs/b.txt", ["other"], [3])])
+    old = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    with store.snapshot() as snapshot:
+        before = {chunk.text: chunk.id for chunk in snapshot.document(old.id)[1]}
+    edited = keyed_document("/docs/a.txt", ["prologue", "alpha", "beta"], [3, 0, 1])
+    texts = [chunk.text for chunk in edited.chunks]
+    starts = [len(" ".join(texts[:n])) + (1 if n else 0) for n in range(len(texts))]
+    chunks = [
+        Chunk(n, start, start + len(t), t, line=n + 1, heading="H")
+        for n, (start, t) in enumerate(zip(starts, texts, strict=True))
+    ]
+    document = Document(
+        path=Path("/docs/a.txt"), text=" ".join(texts), size=2, mtime_ns=7, sha256="1" * 64
+    )
+    with store.writer(), store.change() as change:
+        ids = change.replace_document(old.id, NewDocument(document, chunks, edited.vectors))
+    assert ids[1:] == [before["alpha"], before["beta"]]
+    assert ids[0] not in before.values()
+    assert store.documents_under(Path("/docs"))["/docs/a.txt"].mtime_ns == 7
+    with store.snapshot() as snapshot:
+        stored = snapshot.document(old.id)[1]
+        assert [(c.id, c.ordinal, c.start, c.text, c.line, c.heading) for c in stored] == [
+            (ids[n], n, starts[n], texts[n], n + 1, "H") for n in range(3)
+        ]
+        assert snapshot.counts() == {"documents": 2, "chunks": 4}
+        for space, shift in (("contextual", 0), ("static", 1)):
+            assert snapshot.space_size(space) == 4
+            found = snapshot.vectors(space, ids)
+            for chunk_id, axis in zip(ids, [3, 0, 1], strict=True):
+                np.testing.assert_array_equal(found[chunk_id], unit(axis + shift))
+        assert snapshot.lexical_search("gamma", 5) == []
+        assert [chunk_id for chunk_id, _ in snapshot.lexical_search("prologue", 5)] == [ids[0]]
+        assert [chunk_id for chunk_id, _ in snapshot.lexical_search("alpha", 5)] == [ids[1]]
+    assert store.verify().consistent
+    store.close()

@@ -276,3 +276,30 @@ def test_a_name_that_is_not_utf8_neither_stops_watch_nor_is_missed(watching):
     (docs / "herons.md").write_text("Herons and spoonbills wade in shallow water.")
     watched.until(lambda: found(index, "spoonbills") == ["herons.md"], "a later edit")
     assert watched.process.poll() is None and "Traceback" not in watched.stderr()
+
+
+def test_the_model_is_loaded_after_the_catch_up_so_that_the_first_edit_does_not_wait(
+    tmp_path, tiny_model_dir
+):
+    """A catch-up run with nothing to encode loads no model; the watch loads it right after,
+    before any edit comes, and says so in one line when it cannot (here: the model's
+    folder is gone), still watching."""
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water.")
+    index = tmp_path / "ix"
+    first = CliRunner().invoke(
+        cli, ["index", str(docs), "--index", str(index), "--model", str(model)]
+    )
+    assert first.exit_code == 0, first.output
+    shutil.rmtree(model)
+    watched = Watched([str(docs), "--index", str(index), "--debounce", "200"], tmp_path)
+    try:
+        watched.until(lambda: "could not be loaded" in watched.stderr(), "the model's load")
+        assert watched.process.poll() is None
+    finally:
+        watched.stop()
+    note = [line for line in watched.stderr().splitlines() if "could not be loaded" in line]
+    assert len(note) == 1 and "Traceback" not in watched.stderr()

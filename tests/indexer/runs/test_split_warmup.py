@@ -1,0 +1,48 @@
+"""A long-lived writer splits large indexed files ahead, so that the first edit of one is
+split (tokenised) only where it changed, and its passages are those of a fresh index."""
+
+from __future__ import annotations
+
+from indexer import Indexer
+from indexer.store.backends import open_store
+
+
+def sections(count: int) -> str:
+    return "".join(
+        f"## Release {n}\n\n"
+        + f"Item {n}: the otters of river {n} moved their dens. " * 12
+        + "\n\n"
+        for n in range(count)
+    )
+
+
+def stored_texts(index, docs) -> list[str]:
+    store = open_store(index)
+    try:
+        with store.snapshot() as snapshot:
+            (document,) = snapshot.documents_at(next(iter(store.documents_under(docs))))
+            return [chunk.text for chunk in snapshot.document(document.id)[1]]
+    finally:
+        store.close()
+
+
+def test_a_warmed_writer_tokenises_only_the_edited_section_of_a_large_file(tmp_path, fast_model):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "changelog.md"
+    text = "# Changelog\n\n" + sections(60)
+    page.write_text(text)
+    Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
+    writer = Indexer(tmp_path / "ix", model=fast_model)  # a new process, as `watch` is
+    assert writer.warm_split_cache(docs, min_bytes=1_000) == 1
+    assert writer.warm_split_cache(docs, min_bytes=len(text.encode()) + 1) == 0
+    warmed = writer.split_cache.tokenised
+    assert warmed >= 60
+    edited = text.replace("Item 30: the otters", "Item 30: the herons", 1)
+    page.write_text(edited)
+    summary = writer.index_folder(docs)
+    assert summary.updated == 1 and 1 <= summary.encoded <= 5
+    assert writer.split_cache.tokenised - warmed == 1  # the edited section only
+    fresh = tmp_path / "fresh"
+    Indexer(fresh, model=fast_model).index_folder(docs)
+    assert stored_texts(tmp_path / "ix", docs) == stored_texts(fresh, docs)
