@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from indexer.durable import fsync_folder
 from indexer.encoders.loading import LoadedModel
 from indexer.encoders.model_cache import (
     COMPLETE_FILE,
     CacheNotWritable,
     EntryState,
     entry_state,
-    fsync_folder,
     seal,
     set_aside,
     staging_folder,

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from indexer.durable import fsync_folder
 from indexer.encoders.onnx import INFO_FILE
 
 COMPLETE_FILE = "complete.json"
@@ -102,15 +103,6 @@ def seal(folder: Path) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     fsync_folder(folder)
-
-
-def fsync_folder(folder: Path) -> None:
-    """Make the entries of `folder` (files made, renamed) durable."""
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def set_aside(folder: Path, reason: str) -> Path | None:

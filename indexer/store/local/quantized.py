@@ -13,14 +13,14 @@ a quantized space returns are the same cosines a float32 one returns.
 from __future__ import annotations
 
 import mmap
-import os
 from pathlib import Path
+from typing import BinaryIO
 
 import faiss
 import numpy as np
 
-from indexer.errors import IndexCorrupt, SpaceFileMissing, StoreWriteFailed
-from indexer.faults import kill_point
+from indexer.durable import write_atomically
+from indexer.errors import IndexCorrupt, SpaceFileMissing
 from indexer.store.index_types import HNSW_EF_CONSTRUCTION, QUANTIZED_HNSW_NEIGHBOURS
 
 # Candidates a search re-scores: at least `RESCORE_LEAST`, else `RESCORE_FACTOR[q]` x k
@@ -172,20 +172,12 @@ def write_exact(path: Path, stored_ids: np.ndarray, exact: ExactVectors, dim: in
     """Write the float32 vector of each stored position (zeros for tombstones) to `path`,
     atomically, a slice at a time (never the whole matrix in memory twice); the caller
     syncs the folder (`VectorSpace.save_to`, after the codes' file)."""
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     header = {"descr": "<f4", "fortran_order": False, "shape": (len(stored_ids), dim)}
-    try:
-        with open(temporary, "wb") as handle:
-            np.lib.format.write_array_header_1_0(handle, header)
-            for start in range(0, len(stored_ids), _WRITE_ROWS):
-                _, rows = exact.get(stored_ids[start : start + _WRITE_ROWS])
-                handle.write(rows.tobytes())
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError as error:
-        temporary.unlink(missing_ok=True)
-        raise StoreWriteFailed(
-            f"{path.parent}: cannot write the vectors file {path.name} ({error.strerror or error})"
-        ) from error
-    kill_point("mid-space-save")
-    os.replace(temporary, path)
+
+    def write(handle: BinaryIO) -> None:
+        np.lib.format.write_array_header_1_0(handle, header)
+        for start in range(0, len(stored_ids), _WRITE_ROWS):
+            _, rows = exact.get(stored_ids[start : start + _WRITE_ROWS])
+            handle.write(rows.tobytes())
+
+    write_atomically(path, write, "vectors file", "mid-space-save", sync_folder=False)

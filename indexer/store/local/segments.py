@@ -22,7 +22,6 @@ merge's cost, amortised, to a few times the bytes the deltas wrote.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,8 +29,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from indexer import config
-from indexer.errors import IndexCorrupt, SpaceFileMissing, StoreWriteFailed
-from indexer.faults import kill_point
+from indexer.durable import write_atomically
+from indexer.errors import IndexCorrupt, SpaceFileMissing
 from indexer.store.local.layout import delta_file, exact_file, space_file
 
 if TYPE_CHECKING:
@@ -130,22 +129,12 @@ def load_space(directory: Path, space: str, dim: int, segments: Segments) -> Vec
 def write_delta(path: Path, tombstones: np.ndarray, ids: np.ndarray, vectors: np.ndarray) -> int:
     """Write a delta segment atomically and durably; its size in bytes (`StoreWriteFailed`
     if the disk refuses: nothing is published, and the run is rolled back)."""
-    from indexer.store.local.vectors import fsync_folder
-
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(temporary, "wb") as handle:
-            np.savez(handle, tombstones=tombstones, ids=ids, vectors=vectors)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except OSError as error:
-        temporary.unlink(missing_ok=True)
-        raise StoreWriteFailed(
-            f"{path.parent}: cannot write the delta segment {path.name} ({error.strerror or error})"
-        ) from error
-    kill_point("mid-delta-save")
-    os.replace(temporary, path)
-    fsync_folder(path.parent)
+    write_atomically(
+        path,
+        lambda handle: np.savez(handle, tombstones=tombstones, ids=ids, vectors=vectors),
+        "delta segment",
+        "mid-delta-save",
+    )
     return path.stat().st_size
 
 

@@ -16,16 +16,14 @@ and its float32 vectors beside it, and re-scores its candidates from those.
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 import faiss
 import numpy as np
 
-from indexer.errors import IndexCorrupt, SpaceFileMissing, StoreWriteFailed
-from indexer.faults import kill_point
+from indexer.durable import write_atomically
+from indexer.errors import IndexCorrupt, SpaceFileMissing
 from indexer.store.index_types import (
     DEFAULT_QUANTIZATION,
     HNSW_EF_CONSTRUCTION,
@@ -304,24 +302,15 @@ class VectorSpace:
         refuses: the file is not published, and the caller's run is rolled back)."""
         if self.exact is not None:  # first: a base is never published without its vectors
             write_exact(exact_file(path), self._id_map().copy(), self.exact, self.dim)
-        temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
         write = faiss.write_index_binary if self.quantization == "binary" else faiss.write_index
-        try:
-            # Written through Python's file object, not FAISS's own writer: that one only
-            # prints a failed close (a full disk) on stderr, and the file would look whole.
-            with open(temporary, "wb") as handle:
-                write(self.index, faiss.PyCallbackIOWriter(handle.write))
-                handle.flush()
-                os.fsync(handle.fileno())
-        except (RuntimeError, OSError) as error:
-            temporary.unlink(missing_ok=True)
-            raise StoreWriteFailed(
-                f"{path.parent}: cannot write the vector space file {path.name} "
-                f"({_write_failure(error)})"
-            ) from error
-        kill_point("mid-space-save")
-        os.replace(temporary, path)
-        fsync_folder(path.parent)
+        # Written through Python's file object, not FAISS's own writer: that one only
+        # prints a failed close (a full disk) on stderr, and the file would look whole.
+        write_atomically(
+            path,
+            lambda handle: write(self.index, faiss.PyCallbackIOWriter(handle.write)),
+            "vector space file",
+            "mid-space-save",
+        )
 
 
 def _rescored(
@@ -338,20 +327,3 @@ def _rescored(
         scores[row, : len(best)] = exact_scores[best]
         ids[row, : len(best)] = candidate_ids[known][best]
     return scores, ids
-
-
-def _write_failure(error: BaseException) -> str:
-    """The operating system's reason in a FAISS or OS write error ("No space left on device")."""
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    found = re.search(r"\(([^()]+)\)\s*$", str(error))
-    return found.group(1) if found else str(error).strip().splitlines()[-1]
-
-
-def fsync_folder(folder: Path) -> None:
-    """Make a rename inside `folder` durable."""
-    descriptor = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
