@@ -81,6 +81,9 @@ def use_porter_configuration(connection: Connection) -> None:
     """Make `CONFIG` in the index's schema and generate the tsvector column with it (the
     column and its GIN index made again: an existing index's rows are re-read)."""
     for statement in (
+        # Left behind in `public` by an index dropped with its tables (its schema cannot go).
+        f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {CONFIG}",
+        f"DROP TEXT SEARCH DICTIONARY IF EXISTS {CONFIG}_stem",
         f"CREATE TEXT SEARCH DICTIONARY {CONFIG}_stem (TEMPLATE = snowball, Language = porter)",
         f"CREATE TEXT SEARCH CONFIGURATION {CONFIG} (COPY = pg_catalog.simple)",
         f"ALTER TEXT SEARCH CONFIGURATION {CONFIG} ALTER MAPPING FOR {_WORD_TOKENS} "

@@ -21,7 +21,7 @@ from sqlalchemy import Connection, text
 LENGTH_CONFIG = "simple"
 
 _TOKENS_FUNCTION = """
-CREATE FUNCTION lexical_tokens(value tsvector) RETURNS integer
+CREATE OR REPLACE FUNCTION lexical_tokens(value tsvector) RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN (SELECT COALESCE(sum(COALESCE(array_length(positions, 1), 1)), 0)::integer
         FROM unnest(value))
@@ -72,7 +72,7 @@ def _counting_statements() -> list[str]:
     statements = []
     for kind, body in _BODIES.items():
         statements += [
-            f"CREATE FUNCTION lexical_count_{kind}() RETURNS trigger LANGUAGE plpgsql "
+            f"CREATE OR REPLACE FUNCTION lexical_count_{kind}() RETURNS trigger LANGUAGE plpgsql "
             f"SET search_path FROM CURRENT AS $$ BEGIN {body}\n    RETURN NULL; END $$",
             f"CREATE TRIGGER lexical_count_{kind} AFTER {_TRIGGERS[kind]} "
             f"FOR EACH STATEMENT EXECUTE FUNCTION lexical_count_{kind}()",

@@ -85,3 +85,42 @@ def test_verify_names_term_counts_that_disagree(postgres_index, tmp_path, fast_m
     problems = verify_target(postgres_index).problems
     assert any("1 terms with a wrong chunk count" in problem for problem in problems), problems
     assert any("totals say 5 chunks" in problem for problem in problems), problems
+
+
+def test_an_index_in_public_made_again_after_its_tables_were_dropped(
+    tmp_path, postgres_server, fast_model
+):
+    """An index in `public` cannot be dropped with its schema: its tables go, and the
+    text search configuration and functions BM25 made there stay. Making the index again
+    must not trip over them (the oracle found `ctxsearch_porter_stem already exists`)."""
+    import uuid
+
+    import psycopg
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(postgres_server)
+    name = f"public_{uuid.uuid4().hex[:8]}"
+    admin = f"host={parsed.host} port={parsed.port} user={parsed.username} dbname=postgres"
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")
+    database = parsed.set(database=name).render_as_string(hide_password=False)
+    try:
+        with psycopg.connect(admin.replace("dbname=postgres", f"dbname={name}")) as connection:
+            connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        target = f"{database}?index=public"
+        folder = write(tmp_path / "notes", TEXTS)
+        Indexer(target, model=fast_model).index_folder(folder)
+        engine = create_engine(database)
+        with engine.begin() as connection:
+            tables = connection.execute(
+                text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+            ).scalars()
+            for table in list(tables):
+                connection.execute(text(f'DROP TABLE public."{table}" CASCADE'))
+        engine.dispose()
+        Indexer(target, model=fast_model).index_folder(folder)
+        assert set(lexical(target, "river bank")) == {"river.txt", "otters.txt", "bridge.txt"}
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
