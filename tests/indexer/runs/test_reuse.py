@@ -153,3 +153,37 @@ def test_repair_gives_chunks_from_before_content_keys_theirs(tmp_path, tiny_mode
     assert repair_index(index)["chunks"] == first.chunks
     shutil.copy(folder / "a.md", folder / "c.md")
     assert indexer.index_folder(folder).encoded == 0
+
+
+def test_a_passage_is_encoded_with_its_section_trail_in_front(tmp_path, fast_model):
+    """The vectors of a passage are those of its trail, a blank line and its text (the
+    stored text is the passage's own), and its content key hashes exactly that."""
+    import sqlite3
+
+    from indexer.encoders.for_index import encoders_for
+    from indexer.store.backends import open_store
+    from indexer.store.content_keys import content_key, encoding_settings
+    from indexer.store.local.layout import DATABASE_FILE
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "json.md").write_text(
+        "# json\n\nThe module encodes and decodes JSON.\n\n"
+        "## Command Line Interface\n\nRun it as a script from the shell.\n"
+    )
+    index = tmp_path / "ix"
+    Indexer(index, model=fast_model).index_folder(folder)
+    store = open_store(index)
+    manifest = store.manifest
+    store.close()
+    with sqlite3.connect(index / DATABASE_FILE) as connection:
+        rows = connection.execute("SELECT ordinal, text, section, content_key FROM chunks")
+        stored = {ordinal: (text, section, key) for ordinal, text, section, key in rows}
+    connection.close()
+    ((text, section, key),) = stored.values()  # the two small sections, joined
+    assert (section, text) == ("json", (folder / "json.md").read_text().strip())
+    encoded = section + "\n\n" + text
+    assert key == content_key(encoded, encoding_settings(manifest))
+    vector = index_fingerprint(index).vectors["contextual"][(str(folder / "json.md"), 0)]
+    expected = encoders_for(manifest)["contextual"].encode([encoded])[0]
+    np.testing.assert_allclose(vector, expected, atol=1e-6)
