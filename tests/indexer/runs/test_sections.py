@@ -26,14 +26,16 @@ def sentences(topic: str, count: int) -> str:
     )
 
 
-# A long first section (more than one window of the tiny model) and a short second one:
+# A long first section (more than one window of the tiny model) and a shorter second one:
 # a window from the file's start that reaches Digest begins inside Basic.
 AUTHENTICATION = (
     "# Guide\n\n"
     "## Basic authentication\n\n"
     + "\n\n".join(sentences("basic", 3) for _ in range(4))
     + "\n\n## Digest authentication\n\n"
-    + "Digest hashes the password with a nonce the server sends, so it never travels.\n"
+    + "Digest hashes the password with a nonce the server sends, so it never travels. "
+    + sentences("digest", 3)  # not small: a small section joins the one before it
+    + "\n"
 )
 
 RST = """Manual
