@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from indexer.splitting.model_input import model_input
 from indexer.store.backends import open_store
 from indexer.store.base import RebuildProgress, Target
 
@@ -33,6 +34,10 @@ def repair_index(
                 order = [rows[value] for value in texts]
                 return {name: encoders[name].encode(unique)[order] for name in manifest.spaces}
 
-            return store.rebuild(encode, progress)
+            def model_text(text: str, section: str | None) -> str:
+                spans = encoders.loaded.token_spans
+                return model_input(text, section, spans, manifest.chunk_tokens)
+
+            return store.rebuild(encode, progress, model_text)
     finally:
         store.close()

@@ -184,7 +184,7 @@ class Run:
             for number, batch in enumerate(_batches_by_chunks(documents, size)):
                 if number == 0:  # the manifest records the precision of what was encoded
                     change.set_precision(self.settings.precision)
-                texts = [chunk.text for item in batch for chunk in item.chunks]
+                texts = [chunk.encoded_text for item in batch for chunk in item.chunks]
                 plan = reuse.plan(change, texts)
                 yield (batch, plan), plan.texts
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from indexer.reading.layout import Layout, Locator, text_kind
 from indexer.reading.line_map import encode_line_map
 from indexer.splitting.boundaries import TokenSpans
+from indexer.splitting.model_input import model_input
 from indexer.splitting.passages import document_passages
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.structure import section_kind
@@ -44,6 +45,13 @@ class Chunk:
     page: int | None = None
     line_map: str | None = None  # JSON, for HTML and PDF (see `indexer.reading.line_map`)
     section: str | None = None
+    # What the model encodes (`indexer.splitting.model_input`); None: the text alone.
+    model_text: str | None = None
+
+    @property
+    def encoded_text(self) -> str:
+        """The text the vector spaces encode for this chunk (its content key's text)."""
+        return self.text if self.model_text is None else self.model_text
 
 
 def chunk_document(
@@ -74,18 +82,20 @@ def chunk_document(
         if number == len(passages) - 1:
             end = passage.start + len(passage.text.rstrip())
         where = locator.locate_text(passage.start, passage.text)
+        chunk_text = text[start:end]
         chunks.append(
             Chunk(
                 ordinal=len(chunks),
                 start=start,
                 end=end,
-                text=text[start:end],
+                text=chunk_text,
                 line=where.line,
                 end_line=where.end_line,
                 heading=passage.heading,
                 page=where.page,
                 section=passage.section,
                 line_map=encode_line_map(locator.line_map(start, end)),
+                model_text=model_input(chunk_text, passage.section, token_spans, max_tokens),
             )
         )
     return chunks

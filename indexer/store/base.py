@@ -40,6 +40,9 @@ Ranked = list[tuple[int, float]]
 # Encodes chunk texts into one array of unit vectors per vector space (for `rebuild`).
 SpaceEncoder = Callable[[list[str]], "dict[str, np.ndarray]"]
 RebuildProgress = Callable[[int, int], None]
+# What the spaces encode for a stored chunk, from its text and section trail (for
+# `rebuild`: `indexer.splitting.model_input`; without one, the text alone).
+ModelText = Callable[[str, "str | None"], str]
 # Stored vectors by content key, then by space (see `Change.vectors_for`).
 KeyedVectors = dict[str, "dict[str, np.ndarray]"]
 
@@ -319,9 +322,13 @@ class Store(Protocol):
         ...
 
     def rebuild(
-        self, encode: SpaceEncoder, progress: RebuildProgress | None = None
+        self,
+        encode: SpaceEncoder,
+        progress: RebuildProgress | None = None,
+        model_text: ModelText | None = None,
     ) -> dict[str, int]:
-        """Re-encode every stored chunk into fresh spaces and rebuild the lexical space."""
+        """Re-encode every stored chunk into fresh spaces and rebuild the lexical space;
+        each chunk is encoded (and keyed) as `model_text` makes it from its text and trail."""
         ...
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from indexer.reading.sources import Document, path_text
 from indexer.runs.record_input import metadata_json, value_text
 from indexer.splitting.chunking import Chunk
-from indexer.store.base import StoredDocument, StoredRecord
+from indexer.store.base import ModelText, StoredDocument, StoredRecord
 from indexer.store.content_keys import content_key
 from indexer.store.manifest import Manifest
 from indexer.store.schema import ChunkRow, DocumentRow, ManifestEntry, RecordMetadataRow, RootRow
@@ -147,7 +147,7 @@ def add_documents(
                 ordinal=c.ordinal, start=c.start, end=c.end, text=c.text,
                 line=c.line, end_line=c.end_line, heading=c.heading, page=c.page,
                 line_map=c.line_map,
-                content_key=content_key(c.text, encoding),
+                content_key=content_key(c.encoded_text, encoding),
                 section=c.section,
             )
             for c in chunks
@@ -254,10 +254,20 @@ def set_content_keys(
     )
 
 
-def chunk_texts(session: Session, after: int, limit: int) -> list[tuple[int, str]]:
-    """Up to `limit` (id, text) pairs of chunks with ids above `after`, in id order."""
-    query = select(ChunkRow.id, ChunkRow.text).where(ChunkRow.id > after).order_by(ChunkRow.id)
-    return [(int(i), t) for i, t in session.execute(query.limit(limit))]
+def chunk_texts(
+    session: Session, after: int, limit: int, model_text: ModelText | None = None
+) -> list[tuple[int, str]]:
+    """Up to `limit` (id, text encoded) pairs of chunks with ids above `after`, in id
+    order: the text as `model_text` makes it from the text and section (else the text)."""
+    query = (
+        select(ChunkRow.id, ChunkRow.text, ChunkRow.section)
+        .where(ChunkRow.id > after)
+        .order_by(ChunkRow.id)
+    )
+    rows = session.execute(query.limit(limit))
+    if model_text is None:
+        return [(int(i), t) for i, t, _section in rows]
+    return [(int(i), model_text(t, section)) for i, t, section in rows]
 
 
 def _stored_document(row: DocumentRow) -> StoredDocument:

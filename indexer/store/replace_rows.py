@@ -58,7 +58,7 @@ def replace_document_rows(
     kept: set[int] = set()
     new_rows: list[tuple[int, ChunkRow]] = []
     for position, chunk in enumerate(chunks):
-        key = content_key(chunk.text, encoding)
+        key = content_key(chunk.encoded_text, encoding)
         place = {name: getattr(chunk, name) for name in _PLACE}
         if free.get(key):
             row = free[key].pop()

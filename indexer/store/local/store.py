@@ -25,7 +25,13 @@ from indexer.errors import (
     SpaceFileMissing,
     StoreWriteFailed,
 )
-from indexer.store.base import RebuildProgress, SpaceEncoder, StoredDocument, VerifyReport
+from indexer.store.base import (
+    ModelText,
+    RebuildProgress,
+    SpaceEncoder,
+    StoredDocument,
+    VerifyReport,
+)
 from indexer.store.describe import describe_tables
 from indexer.store.local.connections import ReadConnections, sqlite_rows
 from indexer.store.local.folder import check_can_hold_index, clear_aborted_creation
@@ -172,10 +178,13 @@ class LocalStore:
             yield change
 
     def rebuild(
-        self, encode: SpaceEncoder, progress: RebuildProgress | None = None
+        self,
+        encode: SpaceEncoder,
+        progress: RebuildProgress | None = None,
+        model_text: ModelText | None = None,
     ) -> dict[str, int]:
         """Re-encode every stored chunk into new spaces, rebuild FTS5, publish."""
-        return self._writer().rebuild(encode, progress)
+        return self._writer().rebuild(encode, progress, model_text)
 
     def merge_segments(self) -> dict[str, int]:
         """Merge every space's delta segments into a new base, published as the next

@@ -30,7 +30,13 @@ from sqlalchemy.orm import Session
 from indexer.errors import CtxsearchError, IndexCorrupt, SpaceFileMissing
 from indexer.faults import kill_point
 from indexer.store import records
-from indexer.store.base import NewDocument, RebuildProgress, SpaceEncoder, StoredDocument
+from indexer.store.base import (
+    ModelText,
+    NewDocument,
+    RebuildProgress,
+    SpaceEncoder,
+    StoredDocument,
+)
 from indexer.store.content_keys import encoding_settings
 from indexer.store.local import fts
 from indexer.store.local.database import WRITE, sqlite_engine, sqlite_errors
@@ -151,7 +157,12 @@ class FolderWriter:
             session.info["changed"] = True
         return {"generation": manifest.generation}
 
-    def rebuild(self, encode: SpaceEncoder, progress: RebuildProgress | None) -> dict[str, int]:
+    def rebuild(
+        self,
+        encode: SpaceEncoder,
+        progress: RebuildProgress | None,
+        model_text: ModelText | None = None,
+    ) -> dict[str, int]:
         """Re-encode every stored chunk into new spaces, rebuild FTS5, publish."""
         from indexer.store.local.space_edit import SpaceEdit
 
@@ -164,7 +175,7 @@ class FolderWriter:
         with self._publishing(manifest, spaces) as session:
             encoding = encoding_settings(manifest)
             total, done, last = counts(records.session_rows(session))["chunks"], 0, 0
-            while batch := records.chunk_texts(session, last, REBUILD_BATCH):
+            while batch := records.chunk_texts(session, last, REBUILD_BATCH, model_text):
                 ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
                 records.set_content_keys(
                     session, ids.tolist(), [value for _, value in batch], encoding

@@ -30,6 +30,7 @@ from indexer.errors import IndexClosed, IndexCorrupt, IndexLocked, IndexNotFound
 from indexer.faults import kill_point
 from indexer.store import records
 from indexer.store.base import (
+    ModelText,
     NewDocument,
     RebuildProgress,
     SpaceEncoder,
@@ -186,7 +187,10 @@ class PostgresStore:
             yield PostgresChange(session, manifest, self.host)
 
     def rebuild(
-        self, encode: SpaceEncoder, progress: RebuildProgress | None = None
+        self,
+        encode: SpaceEncoder,
+        progress: RebuildProgress | None = None,
+        model_text: ModelText | None = None,
     ) -> dict[str, int]:
         """Re-encode every stored chunk into emptied spaces, reindex the text, publish."""
         self._check_writer()
@@ -197,7 +201,7 @@ class PostgresStore:
                 vectors.clear(connection, space)
             encoding = encoding_settings(manifest)
             total, done, last = counts(session_rows(session))["chunks"], 0, 0
-            while batch := records.chunk_texts(session, last, REBUILD_BATCH):
+            while batch := records.chunk_texts(session, last, REBUILD_BATCH, model_text):
                 ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
                 records.set_content_keys(
                     session, ids.tolist(), [value for _, value in batch], encoding

@@ -9,6 +9,7 @@ from indexer import Indexer
 from indexer.encoders.precision import native_bf16, resolve_precision
 from indexer.encoders.transformer import ContextualEncoder
 from indexer.errors import InvalidSettings
+from indexer.splitting.model_input import model_input
 from indexer.store.backends import open_store
 from tests.indexer.encoders.test_encoders import TEXTS
 
@@ -80,8 +81,12 @@ def test_repair_encodes_in_the_precision_the_manifest_records(tmp_path, notes, m
         assert store.manifest.precision == "bf16"
         with store.snapshot() as snapshot:
             chunks = snapshot.chunks(range(1, 1000))
+            window = store.manifest.chunk_tokens  # each passage with its trail in front
             fresh = ContextualEncoder(model, precision="bf16").encode(
-                [chunk.text for chunk in chunks.values()]
+                [
+                    model_input(chunk.text, chunk.section, model.token_spans, window)
+                    for chunk in chunks.values()
+                ]
             )
             for chunk_id, vector in zip(chunks, fresh, strict=True):
                 stored = snapshot.similarities("contextual", vector, [chunk_id])[chunk_id]

@@ -143,6 +143,7 @@ def test_a_missing_folder_is_refused_before_any_index_is_created(tmp_path):
 
 def test_vectors_in_the_index_are_those_of_the_encoders(tmp_path, notes, model):
     from indexer.encoders.transformer import ContextualEncoder
+    from indexer.splitting.model_input import model_input
 
     run(tmp_path / "ix", notes)
     store = open_store(tmp_path / "ix")
@@ -150,7 +151,10 @@ def test_vectors_in_the_index_are_those_of_the_encoders(tmp_path, notes, model):
         with store.snapshot() as snapshot:
             chunks = snapshot.chunks(range(1, 1000))
             encoder = ContextualEncoder(model, precision=snapshot.manifest.precision)
-            fresh = encoder.encode([chunk.text for chunk in chunks.values()])
+            window, spans = snapshot.manifest.chunk_tokens, model.token_spans
+            fresh = encoder.encode(  # each passage with its section trail in front
+                [model_input(c.text, c.section, spans, window) for c in chunks.values()]
+            )
             nearest = snapshot.vector_search("contextual", fresh, 1)
     finally:
         store.close()

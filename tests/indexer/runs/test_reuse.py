@@ -15,6 +15,7 @@ import pytest
 from indexer import Indexer
 from tests.support.oracle import index_fingerprint
 
+SEPARATOR = " \u203a "
 SUBJECTS = ("otters", "herons", "beavers", "kingfishers", "voles", "newts", "trout", "eels")
 
 
@@ -153,3 +154,84 @@ def test_repair_gives_chunks_from_before_content_keys_theirs(tmp_path, tiny_mode
     assert repair_index(index)["chunks"] == first.chunks
     shutil.copy(folder / "a.md", folder / "c.md")
     assert indexer.index_folder(folder).encoded == 0
+
+
+def test_a_passage_is_encoded_with_its_section_trail_in_front(tmp_path, fast_model):
+    """The vectors of a passage are those of its trail, a blank line and its text (the
+    stored text is the passage's own), and its content key hashes exactly that."""
+    import sqlite3
+
+    from indexer.encoders.for_index import encoders_for
+    from indexer.store.backends import open_store
+    from indexer.store.content_keys import content_key, encoding_settings
+    from indexer.store.local.layout import DATABASE_FILE
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "json.md").write_text(
+        "# json\n\nThe module encodes and decodes JSON.\n\n"
+        "## Command Line Interface\n\nRun it as a script from the shell.\n"
+    )
+    index = tmp_path / "ix"
+    Indexer(index, model=fast_model).index_folder(folder)
+    store = open_store(index)
+    manifest = store.manifest
+    store.close()
+    with sqlite3.connect(index / DATABASE_FILE) as connection:
+        rows = connection.execute("SELECT ordinal, text, section, content_key FROM chunks")
+        stored = {ordinal: (text, section, key) for ordinal, text, section, key in rows}
+    connection.close()
+    ((text, section, key),) = stored.values()  # the two small sections, joined
+    assert (section, text) == ("json", (folder / "json.md").read_text().strip())
+    encoded = section + "\n\n" + text
+    assert key == content_key(encoded, encoding_settings(manifest))
+    vector = index_fingerprint(index).vectors["contextual"][(str(folder / "json.md"), 0)]
+    expected = encoders_for(manifest)["contextual"].encode([encoded])[0]
+    np.testing.assert_allclose(vector, expected, atol=1e-6)
+
+
+def test_a_renamed_heading_encodes_the_passages_under_it_again(
+    indexer, any_index, tmp_path, tiny_model_dir
+):
+    """A passage's text can stay while its trail, encoded in front of it, changes: the
+    edited file's rows are kept by content key, so the key must be that of what is
+    encoded, or the passage keeps the vectors of its old heading."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    body = long_markdown(12).split("\n", 2)[2]
+    (folder / "guide.md").write_text(f"# Guide\n\n## Alpha\n\n{body}\n\n## Beta\n\n{body}\n")
+    indexer.index_folder(folder)
+    alpha = alpha_ids(any_index)
+    (folder / "guide.md").write_text(f"# Guide\n\n## Alpha\n\n{body}\n\n## Gamma\n\n{body}\n")
+    assert indexer.index_folder(folder).encoded >= 1
+    assert alpha and alpha_ids(any_index) == alpha, "the Alpha passages keep their rows"
+    fresh = tmp_path / "fresh"
+    Indexer(fresh, model=str(tiny_model_dir), precision="fp32", batch_chunks=8).index_folder(folder)
+    mine, expected = index_fingerprint(any_index).vectors, index_fingerprint(fresh).vectors
+    for space, vectors in expected.items():
+        assert mine[space].keys() == vectors.keys()
+        for key, vector in vectors.items():
+            np.testing.assert_allclose(mine[space][key], vector, atol=1e-5, err_msg=str(key))
+
+
+def alpha_ids(target) -> list[int]:
+    """The ids of the stored passages of the Alpha section, in order."""
+    from sqlalchemy import create_engine, text
+
+    from indexer.store.local.layout import DATABASE_FILE
+    from indexer.store.postgres.location import PostgresLocation
+
+    if isinstance(target, str):
+        location = PostgresLocation.parse(target)
+        engine, table = create_engine(location.url), f'"{location.schema}".chunks'
+    else:
+        engine, table = create_engine(f"sqlite:///{target / DATABASE_FILE}"), "chunks"
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(
+                text(f"SELECT id FROM {table} WHERE section = :trail ORDER BY ordinal"),
+                {"trail": f"Guide{SEPARATOR}Alpha"},
+            )
+            return [int(row[0]) for row in rows]
+    finally:
+        engine.dispose()

@@ -26,16 +26,16 @@ def sentences(topic: str, count: int) -> str:
     )
 
 
-# A long first section (more than one window of the tiny model) and a short second one:
-# a window from the file's start that reaches Digest begins inside Basic. (Two sentences:
-# a section of one would be small enough to join the end of Basic, headed by Guide.)
+# A long first section (more than one window of the tiny model) and a shorter second one:
+# a window from the file's start that reaches Digest begins inside Basic.
 AUTHENTICATION = (
     "# Guide\n\n"
     "## Basic authentication\n\n"
     + "\n\n".join(sentences("basic", 3) for _ in range(4))
     + "\n\n## Digest authentication\n\n"
     + "Digest hashes the password with a nonce the server sends, so it never travels. "
-    + "The server checks the hash against its own, and a new nonce comes with every answer.\n"
+    + sentences("digest", 3)  # not small: a small section joins the one before it
+    + "\n"
 )
 
 RST = """Manual
