@@ -69,10 +69,14 @@ def test_hybrid_hits_say_which_spaces_found_them(sample_index):
     assert words and all(word.startswith(("erosion", "river", "bank")) for word in words)
 
 
-def test_lexical_mode_needs_no_model(sample_index):
+def test_lexical_mode_encodes_the_query_only_for_its_match_signal(sample_index):
+    """Lexical mode ranks by BM25 alone; it loads the contextual encoder (never the static
+    one) only to give each hit its `similarity`, and with it `match` (issue 27)."""
     with Searcher(sample_index) as searcher:
-        searcher.search("tower crane", mode="lexical")
-        assert searcher._encoders is None
+        hits = searcher.search("tower crane", mode="lexical").results
+        assert set(searcher.encoder_kinds) == {"contextual"}
+    assert hits and all(hit.similarity is not None for hit in hits)
+    assert {hit.match for hit in hits} <= {"strong", "weak", "none"}
 
 
 def test_rm3_feedback_pulls_in_a_document_through_the_feedback_terms(tmp_path):
