@@ -122,7 +122,7 @@ def split_passages(
     small = max(1, int(max_tokens * SMALL_SECTION_SHARE))
     passages: list[Passage] = []
     for unit in _units(tokenised, small if join_small else 0):
-        passages += _cached_unit_passages(text, unit, max_tokens, overlap, cache)
+        passages += _cached_unit_passages(text, unit, max_tokens, overlap, cache, token_spans)
     return [_numbered(passage, ordinal) for ordinal, passage in enumerate(passages)]
 
 
@@ -178,7 +178,12 @@ def _small_siblings(before: list[_Tokenised], after: list[_Tokenised], small: in
 
 
 def _cached_unit_passages(
-    text: str, unit: list[_Tokenised], max_tokens: int, overlap: int, cache: SplitCache
+    text: str,
+    unit: list[_Tokenised],
+    max_tokens: int,
+    overlap: int,
+    cache: SplitCache,
+    token_spans: TokenSpans,
 ) -> list[Passage]:
     """`_unit_passages`, taken from `cache` when a unit of the same sections was cut
     before: how a unit is cut depends only on its sections' texts, bodies and places
@@ -187,7 +192,7 @@ def _cached_unit_passages(
     key = _unit_key(unit, max_tokens, overlap)
     known = cache.unit(key)
     if known is None:
-        passages = _unit_passages(text, unit, max_tokens, overlap)
+        passages = _unit_passages(text, unit, max_tokens, overlap, token_spans)
         known = [(p.start - start, p.end - start, p.trail) for p in passages]
         cache.remember_unit(key, known, unit[-1].section.end - start)
         return passages
@@ -211,7 +216,7 @@ def _unit_key(unit: list[_Tokenised], max_tokens: int, overlap: int) -> Hashable
 
 
 def _unit_passages(
-    text: str, unit: list[_Tokenised], max_tokens: int, overlap: int
+    text: str, unit: list[_Tokenised], max_tokens: int, overlap: int, token_spans: TokenSpans
 ) -> list[Passage]:
     start, end = unit[0].section.start, unit[-1].section.end
     spans = [span for part in unit for span in part.spans()]
@@ -242,11 +247,24 @@ def _unit_passages(
         if first > 0 and first not in section_firsts and overlap:
             floor = max(first - overlap, previous + 1, _section_first(first_tokens, first))
             begin = _overlap_start(text, spans, floor, first)
-        char_start = start if begin == 0 else spans[begin][0]
         char_end = end if stop == len(spans) else spans[stop][0]
+        # An overlap that starts inside a word can read as more tokens on its own than in
+        # the document ("##oa" becomes "o", "##a"): such a passage does without it.
+        if (
+            begin < first
+            and _inside_a_word(text, spans[begin][0])
+            and len(token_spans(text[spans[begin][0] : char_end])) > max_tokens
+        ):
+            begin = first
+        char_start = start if begin == 0 else spans[begin][0]
         trail = _trail(unit, begin, stop)
         passages.append(Passage(0, char_start, char_end, text[char_start:char_end], trail))
     return passages
+
+
+def _inside_a_word(text: str, offset: int) -> bool:
+    """Whether `offset` falls between two letters or digits (a word piece starts there)."""
+    return 0 < offset < len(text) and text[offset - 1].isalnum() and text[offset].isalnum()
 
 
 def _section_first(first_tokens: list[int], token: int) -> int:

@@ -279,3 +279,12 @@ def test_an_edit_changes_at_most_two_passages_where_windows_from_the_start_shift
     after = document_passages(edited, "markdown", None, word_spans, 128, 16)
     assert len(after) > 30
     assert len(new_passages(before, after)) <= 2
+
+
+def test_an_overlap_inside_a_word_never_reads_as_more_tokens_than_the_window(model):
+    """Hypothesis's find: with no space to start at, an overlap began inside a word, and
+    the passage alone tokenised to 7 tokens of a 6-token window."""
+    text = "0:A0OA02[y0"
+    for kind in ("text", "markdown"):
+        passages = document_passages(text, kind, None, model.token_spans, 6, 2)
+        assert_passages_hold(text, passages, model.token_spans, 6)

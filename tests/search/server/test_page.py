@@ -229,17 +229,6 @@ def wide_page(browser, docs_server) -> Iterator[Page]:
     opened.close()
 
 
-def test_the_type_field_offers_every_file_type_name():
-    """The page's static list of type names is the filter's (`indexer.reading.file_types`)."""
-    from indexer.reading.file_types import FILE_TYPES
-    from search.server.app import STATIC
-
-    page_html = (STATIC / "index.html").read_text()
-    offered = re.search(r'<datalist id="file-types">(.*?)</datalist>', page_html, re.DOTALL)
-    assert offered is not None
-    assert re.findall(r'<option value="([^"]+)">', offered.group(1)) == list(FILE_TYPES)
-
-
 def screenshot_folder(tmp_path: Path) -> Path:
     """Where the screenshots go: $PAGE_SCREENSHOTS when set (to look at them), else tmp."""
     folder = Path(os.environ.get("PAGE_SCREENSHOTS") or tmp_path)
