@@ -13,6 +13,7 @@ both when the run adds a delta segment to each space and when it merges them int
 import json
 import signal
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -68,17 +69,16 @@ def test_every_kill_point_of_the_indexer_is_in_the_matrix():
     assert named == set(KILL_POINTS)
 
 
-@pytest.fixture(scope="module")
-def scenario(tmp_path_factory, fast_model):
-    """The index before the change, the changed folder, and the state after a clean run."""
-    root = tmp_path_factory.mktemp("crash")
+def crash_scenario(root, model_dir: str, quantize: str | None = None) -> dict:
+    """The index before the change (quantized as asked), the changed folder, and the state
+    after a clean run; for a quantized index the states are its float32 vectors'."""
     folder = write_corpus(root / "docs")
     before = root / "before"
-    index_in_process(before, folder, fast_model)
+    index_in_process(before, folder, model_dir, quantize=quantize)
     old_state = state(before)
     mutate_corpus(folder)
     reference = copy_index(before, root / "reference")
-    index_in_process(reference, folder, fast_model)
+    index_in_process(reference, folder, model_dir)
     return {
         "root": root,
         "folder": folder,
@@ -86,6 +86,19 @@ def scenario(tmp_path_factory, fast_model):
         "old": old_state,
         "new": state(reference),
     }
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory, fast_model):
+    """The crash scenario on a float32 index."""
+    return crash_scenario(tmp_path_factory.mktemp("crash"), fast_model)
+
+
+@pytest.fixture(scope="module")
+def quantized_scenario(tmp_path_factory, fast_model):
+    """The crash scenario on an index whose spaces are int8-quantized (codes, and float32
+    vectors in a file beside each base)."""
+    return crash_scenario(tmp_path_factory.mktemp("crash-int8"), fast_model, quantize="int8")
 
 
 def recover_and_compare(index_dir, scenario, model_dir, allow_new: bool) -> None:
@@ -98,19 +111,26 @@ def recover_and_compare(index_dir, scenario, model_dir, allow_new: bool) -> None
     assert state(index_dir) == scenario["new"]
 
 
-@pytest.mark.parametrize("kill_at", KILLS)
-def test_killed_at_a_named_point_then_recovered(scenario, fast_model, kill_at):
+def killed_then_recovered(scenario, model_dir: str, kill_at: str, allow_new: bool) -> Path:
+    """Kill an indexer process of `scenario`'s change at `kill_at`, then check that it left
+    the old (or, with `allow_new`, the new) state and that the next run recovers."""
     index_dir = copy_index(scenario["before"], scenario["root"] / f"kill-{kill_at}")
     result = run_indexer_process(
         index_dir,
         scenario["folder"],
-        fast_model,
+        model_dir,
         env=environment_for(kill_at, "CTXSEARCH_KILL_AT"),
     )
     assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
+    recover_and_compare(index_dir, scenario, model_dir, allow_new=allow_new)
+    return index_dir
+
+
+@pytest.mark.parametrize("kill_at", KILLS)
+def test_killed_at_a_named_point_then_recovered(scenario, fast_model, kill_at):
     # Killed after its commit, the run has published; before it, nothing is visible.
     committed = kill_at in ("after-commit", "after-publish", "mid-sweep")
-    recover_and_compare(index_dir, scenario, fast_model, allow_new=committed)
+    killed_then_recovered(scenario, fast_model, kill_at, allow_new=committed)
 
 
 # Every point of publishing, in a run that writes deltas and in one that merges (the
@@ -178,27 +198,6 @@ def test_watch_aborted_right_after_its_commit_keeps_what_it_published(tmp_path, 
     assert shown["documents"] == 4
 
 
-@pytest.fixture(scope="module")
-def quantized_scenario(tmp_path_factory, fast_model):
-    """The crash scenario on an index whose spaces are int8-quantized (codes, and float32
-    vectors in a file beside each base): the old and new states are the float32 ones."""
-    root = tmp_path_factory.mktemp("crash-int8")
-    folder = write_corpus(root / "docs")
-    before = root / "before"
-    index_in_process(before, folder, fast_model, quantize="int8")
-    old_state = state(before)
-    mutate_corpus(folder)
-    reference = copy_index(before, root / "reference")
-    index_in_process(reference, folder, fast_model)
-    return {
-        "root": root,
-        "folder": folder,
-        "before": before,
-        "old": old_state,
-        "new": state(reference),
-    }
-
-
 @pytest.mark.parametrize(
     "kill_at",
     ["mid-delta-save", "mid-space-save", "mid-space-save:2", "before-publish", "after-commit"],
@@ -208,16 +207,9 @@ def test_a_quantized_index_killed_at_a_named_point_then_recovered(
 ):
     """Merging, a quantized base saves its float32 vectors file first, then its codes (the
     first and second `mid-space-save`): a kill at either leaves the old state."""
-    scenario = quantized_scenario
-    index_dir = copy_index(scenario["before"], scenario["root"] / f"kill-{kill_at}")
-    result = run_indexer_process(
-        index_dir,
-        scenario["folder"],
-        fast_model,
-        env=environment_for(kill_at, "CTXSEARCH_KILL_AT"),
+    index_dir = killed_then_recovered(
+        quantized_scenario, fast_model, kill_at, allow_new=kill_at == "after-commit"
     )
-    assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
-    recover_and_compare(index_dir, scenario, fast_model, allow_new=kill_at == "after-commit")
     assert {path.name.split("-")[0] for path in index_dir.glob("*.exact.npy")} == {
         "contextual",
         "static",
