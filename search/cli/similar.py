@@ -100,9 +100,9 @@ def similar(
         return
     click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  location")
     for hit in response.results:
-        similarity = shown_similarity(hit.similarity)
+        score, similarity = shown_similarity(hit.score, 3), shown_similarity(hit.similarity)
         click.echo(
-            f"{hit.rank:>3}  {hit.score:6.3f}  {similarity:>5}  "
+            f"{hit.rank:>3}  {score:>6}  {similarity:>5}  "
             + click.style(hit_location(hit), bold=True)
         )
         if hit.heading:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from indexer.errors import DocumentNotFound, InvalidQuery
 from search.cli import cli
+from search.cli.shown_similarity import shown_similarity
 from search.engine import Searcher
 from tests.conftest import SAMPLE_CORPUS
 
@@ -139,3 +140,18 @@ def test_similar_records_on_every_store(any_index, tiny_model_dir):
     assert near.results[0].similarity > near.results[1].similarity
     assert [hit.id for hit in german.results] == ["c"]
     assert by_line.item.vector == "passage" and {h.id for h in by_line.results} == {"a", "c"}
+
+
+def test_the_table_rounds_score_and_similarity_down_alike(sample_index):
+    """In contextual mode a neighbour's score is its similarity: the table showed it
+    rounded to nearest in one column and down in the other (0.6096 as 0.610 and 0.60)."""
+    runner = CliRunner()
+    arguments = ["similar", SAVINGS, "--index", str(sample_index), "-k", "8"]
+    answer = json.loads(runner.invoke(cli, [*arguments, "--json"]).stdout)
+    table = runner.invoke(cli, arguments)
+    assert table.exit_code == 0, table.output
+    rows = [line.split() for line in table.stdout.splitlines() if line[:3].strip().isdigit()]
+    assert len(rows) == len(answer["results"]) == 8
+    for (_, score, similarity, _), hit in zip(rows, answer["results"], strict=True):
+        assert score == shown_similarity(hit["score"], digits=3)
+        assert score.startswith(similarity)
