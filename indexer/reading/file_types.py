@@ -3,6 +3,7 @@ import: the command line's help lists them)."""
 
 from __future__ import annotations
 
+from indexer.reading.layout import RST_SUFFIXES
 from indexer.reading.readers import READERS
 
 _CODE = tuple(
@@ -15,7 +16,7 @@ _CODE = tuple(
 )
 FILE_TYPES: dict[str, tuple[str, ...]] = {
     "md": (".md", ".markdown", ".mdx"),
-    "rst": (".rst",),
+    "rst": RST_SUFFIXES,  # with Sphinx's NAME.rst.txt source copies, read as reST
     "txt": (".txt", ".text"),
     "html": (".html", ".htm", ".xhtml"),
     "pdf": (".pdf",),
@@ -23,3 +24,16 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
     "epub": (".epub",),
     "code": _CODE,
 }
+
+
+def longer_suffixes(suffix: str, chosen: set[str]) -> tuple[str, ...]:
+    """The named types' extensions that end in `suffix` without being it or `chosen`: a
+    file `x.rst.txt` is reStructuredText, so `txt` must leave it out unless `rst` is asked."""
+    known = {other for suffixes in FILE_TYPES.values() for other in suffixes}
+    return tuple(
+        sorted(
+            other
+            for other in known
+            if other != suffix and other.endswith(suffix) and other not in chosen
+        )
+    )

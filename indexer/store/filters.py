@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexer.errors import InvalidQuery
-from indexer.reading.file_types import FILE_TYPES
+from indexer.reading.file_types import FILE_TYPES, longer_suffixes
 from indexer.store.globs import check_glob, glob_regex
 from indexer.store.where import WhereCondition, metadata_sql, where_conditions
 
@@ -172,5 +172,12 @@ def _paths_sql(patterns: tuple[str, ...], dialect: str) -> Condition:
 
 
 def _types_sql(suffixes: list[str]) -> Condition:
-    values = {f"f_type{n}": f"%{suffix}" for n, suffix in enumerate(suffixes)}
-    return _any([f"lower(documents.path) LIKE :{name}" for name in values], values)
+    tests, values = [], {}
+    for n, suffix in enumerate(suffixes):
+        values[f"f_type{n}"] = f"%{suffix}"
+        test = f"lower(documents.path) LIKE :f_type{n}"
+        for m, longer in enumerate(longer_suffixes(suffix, set(suffixes))):
+            values[f"f_type{n}_not{m}"] = f"%{longer}"
+            test += f" AND lower(documents.path) NOT LIKE :f_type{n}_not{m}"
+        tests.append(test)
+    return _any(tests, values)

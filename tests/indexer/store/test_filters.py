@@ -205,3 +205,35 @@ def test_a_malformed_glob_is_a_422_over_http(any_index, notes, tiny_model_dir, t
     assert answer.status_code == 422 and "reversed range" in answer.json()["detail"]
     assert posted.status_code == 422, posted.text
     assert fine.status_code == 200, fine.text
+
+
+def test_the_rst_type_takes_in_sphinx_source_copies_and_txt_leaves_them(
+    any_index, tmp_path, fast_model
+):
+    """Sphinx copies each page's source as NAME.rst.txt, which is read as reStructuredText:
+    `--type rst` missed those files and `--type txt` took them in."""
+    from indexer.store.backends import open_store
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "intro.rst.txt").write_text("Intro\n=====\n\nOtters in a source copy.\n")
+    (root / "guide.rst").write_text("Guide\n=====\n\nOtters in reStructuredText.\n")
+    (root / "notes.txt").write_text("Otters in plain text.\n")
+    (root / "readme.md").write_text("# Readme\n\nOtters in Markdown.\n")
+    Indexer(any_index, model=fast_model).index_folder(root)
+    source, guide = f"{root}/intro.rst.txt", f"{root}/guide.rst"
+    expected = {
+        make_filter(types="rst"): {source, guide},
+        make_filter(types="txt"): {f"{root}/notes.txt"},
+        make_filter(types=".txt"): {f"{root}/notes.txt"},
+        make_filter(types=["rst", "txt"]): {source, guide, f"{root}/notes.txt"},
+        make_filter(types=["md", "txt"]): {f"{root}/notes.txt", f"{root}/readme.md"},
+    }
+    store = open_store(any_index)
+    try:
+        with store.snapshot() as snapshot:
+            for where, paths in expected.items():
+                allowed = snapshot.allowed_chunks(where).tolist()  # type: ignore[attr-defined]
+                assert {chunk.path for chunk in snapshot.chunks(allowed).values()} == paths, where
+    finally:
+        store.close()
