@@ -53,6 +53,13 @@ class BusyError(click.ClickException):
     exit_code = EXIT_BUSY
 
 
+class BadInputError(click.ClickException):
+    """What the command was given is wrong (a value, a file's content), not how it is
+    written: exit 2 like a usage error, in one line, without click's usage lines."""
+
+    exit_code = 2
+
+
 class MissingExtraError(click.ClickException):
     """A method's optional package is missing: one line naming the extra, exit 2."""
 
@@ -67,7 +74,7 @@ def translate_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except _USAGE_ERRORS as error:
-            raise click.UsageError(terminal_text(error)) from error
+            raise BadInputError(terminal_text(error)) from error
         except IndexLocked as error:
             raise BusyError(terminal_text(error)) from error
         except MissingDependency as error:

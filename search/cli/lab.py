@@ -12,7 +12,7 @@ import click
 from indexer import config
 from indexer.encoders.choices import QUERY_ENCODERS
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
-from search.cli.common import echo_json, index_option, json_option, translate_errors
+from search.cli.common import BadInputError, echo_json, index_option, json_option, translate_errors
 from search.modes import MODES
 
 model_option = click.option(
@@ -338,7 +338,7 @@ def sts(
 
     file = path / f"sts-{split}.csv" if path.is_dir() else path
     if not file.exists():
-        raise click.UsageError(f"{file}: no such STS-B file")
+        raise BadInputError(f"{file}: no such STS-B file")
     corpus = sts_sentences(path)
     result = {
         "file": str(file),
@@ -400,7 +400,7 @@ def wic(
 
     for name in (split, train_split):
         if not (folder / name / f"{name}.data.txt").exists():
-            raise click.UsageError(f"{folder / name}: no WiC {name} split here")
+            raise BadInputError(f"{folder / name}: no WiC {name} split here")
     result = wic_evaluation(
         load_model(model),
         load_wic(folder, train_split),

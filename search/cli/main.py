@@ -34,6 +34,7 @@ from indexer.version import __version__
 from search.cli.bench import bench
 from search.cli.common import (
     EXIT_PARTIAL,
+    BadInputError,
     echo_json,
     index_option,
     json_option,
@@ -272,7 +273,7 @@ def index(
         name = "stdin" if name in ("-", "<stdin>") else display_path(name)
         records = read_records(jsonl, name, record_format(name, records_format))
         if not records:
-            raise click.UsageError(f"{name}: no records in the file")
+            raise BadInputError(f"{name}: no records in the file")
     bars = ProgressBars(enabled=not quiet and not as_json, unit="records" if jsonl else "files")
     # Ray prints its own notes (a worker it restarts, say, with a traceback) on stdout:
     # keep stdout for the summary and --json, and sum the notes up in one line.
@@ -510,7 +511,7 @@ def _standard_input_query() -> str:
     """`query -`: the query text read from standard input, stripped (a usage error if empty)."""
     text = sys.stdin.read().strip()
     if not text:
-        raise click.UsageError("query -: standard input held no query text")
+        raise BadInputError("query -: standard input held no query text")
     return text
 
 

@@ -9,7 +9,7 @@ import time
 import click
 
 from indexer.store.base import Target
-from search.cli.common import index_option, translate_errors
+from search.cli.common import BadInputError, index_option, translate_errors
 from search.cli.serve import TOKEN_ENV, check_token
 from search.paths import display_path
 
@@ -104,7 +104,7 @@ def mcp(
         try:
             AllowedHosts.for_server(host, port, allowed_hosts)
         except BadHostName as error:
-            raise click.UsageError(str(error)) from error
+            raise BadInputError(str(error)) from error
     _serve(target, over_http, host, port, token, allowed_hosts, writable)
 
 

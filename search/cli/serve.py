@@ -8,7 +8,7 @@ import click
 
 from indexer import config
 from indexer.store.base import Target
-from search.cli.common import echo_json, index_option, json_option, translate_errors
+from search.cli.common import BadInputError, echo_json, index_option, json_option, translate_errors
 from search.limits import MAX_K
 from search.modes import DEFAULT_MODE, MODES
 from search.paths import display_path
@@ -104,7 +104,7 @@ def serve(
     try:
         AllowedHosts.for_server(host, port, allowed_hosts)
     except BadHostName as error:
-        raise click.UsageError(str(error)) from error
+        raise BadInputError(str(error)) from error
     from indexer.encoders.query import query_encoder_choice
     from search.engine import Searcher
     from search.server.writes import RecordWriter

@@ -11,7 +11,7 @@ from indexer.errors import DocumentNotFound
 from indexer.reading.sources import path_text
 from indexer.runs.record_input import RECORD_PREFIX
 from indexer.store.base import Target
-from search.cli.common import echo_json, index_option, json_option, translate_errors
+from search.cli.common import BadInputError, echo_json, index_option, json_option, translate_errors
 from search.cli.hit_location import hit_location
 from search.cli.request_options import parameter_option, request_options
 from search.cli.shown_similarity import shown_similarity
@@ -84,7 +84,7 @@ def similar(
                 # a record id that itself ends in :N
                 response = searcher.similar(item, **options)
         except DocumentNotFound as error:  # the user named something the index lacks
-            raise click.UsageError(terminal_text(error)) from error
+            raise BadInputError(terminal_text(error)) from error
     if as_json:
         echo_json(response.to_dict())
         return

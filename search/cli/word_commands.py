@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from search.cli.common import json_option, translate_errors
+from search.cli.common import BadInputError, json_option, translate_errors
 from search.cli.lab import method_names, model_option, show_result, work_dir_option
 
 
@@ -218,9 +218,7 @@ def classify_command(
             words = json.loads(intrinsic.read_text(encoding="utf-8"))
             words["methods"].items()
         except (ValueError, KeyError, TypeError, AttributeError):
-            raise click.UsageError(
-                f"{intrinsic}: not the JSON of `ctxsearch words --json`"
-            ) from None
+            raise BadInputError(f"{intrinsic}: not the JSON of `ctxsearch words --json`") from None
     bars = ProgressBars(enabled=not quiet and not as_json)
     try:
         result = evaluate_classification(

@@ -172,16 +172,26 @@ def test_default_index_comes_from_the_environment(runner, tmp_path, notes):
         (["index", "{file}"], "not a folder"),
         (["index", "{notes}", "--pooling", "average"], "unknown pooling"),
         (["index", "{notes}", "--pooling", "cls"], "built with mean pooling"),
+        (["query", "bank", "--where", "year>>2"], "unknown operator '>>'"),
+        (["index", "--records", "{noid}"], "noid.csv line 1: no id column"),
+        (["index", "--records", "{empty}"], "empty.jsonl: no records in the file"),
     ],
 )
 def test_usage_mistakes_exit_2_with_one_line(runner, sample_index, tmp_path, notes, args, message):
     (tmp_path / "file.txt").write_text("x")
+    (tmp_path / "noid.csv").write_text("key,text\n1,otters\n")
+    (tmp_path / "empty.jsonl").write_text("")
     values = {"missing": tmp_path / "missing", "file": tmp_path / "file.txt", "notes": notes}
+    values |= {"noid": tmp_path / "noid.csv", "empty": tmp_path / "empty.jsonl"}
     args = [a.format(**values) for a in args] + ["--index", str(sample_index)]
     result = runner.invoke(cli, args)
     assert result.exit_code == 2
     assert message in result.stderr
     assert "Traceback" not in result.output + result.stderr
+    if "Invalid value for" not in message:  # click's own: its usage lines help there
+        # what the input holds is wrong, not how the command is written: one line only
+        [line] = result.stderr.strip().splitlines()
+        assert line.startswith("Error: ")
 
 
 def test_a_missing_or_foreign_index_is_a_clear_error(runner, tmp_path):
