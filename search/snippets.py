@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 _WHITESPACE = re.compile(r"\s+")
-_WORD = re.compile(r"\w+")
+# Letters and digits: underscores split words (`sort_keys`), as the lexical space's
+# tokenizer and `match_line` split them.
+_WORD = re.compile(r"[^\W_]+")
 _LEAD = 40  # characters of context kept before the first matched word
 
 
@@ -43,7 +45,7 @@ def _porter():  # -> snowballstemmer.stemmer, imported lazily
 def make_snippet(text: str, terms: Iterable[str] = (), limit: int = 240) -> Snippet:
     """About `limit` characters of `text` on one line, where the query terms are densest."""
     flat = _WHITESPACE.sub(" ", text).strip()
-    wanted = {stem(term) for term in terms}
+    wanted = {stem(word) for term in terms for word in _WORD.findall(term)}
     matches = [m.span() for m in _WORD.finditer(flat) if wanted and stem(m.group()) in wanted]
     start, end = _window(flat, matches, limit)
     excerpt = flat[start:end]

@@ -33,3 +33,15 @@ def test_snippets_are_the_same_from_any_thread():
             lambda _: make_snippet(text, ["generalizations", "electrically"]), range(64)
         )
         assert all(snippet == expected for snippet in snippets)
+
+
+def test_words_joined_by_underscores_are_found_and_marked_like_the_lexical_space_splits_them():
+    """FTS5 splits `sort_keys` at its underscore; snippets looked for whole `\\w+` words, so
+    `keys` was not marked inside `sort_keys`, nor `sort_keys` split into its two words."""
+    text = "Call json.dumps(data, sort_keys=True) and the keys come out sorted."
+
+    def marked(terms: list[str]) -> list[str]:
+        return [text[a:b] for a, b in make_snippet(text, terms).highlights]
+
+    assert marked(["keys"]) == ["keys", "keys"]
+    assert marked(["sort_keys"]) == ["sort", "keys", "keys", "sorted"]
