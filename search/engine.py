@@ -490,7 +490,8 @@ def _hits(
             if len(chosen) == k:
                 break
         if len(chosen) == k or candidates.exhausted:
-            copies = _copies(snapshot, chosen, keys, request)
+            holding = _holding(snapshot, chosen, keys, request)
+            chosen, copies = _first_of_copies(snapshot, chosen, candidates, holding)
             return _hydrate(snapshot, chosen, candidates, terms, request.mode, lines, copies)
         depth *= 4
 
@@ -508,23 +509,54 @@ def _hydrate_neighbours(
     return _hydrate(snapshot, chosen, candidates, [], mode, None, {}, labelled=False)
 
 
-def _copies(
+def _holding(
     snapshot: Snapshot,
     chosen: list[tuple[StoredChunk, float]],
     keys: dict[int, str],
     request: SearchRequest,
-) -> dict[int, list[str]]:
-    """The paths of the other files (among those the filters allow) with the same text
-    as each chosen chunk's document, by document id."""
+) -> dict[int, list[tuple[int, str]]]:
+    """The files (id, path; in path order, itself included) that the filters allow with
+    the same text as each chosen chunk's document, by document id."""
     wanted = {chunk.document_id: keys.get(chunk.document_id) for chunk, _ in chosen}
     wanted = {document_id: key for document_id, key in wanted.items() if key is not None}
     if not wanted:
         return {}
     holding = snapshot.paths_with_content(set(wanted.values()), request.filter or None)
-    return {
-        document_id: [path for other, path in holding.get(key, []) if other != document_id]
-        for document_id, key in wanted.items()
-    }
+    return {document_id: holding.get(key, []) for document_id, key in wanted.items()}
+
+
+def _first_of_copies(
+    snapshot: Snapshot,
+    chosen: list[tuple[StoredChunk, float]],
+    candidates: _Candidates,
+    holding: dict[int, list[tuple[int, str]]],
+) -> tuple[list[tuple[StoredChunk, float]], dict[int, list[str]]]:
+    """Each chosen chunk as the same passage of the copy first in path order, and the
+    other copies' paths by document id. Copies score alike, so the copy a mode happened
+    to rank first would name the hit differently from mode to mode."""
+    placed, copies = [], {}
+    for chunk, score in chosen:
+        files = holding.get(chunk.document_id, [])
+        first = files[0][0] if files else chunk.document_id
+        twin = _same_passage(snapshot, first, chunk) if first != chunk.document_id else None
+        if twin is not None:
+            for scores in (candidates.similarities, candidates.found_by):
+                if chunk.id in scores:
+                    scores[twin.id] = scores[chunk.id]  # type: ignore[index]
+            chunk = twin
+        placed.append((chunk, score))
+        copies[chunk.document_id] = [path for other, path in files if other != chunk.document_id]
+    return placed, copies
+
+
+def _same_passage(snapshot: Snapshot, document_id: int, chunk: StoredChunk) -> StoredChunk | None:
+    """The chunk of document `document_id` at `chunk`'s place with its text, if any (a
+    copy read as another file type may have been cut otherwise)."""
+    found = snapshot.document(document_id)
+    passages = found[1] if found else []
+    if chunk.ordinal < len(passages) and passages[chunk.ordinal].text == chunk.text:
+        return passages[chunk.ordinal]
+    return None
 
 
 def _hydrate(

@@ -73,3 +73,29 @@ def test_old_rows_without_a_text_hash_fall_back_to_the_file_hash(tmp_path, tiny_
     with Searcher(index) as searcher:
         hits = searcher.search(QUERY, mode="lexical", k=2).results
     assert sorted(len(hit.duplicates) for hit in hits) == [0, 1]
+
+
+def test_the_copy_first_in_path_order_stands_for_the_others_in_every_mode(
+    any_index, tmp_path, tiny_model_dir
+):
+    """Copies score alike, so which one a mode ranked first named the hit: the path shown
+    changed with the mode and with the order files were indexed in."""
+    folder = tmp_path / "docs"
+    (folder / "zoo").mkdir(parents=True)
+    (folder / "zoo" / "otters.md").write_text("# Otters\n\n" + OTTERS)
+    (folder / "herons.txt").write_text(HERONS)
+    indexer = Indexer(any_index, model=str(tiny_model_dir))
+    indexer.index_folder(folder)
+    (folder / "archive").mkdir()
+    (folder / "archive" / "otters.md").write_text("# Otters\n\n" + OTTERS)  # indexed later
+    indexer.index_folder(folder)
+    with Searcher(any_index) as searcher:
+        for mode in ("lexical", "hybrid", "contextual", "static"):
+            otters = next(
+                h for h in searcher.search(QUERY, mode=mode, k=2).results if "otters" in h.path
+            )
+            assert (otters.path, otters.duplicates) == (
+                str(folder / "archive" / "otters.md"),
+                [str(folder / "zoo" / "otters.md")],
+            ), mode
+            assert (otters.heading, otters.line, otters.end_line) == ("Otters", 1, 3), mode
