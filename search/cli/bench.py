@@ -114,6 +114,12 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     help="Vectors of --vectors to search in the quantize section [default: all but the queries].",
 )
 @click.option(
+    "--quantize-forms",
+    default=None,
+    help="Comma-separated forms for the quantize section (flat, hnsw, flat-int8, hnsw-int8, "
+    "flat-binary, hnsw-binary) [default: all]; a 1M run of one form takes tens of minutes.",
+)
+@click.option(
     "--incremental-files", default=10_000, show_default=True, type=click.IntRange(1, MAX_SIZE)
 )
 @click.option(
@@ -135,6 +141,7 @@ def bench(
     scale_sizes: list[int],
     vectors_path: Path | None,
     quantize_size: int | None,
+    quantize_forms: str | None,
     incremental_files: int,
     out: Path | None,
     as_json: bool,
@@ -185,6 +192,7 @@ def bench(
         raise click.UsageError("the fusion section needs --index and --queries")
     if "quantize" in sections and vectors_path is None:
         raise click.UsageError("the quantize section needs --vectors (a float32 .npy file)")
+    forms = _quantize_forms(quantize_forms)
     if "postgres" in sections and (texts_path is None or queries_path is None):
         raise click.UsageError("the postgres section needs --texts and --queries (BEIR)")
     table: dict[str, Any] = {
@@ -208,6 +216,7 @@ def bench(
                 queries_path=queries_path,
                 vectors_path=vectors_path,
                 quantize_size=quantize_size,
+                quantize_forms=forms,
             )
             table["rows"] += rows
             if section == "scaling" and out is not None:
@@ -239,14 +248,15 @@ def _run_section(
     queries_path: Path | None = None,
     vectors_path: Path | None = None,
     quantize_size: int | None = None,
+    quantize_forms: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
     from search.lab import bench, bench_indexing
 
     if section == "quantize":
-        from search.lab.bench_quantize import quantize_rows
+        from search.lab.bench_quantize import FORMS, quantize_rows
 
         assert vectors_path is not None
-        return quantize_rows(vectors_path, quantize_size)
+        return quantize_rows(vectors_path, quantize_size, forms=quantize_forms or FORMS)
 
     if section == "fusion":
         from search.lab.bench_fusion import fusion_latency_rows, read_queries
@@ -293,6 +303,22 @@ def _run_section(
     if section == "scaling":
         return bench_indexing.scaling_rows(scale_sizes, sentences, scratch)
     return bench_indexing.incremental_rows(incremental_files, sentences, scratch)
+
+
+def _quantize_forms(text: str | None) -> tuple[str, ...] | None:
+    """The forms named by --quantize-forms (None: all), each one the quantize section knows."""
+    if text is None:
+        return None
+    from search.lab.bench_quantize import FORMS
+
+    forms = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(set(forms) - set(FORMS))
+    if unknown or not forms:
+        raise click.BadParameter(
+            f"unknown form {', '.join(unknown) or text!r}; choose from {', '.join(FORMS)}",
+            param_hint="--quantize-forms",
+        )
+    return forms
 
 
 def _beir_file(path: Path, name: str) -> Path:
