@@ -105,7 +105,8 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     default=None,
     help="Real vectors for the quantize section: a float32 .npy (e.g. made by `python -m "
     "search.lab.passage_vectors`) or an index's .faiss file; 500 of them drawn at random are "
-    "the queries.",
+    "the queries. For the postgres section: its first --store-size rows are the chunks "
+    "(instead of --texts' sentences).",
 )
 @click.option(
     "--quantize-size",
@@ -167,8 +168,8 @@ def bench(
                    on --vectors: bytes per vector in memory, recall@10 against exact
                    float32, p50/p99, build time (1M vectors: about an hour)
       postgres     (only when named) PostgreSQL vector queries on the static vectors of
-                   --texts (a BEIR folder), probes from --queries: unfiltered and with
-                   filters keeping 50%, 10%, 1%, exact scan vs graph: p50/p95, recall@10
+                   --texts (a BEIR folder) or --vectors, probes from --queries: unfiltered,
+                   and filters keeping 50%, 10%, 1%; exact scan vs graph: p50/p95, recall@10
 
     \b
     Examples:
@@ -180,6 +181,8 @@ def bench(
       ctxsearch bench --only quantize --vectors passages-1m.npy --quantize-size 100000
       ctxsearch bench --only postgres --texts ../shared/eval/scifact \\
           --queries ../shared/eval/scifact --limit 200 --postgres URL
+      ctxsearch bench --only postgres --vectors passages-1m.npy --store-size 1000000 \\
+          --queries ../shared/eval/scifact --limit 100 --postgres URL
     """
     sections = [part.strip() for part in only.split(",") if part.strip()]
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -193,8 +196,12 @@ def bench(
     if "quantize" in sections and vectors_path is None:
         raise click.UsageError("the quantize section needs --vectors (a float32 .npy file)")
     forms = _quantize_forms(quantize_forms)
-    if "postgres" in sections and (texts_path is None or queries_path is None):
-        raise click.UsageError("the postgres section needs --texts and --queries (BEIR)")
+    if "postgres" in sections and (
+        queries_path is None or (texts_path is None and vectors_path is None)
+    ):
+        raise click.UsageError(
+            "the postgres section needs --queries and --texts (BEIR) or --vectors (.npy)"
+        )
     table: dict[str, Any] = {
         "texts": str(texts_path or "built-in sentences"),
         "sections": sections,
@@ -267,13 +274,15 @@ def _run_section(
     if section == "postgres":
         from search.lab.bench_postgres import postgres_rows
 
-        assert texts_path is not None and queries_path is not None
+        assert queries_path is not None
         return postgres_rows(
-            _beir_file(texts_path, "corpus.jsonl"),
+            _beir_file(texts_path, "corpus.jsonl") if texts_path else None,
             _beir_file(queries_path, "queries.jsonl"),
             store_size,
             limit,
             postgres=postgres,
+            vectors_path=vectors_path,
+            log=lambda line: click.echo(line, err=True),
         )
 
     sentences = bench_indexing.builtin_sentences()
