@@ -105,13 +105,20 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     default=None,
     help="Real vectors for the quantize section: a float32 .npy (e.g. made by `python -m "
     "search.lab.passage_vectors`) or an index's .faiss file; 500 of them drawn at random are "
-    "the queries.",
+    "the queries. For the postgres section: its first --store-size rows are the chunks "
+    "(instead of --texts' sentences).",
 )
 @click.option(
     "--quantize-size",
     type=click.IntRange(MIN_FAISS_SIZE, MAX_SIZE),
     default=None,
     help="Vectors of --vectors to search in the quantize section [default: all but the queries].",
+)
+@click.option(
+    "--quantize-forms",
+    default=None,
+    help="Comma-separated forms for the quantize section (flat, hnsw, flat-int8, hnsw-int8, "
+    "flat-binary, hnsw-binary) [default: all]; a 1M run of one form takes tens of minutes.",
 )
 @click.option(
     "--incremental-files", default=10_000, show_default=True, type=click.IntRange(1, MAX_SIZE)
@@ -135,6 +142,7 @@ def bench(
     scale_sizes: list[int],
     vectors_path: Path | None,
     quantize_size: int | None,
+    quantize_forms: str | None,
     incremental_files: int,
     out: Path | None,
     as_json: bool,
@@ -160,8 +168,8 @@ def bench(
                    on --vectors: bytes per vector in memory, recall@10 against exact
                    float32, p50/p99, build time (1M vectors: about an hour)
       postgres     (only when named) PostgreSQL vector queries on the static vectors of
-                   --texts (a BEIR folder), probes from --queries: unfiltered and with
-                   filters keeping 50%, 10%, 1%, exact scan vs graph: p50/p95, recall@10
+                   --texts (a BEIR folder) or --vectors, probes from --queries: unfiltered,
+                   and filters keeping 50%, 10%, 1%; exact scan vs graph: p50/p95, recall@10
 
     \b
     Examples:
@@ -173,6 +181,8 @@ def bench(
       ctxsearch bench --only quantize --vectors passages-1m.npy --quantize-size 100000
       ctxsearch bench --only postgres --texts ../shared/eval/scifact \\
           --queries ../shared/eval/scifact --limit 200 --postgres URL
+      ctxsearch bench --only postgres --vectors passages-1m.npy --store-size 1000000 \\
+          --queries ../shared/eval/scifact --limit 100 --postgres URL
     """
     sections = [part.strip() for part in only.split(",") if part.strip()]
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -185,8 +195,13 @@ def bench(
         raise click.UsageError("the fusion section needs --index and --queries")
     if "quantize" in sections and vectors_path is None:
         raise click.UsageError("the quantize section needs --vectors (a float32 .npy file)")
-    if "postgres" in sections and (texts_path is None or queries_path is None):
-        raise click.UsageError("the postgres section needs --texts and --queries (BEIR)")
+    forms = _quantize_forms(quantize_forms)
+    if "postgres" in sections and (
+        queries_path is None or (texts_path is None and vectors_path is None)
+    ):
+        raise click.UsageError(
+            "the postgres section needs --queries and --texts (BEIR) or --vectors (.npy)"
+        )
     table: dict[str, Any] = {
         "texts": str(texts_path or "built-in sentences"),
         "sections": sections,
@@ -208,6 +223,7 @@ def bench(
                 queries_path=queries_path,
                 vectors_path=vectors_path,
                 quantize_size=quantize_size,
+                quantize_forms=forms,
             )
             table["rows"] += rows
             if section == "scaling" and out is not None:
@@ -239,14 +255,15 @@ def _run_section(
     queries_path: Path | None = None,
     vectors_path: Path | None = None,
     quantize_size: int | None = None,
+    quantize_forms: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
     from search.lab import bench, bench_indexing
 
     if section == "quantize":
-        from search.lab.bench_quantize import quantize_rows
+        from search.lab.bench_quantize import FORMS, quantize_rows
 
         assert vectors_path is not None
-        return quantize_rows(vectors_path, quantize_size)
+        return quantize_rows(vectors_path, quantize_size, forms=quantize_forms or FORMS)
 
     if section == "fusion":
         from search.lab.bench_fusion import fusion_latency_rows, read_queries
@@ -257,13 +274,15 @@ def _run_section(
     if section == "postgres":
         from search.lab.bench_postgres import postgres_rows
 
-        assert texts_path is not None and queries_path is not None
+        assert queries_path is not None
         return postgres_rows(
-            _beir_file(texts_path, "corpus.jsonl"),
+            _beir_file(texts_path, "corpus.jsonl") if texts_path else None,
             _beir_file(queries_path, "queries.jsonl"),
             store_size,
             limit,
             postgres=postgres,
+            vectors_path=vectors_path,
+            log=lambda line: click.echo(line, err=True),
         )
 
     sentences = bench_indexing.builtin_sentences()
@@ -293,6 +312,22 @@ def _run_section(
     if section == "scaling":
         return bench_indexing.scaling_rows(scale_sizes, sentences, scratch)
     return bench_indexing.incremental_rows(incremental_files, sentences, scratch)
+
+
+def _quantize_forms(text: str | None) -> tuple[str, ...] | None:
+    """The forms named by --quantize-forms (None: all), each one the quantize section knows."""
+    if text is None:
+        return None
+    from search.lab.bench_quantize import FORMS
+
+    forms = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(set(forms) - set(FORMS))
+    if unknown or not forms:
+        raise click.BadParameter(
+            f"unknown form {', '.join(unknown) or text!r}; choose from {', '.join(FORMS)}",
+            param_hint="--quantize-forms",
+        )
+    return forms
 
 
 def _beir_file(path: Path, name: str) -> Path:

@@ -8,7 +8,10 @@ every structure finds the exact top 10).
 
 The chunks go in through the `Store` interface, 100 to a document, the documents spread
 over nested folders so that `--under /bench/x` keeps 50% of them, `/bench/x/y` 10% and
-`/bench/x/y/z` 1%. Each query runs in its own snapshot, as `Searcher` reads, and hydrates
+`/bench/x/y/z` 1%. Instead of a corpus's text, a float32 `.npy` of static vectors can be
+given (`vectors_path`, e.g. a million real passages' from `python -m
+search.lab.passage_vectors`: no BEIR corpus has that many sentences); its first `count`
+rows are the chunks. Each query runs in its own snapshot, as `Searcher` reads, and hydrates
 its hits (`snapshot.chunks`), so a row's times are the store's whole share of a query.
 Recall@10 is against the exact answers among the allowed chunks, computed with NumPy in
 the same run; the ratio is the exact scan's p50 over this row's (above 1: faster).
@@ -20,6 +23,7 @@ import json
 import statistics
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +91,12 @@ def _manifest(dim: int) -> Manifest:
     )  # fmt: skip
 
 
-def fill(url: str, matrix: np.ndarray) -> tuple[float, list[str]]:
+def fill(
+    url: str, matrix: np.ndarray, log: Callable[[str], None] = lambda _line: None
+) -> tuple[float, list[str]]:
     """Put `matrix` in a new index at `url` (graph built at publish); the seconds it took
-    and each chunk's folder (by chunk id - 1)."""
+    and each chunk's folder (by chunk id - 1). `log` hears when the rows are in and when
+    the graph is built (a long fill's stages)."""
     started = time.perf_counter()
     store = open_store(url, create=True)
     folders: list[str] = []
@@ -106,6 +113,8 @@ def fill(url: str, matrix: np.ndarray) -> tuple[float, list[str]]:
                     document = Document(path, "", 0, 0, "0" * 64)
                     change.add_documents([NewDocument(document, chunks, {SPACE: block})])
                     folders += [folder] * len(block)
+                log(f"{len(matrix):,} rows written in {time.perf_counter() - started:.0f} s")
+        log(f"published (graph built) at {time.perf_counter() - started:.0f} s")
     finally:
         store.close()
     return time.perf_counter() - started, folders
@@ -135,23 +144,33 @@ def _run(url: str, probes: np.ndarray, k: int, under: str | None, exact: bool):
 
 
 def postgres_rows(
-    corpus: Path,
+    corpus: Path | None,
     queries_path: Path,
     count: int = 100_000,
     queries: int = 200,
     k: int = 10,
     postgres: str | None = None,
+    vectors_path: Path | None = None,
+    log: Callable[[str], None] = lambda _line: None,
 ) -> list[dict[str, Any]]:
     """p50/p95 ms and recall@k of PostgreSQL vector queries, unfiltered and under each
-    filter, exact and through the graph, on the static vectors of real text."""
-    texts = real_texts(corpus, count)
+    filter, exact and through the graph, on the static vectors of real text (of `corpus`,
+    or the first `count` rows of `vectors_path`); `log` hears each stage and row."""
     claims = [json.loads(line)["text"] for line in queries_path.read_text().splitlines()]
-    matrix = static_vectors(texts)
+    if vectors_path is not None:
+        from search.lab.bench_quantize import read_vectors
+
+        matrix = np.ascontiguousarray(read_vectors(vectors_path)[:count])
+        if len(matrix) < count:
+            raise ValueError(f"{vectors_path} has {len(matrix):,} vectors, not {count:,}")
+    else:
+        assert corpus is not None, "a corpus or a vectors file"
+        matrix = static_vectors(real_texts(corpus, count))
     probes = static_vectors(claims[:queries])
     rows: list[dict[str, Any]] = []
     with _postgres(postgres) as database:
         url = f"{database}{'&' if '?' in database else '?'}index=bench_pg_{uuid.uuid4().hex[:8]}"
-        build, folders = fill(url, matrix)
+        build, folders = fill(url, matrix, log)
         kept = np.asarray(folders)
         for label, under in (("none", None), *FOLDERS):
             allowed = np.ones(len(kept), bool) if under is None else np.char.startswith(kept, under)
@@ -173,6 +192,7 @@ def postgres_rows(
                         f"recall@{k}": round(float(recall), 4),
                     }
                 )
+                log(json.dumps(rows[-1]))
     for row in rows:
         baseline = next(r for r in rows if r["filter"] == row["filter"] and r["how"] == "exact")
         row["ratio"] = round(baseline["p50_ms"] / row["p50_ms"], 2)

@@ -40,3 +40,20 @@ def test_the_quantize_section_needs_a_vectors_file(tmp_path):
     wrong = runner.invoke(cli, ["bench", "--only", "quantize", "--vectors", str(text)])
     assert wrong.exit_code == 2 and "not a .npy or FAISS file" in wrong.output
     assert "Traceback" not in wrong.output
+
+
+def test_quantize_forms_runs_only_the_named_forms(tmp_path):
+    generator = random.Random(1)
+    texts = [" ".join(generator.choices(WORDS, k=12)) for _ in range(1600)]
+    path = tmp_path / "vectors.npy"
+    np.save(path, HashedWordsEncoder("static").encode(texts).astype(np.float32))
+    arguments = ["bench", "--only", "quantize", "--vectors", str(path), "--json"]
+    result = CliRunner().invoke(cli, [*arguments, "--quantize-forms", "hnsw"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["rows"]
+    # one build, measured at each efSearch
+    assert {row["structure"] for row in rows} == {"hnsw"}
+    assert sorted(row["ef_search"] for row in rows) == [64, 128, 256]
+    wrong = CliRunner().invoke(cli, [*arguments, "--quantize-forms", "hnsw,int4"])
+    assert wrong.exit_code == 2 and "unknown form 'int4'" in wrong.output
+    assert "Traceback" not in wrong.output
