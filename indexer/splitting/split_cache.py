@@ -113,7 +113,8 @@ class SplitCache:
         found = self._inputs.get(key)
         if found is None:
             self.check_way()
-            found = model_input(text, section, token_spans, max_tokens)
+            trail = self.spans(section, token_spans) if section and section.strip() else None
+            found = model_input(text, section, token_spans, max_tokens, trail)
             self._inputs.put(key, found, len(found))
         return found
 
