@@ -47,6 +47,8 @@ PUBLISH_POINTS = (
 )
 # Points inside a Ray encoding worker (a process of the cluster, not the indexer).
 WORKER_POINTS = ("worker-batch",)
+# Points of a writer's start-up work beside its runs: before each large file `watch` splits ahead.
+WARM_POINTS = ("warm-split",)
 # Points in a searching process: a pass of query encodings (`search.batching`).
 SEARCH_POINTS = ("query-encode",)
 # Points in the ONNX export of the query model (`indexer.encoders.export`), after a run.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 
@@ -28,11 +29,17 @@ class Encoder(ABC):
     def encode(self, texts: Sequence[str], progress: EncodeProgress | None = None) -> np.ndarray:
         """Encode texts into a (len(texts), dim) array of unit-length float32 rows."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch in length_sorted_batches(texts, self.batch_size):
-            vectors[batch] = self._encode_batch([texts[i] for i in batch])
-            if progress is not None:
-                progress(len(batch))
+        with self._batches_for(len(texts)):
+            for batch in length_sorted_batches(texts, self.batch_size):
+                vectors[batch] = self._encode_batch([texts[i] for i in batch])
+                if progress is not None:
+                    progress(len(batch))
         return normalise(vectors)
+
+    def _batches_for(self, count: int) -> AbstractContextManager:
+        """What all the batches of one `encode` call of `count` texts run under (e.g. a
+        thread count chosen for the call's size, once): nothing, unless overridden."""
+        return nullcontext()
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:

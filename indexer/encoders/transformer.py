@@ -12,7 +12,7 @@ from indexer.encoders.base import Encoder
 from indexer.encoders.loading import LoadedModel
 from indexer.encoders.pooling import Pooling
 
-# A batch of at most this many texts runs on one thread. For a few passages (an edit
+# A call to encode at most this many texts runs on one thread. For a few passages (an edit
 # under `watch`) a second thread buys little on a quiet machine, and on a busy one its
 # barrier waits cost seconds: one 200-token passage took 2.5-5 s on 2 threads and
 # 0.12-0.27 s on 1, at a load average of 22 on this 2-core machine.
@@ -67,10 +67,13 @@ class ContextualEncoder(Encoder):
             return torch.autocast("cpu", dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
+    def _batches_for(self, count: int) -> contextlib.AbstractContextManager:
+        """A call of a few texts runs on one thread, chosen once for all its batches."""
+        return _threads(1) if count <= ONE_THREAD_TEXTS else contextlib.nullcontext()
+
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         batch = self.tokenize(texts)
-        with _threads(1) if len(texts) <= ONE_THREAD_TEXTS else contextlib.nullcontext():
-            pooled = self.pooling(self.hidden_states(batch), batch["attention_mask"])
+        pooled = self.pooling(self.hidden_states(batch), batch["attention_mask"])
         return pooled.float().numpy()
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import io
 import re
-from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from indexer.errors import UnreadableFile
 from indexer.reading.layout import Layout
@@ -67,51 +68,25 @@ def read_html(data: bytes) -> str:
 def read_html_layout(data: bytes) -> tuple[str, Layout]:
     """`read_html`'s text, with the source line of each part of it and the headings."""
     from lxml import etree
-    from lxml import html as lxml_html
 
     source = decode_text(data)
-    pieces: list[str] = []
-    raw_lines: list[tuple[int, int]] = []
-    raw_headings: list[tuple[int, int, int, str]] = []  # (start, end, level, title)
-    try:
-        root = lxml_html.document_fromstring(
-            source.encode("utf-8", "surrogatepass"), parser=_html_parser()
-        )
-    except etree.ParserError:  # nothing but whitespace, or nothing a page holds
-        root = None
-    # The strings joined by "\n", walked in order so that each one's source line is
-    # known: that of the last tag opened before it, plus the newlines read since.
-    line, position = 1, 0
-    for node in _page_nodes(root) if root is not None else ():
-        if not isinstance(node, str):
-            line = node.sourceline or line
-            if node.tag in _HEADINGS:
-                strings = [s for s in _page_nodes(node) if isinstance(s, str)]
-                # without the permalink mark Sphinx and MkDocs put after each title
-                title = " ".join(" ".join(strings).split()).rstrip(" ¶")
-                if title:
-                    start = position + (1 if pieces else 0)
-                    end = start + sum(len(s) for s in strings) + len(strings) - 1
-                    raw_headings.append((start, end, int(node.tag[1]), title))
-            continue
-        if pieces:
-            position += 1  # the separator
-        raw_lines.append((position, line))
-        index = node.find("\n")
-        while index >= 0:
-            line += 1
-            raw_lines.append((position + index + 1, line))
-            index = node.find("\n", index + 1)
-        pieces.append(node)
-        position += len(node)
-    raw = "\n".join(pieces)
-    text, to_text = _collapse_blank_runs(raw)
+    # None for a page of nothing but whitespace or comments
+    root = etree.fromstring(source.encode("utf-8", "surrogatepass"), parser=_html_parser())
+    pieces, raw_lines, raw_headings = _page_strings(root) if root is not None else ([], [], [])
+    text, to_text = _collapse_blank_runs("\n".join(pieces))
+    offsets = to_text(np.fromiter((offset for offset, _ in raw_lines), np.int64, len(raw_lines)))
+    extents = to_text(
+        np.array([(start, end) for start, end, _, _ in raw_headings], np.int64).reshape(-1, 2)
+    )
     layout = Layout(
-        lines=_monotone([(to_text(offset), value) for offset, value in raw_lines]),
-        headings=[(to_text(start), title) for start, _end, _level, title in raw_headings],
+        lines=_last_per_offset(offsets, [line for _, line in raw_lines]),
+        headings=[
+            (int(start), title)
+            for (start, _), (*_, title) in zip(extents, raw_headings, strict=True)
+        ],
         outline=[
-            Heading(to_text(start), to_text(end), level, title)
-            for start, end, level, title in raw_headings
+            Heading(int(start), int(end), level, title)
+            for (start, end), (_, _, level, title) in zip(extents, raw_headings, strict=True)
         ],
     )
     return text, layout
@@ -122,76 +97,125 @@ _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _HIDDEN = frozenset({"script", "style", "noscript", "template", "svg"})
 
 
-def _html_parser():  # -> lxml.html.HTMLParser
-    from lxml import html as lxml_html
+def _html_parser():  # -> lxml.etree.HTMLParser
+    from lxml import etree
 
     # the text is decoded already (`decode_text`): a <meta charset> must not change it
-    return lxml_html.HTMLParser(encoding="utf-8", remove_comments=False, huge_tree=True)
+    return etree.HTMLParser(encoding="utf-8", remove_comments=False, huge_tree=True)
 
 
-def _page_nodes(top: Any) -> Iterator[Any]:
-    """The visible elements and strings of `top` (without its tail), in document order:
-    no hidden element, no comment's text (its tail is the page's), and a <head> as the
-    string of its <title> and a blank line."""
-    todo = [top]
+class _HeadingEnd:
+    """Taken off the walk's stack once a heading's strings are all read."""
+
+    __slots__ = ("element", "first", "slot")
+
+    def __init__(self, element: Any, first: int, slot: int):
+        self.element, self.first, self.slot = element, first, slot
+
+
+def _page_strings(
+    root: Any,
+) -> tuple[list[str], list[tuple[int, int]], list[tuple[int, int, int, str]]]:
+    """The visible strings of the page under `root` (without its tail) in document order,
+    to be joined by "\n"; the source line at each one's start and after each newline in
+    it, as (offset in the joined text, line): that of the last tag opened before it, plus
+    the newlines read since; and each heading's (start, end, level, title) there.
+
+    Not shown: hidden elements, comments' text (a comment's tail is the page's), and of a
+    <head> all but the string of its <title> and a blank line."""
+    pieces: list[str] = []
+    lines: list[tuple[int, int]] = []
+    headings: list[tuple[int, int, int, str] | None] = []
+    line, position = 1, 0
+    todo: list[Any] = [root]
     while todo:
         node = todo.pop()
         if isinstance(node, str):
-            yield node
+            if pieces:
+                position += 1  # the separator
+            lines.append((position, line))
+            index = node.find("\n")
+            while index >= 0:
+                line += 1
+                lines.append((position + index + 1, line))
+                index = node.find("\n", index + 1)
+            pieces.append(node)
+            position += len(node)
             continue
-        if not isinstance(node.tag, str) or node.tag in _HIDDEN:  # comments too
+        if isinstance(node, _HeadingEnd):
+            strings = pieces[node.first :]
+            # without the permalink mark Sphinx and MkDocs put after each title
+            title = " ".join(" ".join(strings).split()).rstrip(" ¶")
+            if title:
+                start = position - sum(len(s) for s in strings) - len(strings) + 1
+                headings[node.slot] = (start, position, int(node.element.tag[1]), title)
             continue
-        if node.tag == "head":
+        tag = node.tag
+        if not isinstance(tag, str) or tag in _HIDDEN:  # comments too
+            continue
+        if tag == "head":
             title = node.find(".//title")
-            yield _strings_of(title) + "\n\n" if title is not None else ""
+            todo.append(_strings_of(title) + "\n\n" if title is not None else "")
             continue
-        yield node
-        if node.text:
-            yield node.text
+        line = node.sourceline or line
+        if tag in _HEADINGS:
+            headings.append(None)
+            todo.append(_HeadingEnd(node, len(pieces), len(headings) - 1))
         for child in reversed(node):
             if child.tail:
                 todo.append(child.tail)
             todo.append(child)
+        if node.text:
+            todo.append(node.text)
+    return pieces, lines, [heading for heading in headings if heading is not None]
 
 
 def _strings_of(element: Any) -> str:
-    return "".join(node for node in _page_nodes(element) if isinstance(node, str))
+    return "".join(_page_strings(element)[0])
 
 
-def _collapse_blank_runs(raw: str) -> tuple[str, Callable[[int], int]]:
+def _collapse_blank_runs(raw: str) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
     """`raw` with runs of blank lines made one blank line and the ends stripped, and the
-    function taking an offset in `raw` to the offset of the same place in the result."""
-    stretches = [(0, 0)]  # (raw offset where a kept stretch starts, characters removed before)
-    runs: list[int] = []  # raw offset where each collapsed run starts
+    function taking offsets in `raw` (an array) to the offsets of the same places in the
+    result (an array of the same shape)."""
+    starts, shifts = [0], [0]  # where each kept stretch of `raw` starts; removed before it
+    runs: list[int] = []  # where each collapsed run starts
     pieces, removed, position = [], 0, 0
     for match in _BLANK_RUNS.finditer(raw):
         pieces += [raw[position : match.start()], "\n\n"]
         runs.append(match.start())
         removed += len(match.group()) - 2
-        stretches.append((match.end(), removed))
+        starts.append(match.end())
+        shifts.append(removed)
         position = match.end()
     pieces.append(raw[position:])
     collapsed = "".join(pieces)
     lead = len(collapsed) - len(collapsed.lstrip())
     text = collapsed.strip()
+    stretch_starts, stretch_shifts = np.array(starts), np.array(shifts)
+    # the run after each stretch (none after the last one)
+    run_starts = np.array([*runs, len(raw) + 1])
 
-    def to_text(offset: int) -> int:
-        index = bisect_right(stretches, (offset, float("inf"))) - 1
-        _start, shift = stretches[index]
-        moved = offset - shift
-        if index < len(runs) and offset >= runs[index]:  # inside a collapsed run
-            moved = runs[index] - shift + 1
-        return min(max(0, moved - lead), len(text))
+    def to_text(offsets: np.ndarray) -> np.ndarray:
+        index = np.searchsorted(stretch_starts, offsets, side="right") - 1
+        shift = stretch_shifts[index]
+        moved = np.where(
+            offsets >= run_starts[index],  # inside a collapsed run: at its one blank line
+            run_starts[index] - shift + 1,
+            offsets - shift,
+        )
+        return np.clip(moved - lead, 0, len(text))
 
     return text, to_text
 
 
-def _monotone(anchors: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Anchors with one entry per offset (the last), in order."""
-    found: dict[int, int] = {}
-    for offset, value in anchors:
-        found[offset] = value
-    return sorted(found.items())
+def _last_per_offset(offsets: np.ndarray, values: list[int]) -> list[tuple[int, int]]:
+    """(offset, value) anchors with one entry per offset, the last given for it; `offsets`
+    never decrease."""
+    if not len(offsets):
+        return []
+    last = np.flatnonzero(np.append(offsets[1:] != offsets[:-1], True))
+    return [(int(offsets[i]), values[i]) for i in last]
 
 
 def read_pdf(data: bytes, *, limits: ReadingLimits = READING_LIMITS) -> str:

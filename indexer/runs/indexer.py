@@ -9,11 +9,12 @@ against the manifest of the index at every run, so a long-lived writer (`watch`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
+from indexer.faults import kill_point
 from indexer.runs.folders import (
     LARGE_TEXT_CHARACTERS,
     FileFailure,
@@ -26,7 +27,7 @@ from indexer.runs.progress import Progress, ProgressCallback
 from indexer.runs.run import Run
 from indexer.runs.write_settings import DEFAULT_OVERLAP, DEFAULT_POOLING, WriteSettings
 from indexer.settings import BATCH_CHUNKS
-from indexer.splitting.split_cache import SplitCache
+from indexer.splitting.split_cache import GaveWay, SplitCache
 from indexer.store.backends import normalise_target, open_store, store_exists
 from indexer.store.base import Target
 
@@ -199,12 +200,21 @@ class Indexer:
 
         return delete_records(self.target, ids, wait)
 
-    def warm_split_cache(self, folder: str | Path, min_bytes: int = WARM_SPLIT_BYTES) -> int:
+    def warm_split_cache(
+        self,
+        folder: str | Path,
+        min_bytes: int = WARM_SPLIT_BYTES,
+        give_way: Callable[[], bool] | None = None,
+    ) -> int:
         """Split (not encode, not store) the indexed files under `folder` of at least
         `min_bytes` bytes, so that this writer's first split of each after an edit is
         made only where it changed (`indexer.splitting.split_cache`; `watch` does this
-        once the model is loaded). Files that cannot be read now are left out. Returns
-        how many files were split."""
+        beside its runs once the model is loaded). Files that cannot be read now are
+        left out. Returns how many files were split.
+
+        It gives way to the splits of runs: as soon as one wants the split cache, or
+        `give_way()` is true, `GaveWay` rises (what was split so far stays in the cache,
+        and a next call splits it again at the price of a look-up)."""
         from indexer.errors import UnreadableFile
         from indexer.reading.sources import SourceFile, read_document
 
@@ -222,11 +232,14 @@ class Indexer:
         for path, document in documents.items():
             if document.size < min_bytes:
                 continue
+            kill_point("warm-split")
+            if give_way is not None and give_way():
+                raise GaveWay
             try:
                 read = read_document(SourceFile(Path(path), document.size, document.mtime_ns))
             except (UnreadableFile, OSError):
                 continue
-            run.chunk(manifest, read.text, path, read.layout)
+            run.warm(manifest, read.text, path, read.layout, give_way or _never)
             split += 1
         return split
 
@@ -244,3 +257,7 @@ class Indexer:
             return self.encoders.for_index(store.manifest)
         finally:
             store.close()
+
+
+def _never() -> bool:
+    return False

@@ -11,7 +11,7 @@ only its settings and its encoders, so one writer serves any number of runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,7 +23,7 @@ from indexer.reading.sources import Document
 from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
-from indexer.splitting.chunking import Chunk, chunk_document
+from indexer.splitting.chunking import Chunk, chunk_document, warm_split
 from indexer.splitting.split_cache import SplitCache
 from indexer.store.backends import check_can_create, open_store, store_exists
 from indexer.store.base import Change, NewDocument, Store
@@ -154,6 +154,20 @@ class Run:
         spans = self.encoders_for(manifest).loaded.token_spans
         tokens, overlap = manifest.chunk_tokens, manifest.chunk_overlap
         return chunk_document(text, path, layout, spans, tokens, overlap, self.split_cache)
+
+    def warm(
+        self,
+        manifest: Manifest,
+        text: str,
+        path: str,
+        layout: Layout | None,
+        give_way: Callable[[], bool],
+    ) -> None:
+        """Split `text` as `chunk` would, only to fill the writer's split cache; it gives
+        way to any other split, and when `give_way()` is true (`GaveWay` rises)."""
+        spans = self.encoders_for(manifest).loaded.token_spans
+        tokens, overlap = manifest.chunk_tokens, manifest.chunk_overlap
+        warm_split(text, path, layout, spans, tokens, overlap, self.split_cache, give_way)
 
     def expect(self, documents: int, size: int) -> None:
         """The run will read `documents` documents of `size` bytes in all."""

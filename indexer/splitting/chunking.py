@@ -18,13 +18,15 @@ of every token of a text, which the encoder's tokenizer provides.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from indexer.reading.layout import Layout, Locator, text_kind
 from indexer.reading.line_map import encode_line_map
 from indexer.splitting.boundaries import TokenSpans
 from indexer.splitting.model_input import model_input
-from indexer.splitting.passages import document_passages
+from indexer.splitting.passages import Passage, document_passages
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.structure import section_kind
 
@@ -67,40 +69,71 @@ def chunk_document(
     reader's `layout`: at most `max_tokens` tokens each, `overlap` tokens repeated where a
     passage continues a section. A `cache` kept between calls spares the sections seen
     before their tokenising and cutting (`indexer.splitting.split_cache`)."""
-    kind = section_kind(path)
-    passages = document_passages(text, kind, layout, token_spans, max_tokens, overlap, cache)
-    locator = Locator(text, text_kind(path), layout)
-    chunks: list[Chunk] = []
+    with cache.held() if cache is not None else nullcontext() as held:
+        passages = document_passages(
+            text, section_kind(path), layout, token_spans, max_tokens, overlap, held
+        )
+        locator = Locator(text, text_kind(path), layout)
+        inputs = held.model_input if held is not None else model_input
+        chunks: list[Chunk] = []
+        for passage, start, end in _extents(passages):
+            where = locator.locate_text(passage.start, passage.text)
+            chunk_text = text[start:end]
+            chunks.append(
+                Chunk(
+                    ordinal=len(chunks),
+                    start=start,
+                    end=end,
+                    text=chunk_text,
+                    line=where.line,
+                    end_line=where.end_line,
+                    heading=passage.heading,
+                    page=where.page,
+                    section=passage.section,
+                    line_map=encode_line_map(locator.line_map(start, end)),
+                    model_text=inputs(chunk_text, passage.section, token_spans, max_tokens),
+                )
+            )
+    return chunks
+
+
+def _extents(passages: list[Passage]) -> Iterator[tuple[Passage, int, int]]:
+    """Each passage with text but whitespace, and the offsets of its chunk: the whitespace
+    before the first chunk and after the last one is left out."""
     for number, passage in enumerate(passages):
         if not passage.text.strip():
             continue
-        # the whitespace before the first chunk and after the last one is left out
         start = passage.start
         if number == 0:
             start += len(passage.text) - len(passage.text.lstrip())
         end = passage.end
         if number == len(passages) - 1:
             end = passage.start + len(passage.text.rstrip())
-        where = locator.locate_text(passage.start, passage.text)
-        chunk_text = text[start:end]
-        chunks.append(
-            Chunk(
-                ordinal=len(chunks),
-                start=start,
-                end=end,
-                text=chunk_text,
-                line=where.line,
-                end_line=where.end_line,
-                heading=passage.heading,
-                page=where.page,
-                section=passage.section,
-                line_map=encode_line_map(locator.line_map(start, end)),
-                model_text=model_input(chunk_text, passage.section, token_spans, max_tokens),
-            )
-        )
-    return chunks
+        yield passage, start, end
 
 
 def chunk_text(text: str, token_spans: TokenSpans, max_tokens: int, overlap: int) -> list[Chunk]:
     """`chunk_document` for text of no particular format (one section, no headings)."""
     return chunk_document(text, "", None, token_spans, max_tokens, overlap)
+
+
+def warm_split(
+    text: str,
+    path: str,
+    layout: Layout | None,
+    token_spans: TokenSpans,
+    max_tokens: int,
+    overlap: int,
+    cache: SplitCache,
+    give_way: Callable[[], bool],
+) -> None:
+    """Split `text` as `chunk_document` would, only to fill `cache` with its passages and
+    what the model reads for each (nothing is located or returned). It gives way
+    (`SplitCache.held`): `GaveWay` rises as soon as another split wants the cache or
+    `give_way()` is true."""
+    with cache.held(give_way) as held:
+        passages = document_passages(
+            text, section_kind(path), layout, token_spans, max_tokens, overlap, held
+        )
+        for passage, start, end in _extents(passages):
+            held.model_input(text[start:end], passage.section, token_spans, max_tokens)

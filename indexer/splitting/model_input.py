@@ -15,19 +15,30 @@ passage it does not change. What is encoded is what the content key hashes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from indexer.splitting.boundaries import TokenSpans
 
 # Between the trail and the passage's text (whitespace: no token of its own).
 TRAIL_SEPARATOR = "\n\n"
 
 
-def model_input(text: str, section: str | None, token_spans: TokenSpans, max_tokens: int) -> str:
+def model_input(
+    text: str,
+    section: str | None,
+    token_spans: TokenSpans,
+    max_tokens: int,
+    trail_spans: Sequence[Sequence[int]] | None = None,
+) -> str:
     """`text` with as much of its `section` trail in front as fits in `max_tokens` tokens
-    together with it (as `token_spans` counts them); `text` itself when none fits."""
+    together with it (as `token_spans` counts them); `text` itself when none fits.
+    `trail_spans`, when given, are `token_spans(section)` (the passages of a section share
+    its trail: tokenised once)."""
     if not section or not section.strip():
         return text
     budget = max_tokens - len(token_spans(text))
-    trail_spans = token_spans(section)
+    if trail_spans is None:
+        trail_spans = token_spans(section)
     kept = min(len(trail_spans), budget)
     while kept > 0:
         candidate = section[: trail_spans[kept - 1][1]] + TRAIL_SEPARATOR + text

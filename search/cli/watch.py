@@ -64,6 +64,8 @@ class _Stop:
     def __init__(self) -> None:
         self.requested = threading.Event()
         self.in_run = False
+        self.idle = threading.Event()  # set while no run is going on
+        self.idle.set()
 
     def __call__(self, signum: int, _frame: FrameType | None) -> None:
         first = not self.requested.is_set()
@@ -89,10 +91,16 @@ class _Stop:
     @contextmanager
     def running(self) -> Iterator[None]:
         self.in_run = True
+        self.idle.clear()
         try:
             yield
         finally:
             self.in_run = False
+            self.idle.set()
+
+    def busy(self) -> bool:
+        """Whether a run is going on or a stop was asked for: start-up work gives way."""
+        return self.in_run or self.requested.is_set()
 
 
 def _is_under(path: Path, folder: Path) -> bool:
@@ -186,7 +194,8 @@ def watch(
     indexer = Indexer(target, model=model, pooling=pooling)
     stop = _Stop()
     told = _Told()
-    with stop.installed():
+    start_up = _StartUp(indexer, roots, stop)
+    with stop.installed(), start_up.joined():
         try:
             click.echo(
                 f"ctxsearch: watching {len(roots)} folder(s); Ctrl-C or SIGTERM stops", err=True
@@ -214,8 +223,7 @@ def watch(
                         # now on comes in the next batches, so nothing falls in between.
                         armed = True
                         run(roots)
-                        if not stop.requested.is_set() and _load_model(indexer):
-                            _warm_splits(indexer, roots, stop)
+                        start_up.begin()
                         continue
                     changed = [Path(path) for _, path in changes]
                     # gone, back, swapped, or deleted and made again within the batch
@@ -310,10 +318,55 @@ class _Told:
         self.undecodable = False  # a name watchfiles cannot decode was seen
 
 
+class _StartUp:
+    """The work a watch does once, beside its runs, so that the first edits find it done
+    and none waits for it: the model loaded (a catch-up run with nothing to encode never
+    loads it), then the large files split ahead (`Indexer.warm_split_cache`). A run that
+    needs the model waits only for the load in progress (a writer makes its encoders
+    once); the splitting ahead gives way to every run, and is taken up again after it."""
+
+    def __init__(self, indexer: Indexer, roots: list[Path], stop: _Stop) -> None:
+        self.indexer, self.roots, self.stop = indexer, roots, stop
+        self.thread: threading.Thread | None = None
+
+    def begin(self) -> None:
+        """Start the work in the background (once: a later catch-up does not again)."""
+        if self.thread is None and not self.stop.requested.is_set():
+            self.thread = threading.Thread(target=self._work, name="watch-start-up", daemon=True)
+            self.thread.start()
+
+    @contextmanager
+    def joined(self) -> Iterator[None]:
+        """On the way out, wait for the work to give way (a model's load, once begun,
+        ends first: as it did when the watch loaded it between runs)."""
+        try:
+            yield
+        finally:
+            self.stop.requested.set()
+            if self.thread is not None:
+                self.thread.join()
+
+    def _work(self) -> None:
+        from indexer.splitting.split_cache import GaveWay
+
+        if not _load_model(self.indexer):
+            return
+        for root in self.roots:
+            while not self.stop.requested.is_set():
+                if not self.stop.idle.wait(_LOOK_AGAIN_MS / 1000):
+                    continue  # a run is going on: after it
+                try:
+                    self.indexer.warm_split_cache(root, give_way=self.stop.busy)
+                except GaveWay:
+                    continue
+                except (CtxsearchError, OSError):  # the next run says what is wrong
+                    return
+                break
+
+
 def _load_model(indexer: Indexer) -> bool:
-    """Load the index's model now, while nothing changes, so that the first edit does not
-    wait for it (a catch-up run with nothing to encode never loads it). A model that
-    cannot load is said once here; each run that needs it says why again."""
+    """Load the index's model now, so that the first edit does not wait for it. A model
+    that cannot load is said once here; each run that needs it says why again."""
     try:
         indexer.load_encoders()
     except CtxsearchError as error:
@@ -324,19 +377,6 @@ def _load_model(indexer: Indexer) -> bool:
         )
         return False
     return True
-
-
-def _warm_splits(indexer: Indexer, roots: list[Path], stop: _Stop) -> None:
-    """Split the large files ahead (`Indexer.warm_split_cache`), so that the first edit of
-    each is split only where it changed; an index that cannot be read now is left to the
-    next run to say so."""
-    for root in roots:
-        if stop.requested.is_set():
-            return
-        try:
-            indexer.warm_split_cache(root)
-        except CtxsearchError:
-            return
 
 
 def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool, told: _Told) -> None:

@@ -120,3 +120,24 @@ def test_a_few_texts_are_encoded_on_one_thread_with_the_same_vectors(tiny_model_
         torch.set_num_threads(before)
     assert seen == [1, 2]
     np.testing.assert_allclose(alone[0], together[0], atol=1e-5)
+
+
+def test_the_thread_count_is_chosen_once_per_call_for_all_its_batches(tiny_model_dir):
+    """How many threads a call runs on follows the call's size, not each batch's: the
+    last, short batch of a larger call does not switch the process to one thread."""
+    from indexer.encoders.loading import load_model
+    from indexer.encoders.transformer import ONE_THREAD_TEXTS
+
+    loaded = load_model(str(tiny_model_dir))
+    encoder = ContextualEncoder(loaded, batch_size=ONE_THREAD_TEXTS)
+    seen: list[int] = []
+    hook = loaded.model.register_forward_hook(lambda *_: seen.append(torch.get_num_threads()))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        encoder.encode(TEXTS[: ONE_THREAD_TEXTS + 1])
+        assert torch.get_num_threads() == 2
+    finally:
+        hook.remove()
+        torch.set_num_threads(before)
+    assert seen == [2, 2]

@@ -4,6 +4,7 @@ split (tokenised) only where it changed, and its passages are those of a fresh i
 from __future__ import annotations
 
 from indexer import Indexer
+from indexer.splitting.chunking import chunk_document
 from indexer.store.backends import open_store
 
 
@@ -46,3 +47,43 @@ def test_a_warmed_writer_tokenises_only_the_edited_section_of_a_large_file(tmp_p
     fresh = tmp_path / "fresh"
     Indexer(fresh, model=fast_model).index_folder(docs)
     assert stored_texts(tmp_path / "ix", docs) == stored_texts(fresh, docs)
+
+
+def test_a_warmed_writer_finds_the_model_input_of_each_unchanged_passage_without_tokenising(
+    tmp_path, fast_model, monkeypatch
+):
+    """What the model reads for a passage (its trail in front, `model_input`) is kept with
+    the split: the edit of one section of a large file tokenises that section and its
+    passages' inputs, not three texts for every passage of the file; the stored passages
+    and inputs are those of a fresh index."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "changelog.md"
+    text = "# Changelog\n\n" + sections(60)
+    page.write_text(text)
+    Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
+    writer = Indexer(tmp_path / "ix", model=fast_model)
+    loaded = writer.load_encoders().loaded
+    calls: list[str] = []
+    original = type(loaded).token_spans
+
+    def counted(self, piece: str):
+        calls.append(piece)
+        return original(self, piece)
+
+    monkeypatch.setattr(type(loaded), "token_spans", counted)
+    assert writer.warm_split_cache(docs, min_bytes=1_000) == 1
+    passages = len(stored_texts(tmp_path / "ix", docs))
+    assert passages >= 60
+    calls.clear()
+    edited = text.replace("Item 30: the otters", "Item 30: the herons", 1)
+    page.write_text(edited)
+    summary = writer.index_folder(docs)
+    assert summary.updated == 1 and 1 <= summary.encoded <= 5
+    assert len(calls) <= 3 * summary.encoded + 1, f"{len(calls)} texts tokenised"
+    store = open_store(tmp_path / "ix")
+    manifest = store.manifest
+    store.close()
+    split = (edited, str(page), None, loaded.token_spans, manifest.chunk_tokens)
+    cached = chunk_document(*split, manifest.chunk_overlap, writer.split_cache)
+    assert cached == chunk_document(*split, manifest.chunk_overlap)  # model_text too

@@ -1,6 +1,7 @@
 """`ctxsearch watch` as a real process: edits, additions and deletions reach the index;
 another writer is waited for; SIGTERM in the middle of a burst stops it cleanly."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from indexer.runs.indexer import WARM_SPLIT_BYTES
 from search.cli import cli
 from search.cli.watch import _Relevant
 from tests.indexer.store.test_concurrency import hold_lock
@@ -303,3 +305,38 @@ def test_the_model_is_loaded_after_the_catch_up_so_that_the_first_edit_does_not_
         watched.stop()
     note = [line for line in watched.stderr().splitlines() if "could not be loaded" in line]
     assert len(note) == 1 and "Traceback" not in watched.stderr()
+
+
+def test_an_edit_made_while_the_watch_splits_large_files_ahead_is_indexed_without_waiting(
+    tmp_path, fast_model
+):
+    """The start-up work (the model's load, then the large files split ahead) goes on
+    beside the runs: with it held before its first file, an edit of that very file is
+    indexed all the same, and the work, let go, gives way and the watch stays well."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    big = docs / "changelog.md"
+    sections = [
+        f"## Release {n}\n\nFixed the parser for case {n} of the loader.\n" for n in range(6000)
+    ]
+    big.write_text("# Changelog\n\n" + "\n".join(sections))
+    assert big.stat().st_size >= WARM_SPLIT_BYTES
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    index = tmp_path / "ix"
+    args = [str(docs), "--index", str(index), "--model", fast_model, "--debounce", "200"]
+    watched = Watched(args, tmp_path, env={"CTXSEARCH_HOLD_AT": f"warm-split:{gate}"})
+    try:
+        try:
+            watched.until(lambda: "held at warm-split" in watched.stderr(), "the start-up work")
+            with big.open("a") as file:
+                file.write("\n## Release next\n\nThe egrets flag is documented.\n")
+            watched.until(lambda: found(index, "egrets") == ["changelog.md"], "the edit, held")
+        finally:
+            with contextlib.suppress(OSError):  # no reader: the watch never reached the hold
+                os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
+        (docs / "herons.md").write_text("Herons wade in shallow water.")
+        watched.until(lambda: found(index, "herons") == ["herons.md"], "a later edit")
+        assert watched.process.poll() is None and "Traceback" not in watched.stderr()
+    finally:
+        watched.stop()
