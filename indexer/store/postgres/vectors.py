@@ -110,21 +110,6 @@ def add_vectors(connection: Connection, space: str, ids: np.ndarray, vectors: np
         connection.execute(insert(table), rows[first : first + INSERT_BATCH])
 
 
-def search(
-    connection: Connection,
-    space: str,
-    dim: int,
-    query: np.ndarray,
-    k: int,
-    where: tuple[str, dict[str, str]] | None = None,
-    exact_up_to: int | None = None,
-) -> list[tuple[int, float]]:
-    """The `k` nearest chunk ids and cosines of one query vector (see `nearest`)."""
-    return [(chunk_id, cosine) for chunk_id, cosine, _ in nearest(
-        connection, space, dim, query, k, where, exact_up_to
-    )]  # fmt: skip
-
-
 def nearest(
     connection: Connection,
     space: str,
