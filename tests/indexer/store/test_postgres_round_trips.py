@@ -54,3 +54,20 @@ def test_repeated_queries_run_as_prepared_statements(store):
             text("SELECT statement FROM pg_prepared_statements")
         ).scalars()
         assert any("space_contextual" in statement for statement in prepared)
+
+
+def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(store):
+    terms = ["roses", "bank", "river", "snake_case", "nowhere"]
+    with store.snapshot() as snapshot:
+        counted = {
+            term: snapshot.rows(
+                "SELECT count(*) FROM chunks "
+                "WHERE tsv @@ plainto_tsquery('ctxsearch_porter', :term)",
+                {"term": term},
+            )[0][0]
+            for term in terms
+        }
+        sent = statements_of(store)
+        held = snapshot.term_counts(terms)
+    assert held == counted and held["roses"] >= 1 and held["nowhere"] == 0
+    assert len(sent) == 1, sent
