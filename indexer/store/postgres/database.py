@@ -51,7 +51,9 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
     keepalives = {name: value for name, value in KEEPALIVES.items() if name not in given}
     engine = create_engine(
         location.url,  # type: ignore[arg-type]
-        pool_pre_ping=True,
+        # no ping before each use (a round trip per query): a snapshot, and the writer's
+        # lock, start again on a new connection when the server ended the old one
+        # (`reading.py`, `lock.py`)
         # the searches running at once keep their connections between queries (a new
         # connection costs a server process and several round trips); past the pool, up
         # to OVERFLOW more are opened for a query each
