@@ -130,8 +130,10 @@ def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -
     QUANTIZATIONS,
     "How a folder index keeps vectors in memory: none (float32), int8 (1 byte a "
     "dimension), binary (1 bit), each re-scoring its best candidates from float32 vectors "
-    f"memory-mapped from disk; auto: int8 from {QUANTIZE_FROM_VECTORS:,} chunks (new index: "
-    "none; changing it rebuilds the spaces).",
+    "memory-mapped from disk. A PostgreSQL index's HNSW graph: none (float32), halfvec (2 "
+    "bytes a dimension) or binary, re-ranked by the float32 column. auto: int8 (PostgreSQL: "
+    f"halfvec) from {QUANTIZE_FROM_VECTORS:,} chunks (new index: none; changing it rebuilds "
+    "the spaces).",
 )
 @click.option(
     "--static",

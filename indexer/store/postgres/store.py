@@ -240,7 +240,9 @@ class PostgresStore:
                     return
                 kill_point("before-space-save")
                 for space in manifest.spaces:
-                    vectors.restructure(session.connection(), space, manifest.index_type)
+                    vectors.restructure(
+                        session.connection(), space, manifest.index_type, manifest.quantize
+                    )
                 manifest.generation += 1
                 manifest.updated_at = time.time()
                 records.write_manifest(session, manifest)
