@@ -22,11 +22,13 @@ from sqlalchemy import (
     Float,
     MetaData,
     Table,
+    bindparam,
     insert,
     literal_column,
     select,
     text,
 )
+from sqlalchemy.types import NullType
 
 from indexer.store import index_types
 from indexer.store.index_types import (
@@ -181,12 +183,12 @@ def _quantized_distance(connection: Connection, dim: int, quantization: str) -> 
     """The graph's distance of a quantized form to the query `:query` (SQL text, the very
     expression its index was made on, so the planner uses it)."""
     schema = vector_schema(connection)
-    query = f"CAST(:query AS {schema}.vector({dim}))"
     if quantization == "halfvec":
         return (
             f"CAST(embedding AS {schema}.halfvec({dim})) OPERATOR({schema}.<#>) "
-            f"CAST({query} AS {schema}.halfvec({dim}))"
+            f"CAST(:query AS {schema}.halfvec({dim}))"
         )
+    query = f"CAST(:query AS {schema}.vector({dim}))"
     return (
         f"CAST({schema}.binary_quantize(embedding) AS bit({dim})) OPERATOR({schema}.<~>) "
         f"CAST({schema}.binary_quantize({query}) AS bit({dim}))"
@@ -216,8 +218,13 @@ def _nearest(
         found = statement.order_by(distance).limit(k).subquery("nearest")
     else:
         dim = int(table.c.embedding.type.dim)
+        # the query as pgvector's text, typed by the CAST it is in (a typed parameter would
+        # be cast from varchar on every run of the prepared statement: 13.4 ms against
+        # 7.6 for the same halfvec walk)
         vector = "[" + ",".join(repr(float(x)) for x in np.asarray(query, np.float32)) + "]"
-        graph = text(_quantized_distance(connection, dim, quantization)).bindparams(query=vector)
+        graph = text(_quantized_distance(connection, dim, quantization)).bindparams(
+            bindparam("query", vector, type_=NullType())
+        )
         candidates = (
             statement.order_by(graph).limit(candidates_for(quantization, k)).subquery("candidates")
         )
