@@ -73,7 +73,11 @@ def begin_reading(connection: Connection) -> Manifest | None:
     manifest, both sent before waiting (one Sync); None where there is no manifest."""
     raw = connection.connection.driver_connection
     assert isinstance(raw, psycopg.Connection)
-    with raw.pipeline():
+    if psycopg.Pipeline.is_supported():
+        with raw.pipeline():
+            raw.execute(BEGIN)
+            cursor = raw.execute(MANIFEST)
+    else:  # a libpq older than 14 has no pipeline mode: two round trips
         raw.execute(BEGIN)
         cursor = raw.execute(MANIFEST)
     found = dict(cursor.fetchall())
