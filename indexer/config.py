@@ -84,6 +84,14 @@ MAX_DELTAS = Variable(
     "`8`",
     "the embedded store",
 )
+POSTGRES_POOL = Variable(
+    "CTXSEARCH_POSTGRES_POOL",
+    "How many database connections a PostgreSQL index keeps open between queries: as many "
+    "searches run at once without opening a connection (more open one each, closed after; "
+    "the database's `max_connections` must allow every process's share).",
+    "`40` (the searches `serve` runs at once: the worker threads of its thread pool)",
+    "the PostgreSQL store",
+)
 QUERY_ENCODER = Variable(
     "CTXSEARCH_QUERY_ENCODER",
     "What encodes a query: `auto`, `onnx` or `torch`.",
@@ -233,6 +241,7 @@ VARIABLES = (
     HOST,
     BUSY_TIMEOUT_MS,
     MAX_DELTAS,
+    POSTGRES_POOL,
     QUERY_ENCODER,
     PRECISION,
     RAY,
@@ -356,6 +365,23 @@ def max_deltas() -> int:
         count = -1
     if count < 0:
         raise InvalidSettings(f"${MAX_DELTAS.name} must be a whole number, not {given!r}")
+    return count
+
+
+def postgres_pool() -> int:
+    """How many connections a PostgreSQL index keeps open for its searches."""
+    given = read(POSTGRES_POOL)
+    if given is None:
+        return 40
+    try:
+        count = int(given)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise InvalidSettings(
+            f"${POSTGRES_POOL.name} must be a whole number of connections (1 or more), "
+            f"not {given!r}"
+        )
     return count
 
 

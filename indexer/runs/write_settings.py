@@ -13,7 +13,11 @@ from indexer.errors import InvalidSettings
 from indexer.settings import BATCH_CHUNKS, check_settings
 from indexer.store.backends import is_database_url, normalise_target
 from indexer.store.base import Target
-from indexer.store.index_types import DEFAULT_INDEX_TYPE, DEFAULT_QUANTIZATION
+from indexer.store.index_types import (
+    DEFAULT_INDEX_TYPE,
+    DEFAULT_QUANTIZATION,
+    check_quantization,
+)
 from indexer.store.manifest import Manifest
 from indexer.version import __version__
 
@@ -65,11 +69,16 @@ class WriteSettings:
         """The settings, refused (`InvalidSettings`, `MissingDependency`) if they cannot
         work, before anything is read or written."""
         check_settings(pooling, chunk_overlap, batch_chunks, index_type, static, quantize)
-        if quantize not in (None, "none") and is_database_url(index):
-            raise InvalidSettings(
-                f"--quantize {quantize}: a PostgreSQL index keeps float32 vectors (quantized "
-                "spaces are for folder indexes); use --quantize none"
-            )
+        if quantize is not None:
+            database = is_database_url(index)
+            try:
+                check_quantization(
+                    quantize,
+                    "pgvector" if database else "faiss",
+                    "a PostgreSQL index" if database else "a folder index",
+                )
+            except ValueError as error:
+                raise InvalidSettings(str(error)) from None
         resolved = resolve_precision(precision)  # `auto`: bf16 where the CPU has it natively
         if ray is not None:
             from indexer.runs.ray import RayEncoding

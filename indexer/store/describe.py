@@ -74,7 +74,9 @@ def describe_tables(
         "roots": [f"{host}:{path}" if host else path for host, path in roots],
         "folders": folders(roots, [(host, path, int(n)) for host, path, n in documents]),
         "vector_structure": structure_for(manifest.index_type, counts["chunks"]),
-        "quantization": quantization_for(manifest.quantize, counts["chunks"]),
+        "quantization": quantization_for(
+            manifest.quantize, counts["chunks"], "pgvector" if "pgvector" in backend else "faiss"
+        ),
         "manifest": {
             **asdict(manifest),
             "created_at": _iso(manifest.created_at),

@@ -34,25 +34,42 @@ def structure_for(index_type: str, vectors: int) -> str:
 
 
 # Quantization of a space's vectors (`ctxsearch index --quantize`): `none` keeps float32
-# in memory; `int8` keeps one byte a dimension (FAISS scalar quantizer), `binary` one bit
-# (the sign); both re-score their best candidates from the float32 vectors, which stay on
-# disk, memory-mapped. `auto` quantizes to int8 from `QUANTIZE_FROM_VECTORS` on (see
-# docs/performance.md, "Quantized spaces", for the measurement behind the rule).
-QUANTIZATIONS = ("auto", "none", "int8", "binary")
+# in memory; on a folder index `int8` keeps one byte a dimension (FAISS scalar quantizer),
+# `binary` one bit (the sign); both re-score their best candidates from the float32
+# vectors, which stay on disk, memory-mapped. On PostgreSQL the form is the HNSW graph's
+# (pgvector): `halfvec` (two bytes a dimension) or `binary` (`binary_quantize`, Hamming
+# distance, re-ranked by the float32 column the table keeps). `auto` quantizes from
+# `QUANTIZE_FROM_VECTORS` on, to `AUTO_QUANTIZATION` of the backend (see
+# docs/performance.md, "Quantized spaces", and docs/postgres.md for the measurements).
+QUANTIZATIONS = ("auto", "none", "int8", "binary", "halfvec")
 DEFAULT_QUANTIZATION = "none"
 QUANTIZE_FROM_VECTORS = HNSW_FROM_VECTORS
 QUANTIZED_HNSW_NEIGHBOURS = 16  # M for quantized graphs: the links are most of their memory
+# The forms each backend has, and what `auto` becomes on it.
+BACKEND_QUANTIZATIONS = {
+    "faiss": ("none", "int8", "binary"),
+    "pgvector": ("none", "halfvec", "binary"),
+}
+AUTO_QUANTIZATION = {"faiss": "int8", "pgvector": "halfvec"}
 
 
-def quantization_for(quantize: str, vectors: int) -> str:
-    """The quantization (`none`, `int8` or `binary`) of a space of `vectors` vectors."""
+def quantization_for(quantize: str, vectors: int, backend: str = "faiss") -> str:
+    """The quantization (`none`, `int8`, `binary` or `halfvec`) of a space of `vectors`
+    vectors on `backend` (`faiss` or `pgvector`)."""
     if quantize not in QUANTIZATIONS:
         raise ValueError(
             f"unknown quantization {quantize!r}; choose one of {', '.join(QUANTIZATIONS)}"
         )
     if quantize == "auto":
-        return "int8" if vectors >= QUANTIZE_FROM_VECTORS else "none"
+        return AUTO_QUANTIZATION[backend] if vectors >= QUANTIZE_FROM_VECTORS else "none"
     return quantize
+
+
+def check_quantization(quantize: str, backend: str, where: str) -> None:
+    """Refuse (`ValueError`, one line) a form `backend` does not have."""
+    forms = BACKEND_QUANTIZATIONS[backend]
+    if quantize != "auto" and quantize not in forms:
+        raise ValueError(f"--quantize {quantize}: {where} quantizes as {', '.join(forms)} or auto")
 
 
 def space_structure(index_type: str, quantize: str, vectors: int) -> str:

@@ -168,8 +168,11 @@ def bench(
                    on --vectors: bytes per vector in memory, recall@10 against exact
                    float32, p50/p99, build time (1M vectors: about an hour)
       postgres     (only when named) PostgreSQL vector queries on the static vectors of
-                   --texts (a BEIR folder) or --vectors, probes from --queries: unfiltered,
-                   and filters keeping 50%, 10%, 1%; exact scan vs graph: p50/p95, recall@10
+                   --texts (a BEIR folder) or --vectors, probes from --queries: unfiltered
+                   and with filters keeping 50%, 10%, 1%, exact scan vs graph: p50/p95,
+                   recall@10; then the graph as float32, halfvec and binary
+                   (`index --quantize`): build s, table + index bytes per vector,
+                   recall@10, p50/p99
 
     \b
     Examples:
@@ -338,7 +341,16 @@ def _beir_file(path: Path, name: str) -> Path:
 _COLUMNS = {
     "faiss": ["build_seconds", "p50_ms", "p99_ms", "recall@10", "megabytes", "ratio"],
     "stores": ["build_seconds", "p50_ms", "p95_ms", "recall@10", "ratio"],
-    "postgres": ["allowed", "p50_ms", "p95_ms", "recall@10", "ratio"],
+    "postgres": [
+        "allowed",
+        "build_seconds",
+        "bytes_per_vector",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "recall@10",
+        "ratio",
+    ],
     "scaling": ["chunks", "seconds", "peak_megabytes", "chunks_per_second"],
     "fusion": ["queries", "p50_ms", "p95_ms", "ratio_p50", "ratio_p95"],
     "quantize": ["build_seconds", "bytes_per_vector", "recall@10", "p50_ms", "p99_ms", "ratio"],

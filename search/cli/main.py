@@ -13,7 +13,7 @@ import sys
 from contextlib import nullcontext, redirect_stdout
 from dataclasses import replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import click
 
@@ -83,6 +83,13 @@ def cli() -> None:
     """
 
 
+def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -> Any:
+    """An `index` option choosing how the vector spaces are kept (`--index-type`,
+    `--quantize`): one of `choices`, or None (a new index takes the default, an existing
+    one keeps its own)."""
+    return click.option(name, type=click.Choice(choices), default=None, help=help_text)
+
+
 @cli.command()
 @click.argument("path", type=click.Path(path_type=Path), required=False)
 @index_option
@@ -112,22 +119,22 @@ def cli() -> None:
 @click.option(
     "--pooling", default=None, help="mean (default), cls, max, or mean-lastK (e.g. mean-last4)."
 )
-@click.option(
+@vector_setting_option(
     "--index-type",
-    type=click.Choice(INDEX_TYPES),
-    default=None,
-    help="FAISS structure: flat (exact), hnsw (approximate graph), or auto: flat below "
+    INDEX_TYPES,
+    "FAISS structure: flat (exact), hnsw (approximate graph), or auto: flat below "
     f"{HNSW_FROM_VECTORS:,} chunks, hnsw from there (new index: auto; an existing index "
     "keeps its type unless given).",
 )
-@click.option(
+@vector_setting_option(
     "--quantize",
-    type=click.Choice(QUANTIZATIONS),
-    default=None,
-    help="How a folder index keeps vectors in memory: none (float32), int8 (1 byte a "
+    QUANTIZATIONS,
+    "How a folder index keeps vectors in memory: none (float32), int8 (1 byte a "
     "dimension), binary (1 bit), each re-scoring its best candidates from float32 vectors "
-    f"memory-mapped from disk; auto: int8 from {QUANTIZE_FROM_VECTORS:,} chunks (new index: "
-    "none; changing it rebuilds the spaces).",
+    "memory-mapped from disk. A PostgreSQL index's HNSW graph: none (float32), halfvec (2 "
+    "bytes a dimension) or binary, re-ranked by the float32 column. auto: int8 (PostgreSQL: "
+    f"halfvec) from {QUANTIZE_FROM_VECTORS:,} chunks (new index: none; changing it rebuilds "
+    "the spaces).",
 )
 @click.option(
     "--static",

@@ -20,6 +20,7 @@ the same run; the ratio is the exact scan's p50 over this row's (above 1: faster
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 import uuid
@@ -193,8 +194,77 @@ def postgres_rows(
                     }
                 )
                 log(json.dumps(rows[-1]))
+        for row in rows:
+            baseline = next(r for r in rows if r["filter"] == row["filter"] and r["how"] == "exact")
+            row["ratio"] = round(baseline["p50_ms"] / row["p50_ms"], 2)
+            row["note"] = (
+                "ratio = the exact scan's p50 / this p50, same filter; snapshot + hydration"
+            )
+        for row in form_rows(url, probes, truths(matrix, probes, k), k):
+            log(json.dumps(row))
+            rows.append(row)
+    return rows
+
+
+def truths(matrix: np.ndarray, probes: np.ndarray, k: int) -> list[set[int]]:
+    """The chunk ids (row + 1) of each probe's exact float32 top `k`."""
+    scores = probes @ np.asarray(matrix).T
+    return [set((np.argsort(-row)[:k] + 1).tolist()) for row in scores]
+
+
+# The float32 graph last: the index comes with it, and each form's build time is a rebuild.
+FORMS = ("halfvec", "binary", "none")
+FORM_NAMES = {"none": "float32", "halfvec": "halfvec", "binary": "binary + float32 re-rank"}
+
+
+def form_rows(url: str, probes: np.ndarray, truth: list[set[int]], k: int) -> list[dict[str, Any]]:
+    """One row per form of the graph (`index --quantize`: float32, halfvec, binary) on the
+    index at `url`: the publish that made the graph (build s), table + indexes bytes per
+    vector, recall@k against exact float32, p50/p99 ms of the store's search (snapshot,
+    search, hydration), and the ratios against the float32 graph's row."""
+    from indexer.store.postgres.vectors import table_name
+
+    rows: list[dict[str, Any]] = []
+    for form in FORMS:
+        store = open_store(url)
+        try:
+            started = time.perf_counter()
+            with store.writer(), store.change() as change:
+                change.set_index_type("hnsw")
+                change.set_quantize(form)
+            build = time.perf_counter() - started
+            with store.snapshot() as snapshot:
+                table = table_name(SPACE)
+                [(vectors, held)] = snapshot.rows(
+                    "SELECT count(*), pg_relation_size(CAST(:t AS regclass)) "
+                    "+ pg_indexes_size(CAST(:t AS regclass)) FROM " + table,
+                    {"t": table},
+                )
+        finally:
+            store.close()
+        found, seconds = _run(url, probes, k, None, exact=False)
+        recall = np.mean([len(set(f) & t) / k for f, t in zip(found, truth, strict=True)])
+        rows.append(
+            {
+                "benchmark": f"pgvector graph {FORM_NAMES[form]} @ {vectors:,}",
+                "filter": "none",
+                "how": f"graph-{form}",
+                "quantize": form,
+                "build_seconds": round(build, 1),
+                "bytes_per_vector": round(held / vectors),
+                "p50_ms": round(statistics.median(seconds) * 1000, 3),
+                "p95_ms": round(float(np.percentile(seconds, 95)) * 1000, 3),
+                "p99_ms": round(float(np.percentile(seconds, 99)) * 1000, 3),
+                f"recall@{k}": round(float(recall), 4),
+                "load": round(os.getloadavg()[0], 1),
+            }
+        )
+    baseline = next(row for row in rows if row["quantize"] == "none")
     for row in rows:
-        baseline = next(r for r in rows if r["filter"] == row["filter"] and r["how"] == "exact")
         row["ratio"] = round(baseline["p50_ms"] / row["p50_ms"], 2)
-        row["note"] = "ratio = the exact scan's p50 / this p50, same filter; snapshot + hydration"
+        row["bytes_ratio"] = round(row["bytes_per_vector"] / baseline["bytes_per_vector"], 3)
+        row["note"] = (
+            "ratio = the float32 graph's p50 / this p50; bytes = table + its indexes "
+            "(chunk ids, float32 column, graph) per vector"
+        )
     return rows

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from indexer.config import postgres_pool
 from indexer.errors import (
     IndexCorrupt,
     IndexLocked,
@@ -22,6 +23,7 @@ from indexer.store.postgres.location import PostgresLocation
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONNECT_TIMEOUT_SECONDS = 10
+OVERFLOW = 10  # connections beyond the pool (SQLAlchemy's default), each closed after use
 # TCP keepalives (libpq's, unless the URL sets its own): a NAT or a firewall drops an idle
 # connection, and the writer lock's session idles while a run reads and encodes files; a
 # probe every 30 s keeps it open, and a peer that is gone is noticed within a minute.
@@ -49,7 +51,14 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
     keepalives = {name: value for name, value in KEEPALIVES.items() if name not in given}
     engine = create_engine(
         location.url,  # type: ignore[arg-type]
-        pool_pre_ping=True,
+        # no ping before each use (a round trip per query): a snapshot, and the writer's
+        # lock, start again on a new connection when the server ended the old one
+        # (`reading.py`, `lock.py`)
+        # the searches running at once keep their connections between queries (a new
+        # connection costs a server process and several round trips); past the pool, up
+        # to OVERFLOW more are opened for a query each
+        pool_size=postgres_pool(),
+        max_overflow=OVERFLOW,
         connect_args={
             "application_name": application,
             "connect_timeout": CONNECT_TIMEOUT_SECONDS,

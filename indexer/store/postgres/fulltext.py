@@ -124,10 +124,25 @@ def fulltext_scores(connection: Connection, query: str, chunk_ids: list[int]) ->
     return {int(i): float(s) for i, s in connection.execute(text(sql), values)}
 
 
+# How many chunks hold each term: a term of one lexeme reads its document frequency from
+# `lexical_terms`; one that the parser splits (`snake_case`: 'snake' & 'case') is counted
+# through the GIN index, as `tsv @@ plainto_tsquery(term)` would match it.
+_TERM_COUNTS = (
+    "SELECT term.word, CASE count(found.lexeme) WHEN 0 THEN 0 "
+    "WHEN 1 THEN COALESCE(max(kept.chunks), 0) "
+    f"ELSE (SELECT count(*) FROM chunks WHERE tsv @@ plainto_tsquery('{CONFIG}', term.word)) "
+    "END FROM unnest(CAST(:terms AS text[])) AS term(word) "
+    f"LEFT JOIN LATERAL unnest(to_tsvector('{CONFIG}', term.word)) AS found ON true "
+    "LEFT JOIN lexical_terms kept ON kept.term = found.lexeme GROUP BY term.word"
+)
+
+
 def term_counts(connection: Connection, terms: list[str]) -> dict[str, int]:
-    """How many chunks hold each of these terms (as `to_tsvector` stems it)."""
-    sql = text(f"SELECT count(*) FROM chunks WHERE tsv @@ plainto_tsquery('{CONFIG}', :term)")
-    return {term: int(connection.execute(sql, {"term": term}).scalar_one()) for term in terms}
+    """How many chunks hold each of these terms (as `to_tsvector` stems it), one statement."""
+    if not terms:
+        return {}
+    rows = connection.execute(text(_TERM_COUNTS), {"terms": list(terms)})
+    return {word: int(held) for word, held in rows}
 
 
 def _tsquery(terms: list[str]) -> str:

@@ -46,12 +46,9 @@ class AdvisoryLock:
 
     def acquire(self, wait: bool = False, poll_seconds: float = 0.2) -> AdvisoryLock:
         """Take the lock; if another session holds it, wait (`wait`) or raise `IndexLocked`."""
-        connection = self.engine.connect()
         me = f"ctxsearch writer pid {os.getpid()} on {socket.gethostname()}"
+        connection = self._named_session(me)
         try:
-            connection.execute(
-                text("SELECT set_config('application_name', :me, false)"), {"me": me}
-            )
             while not connection.execute(
                 text("SELECT pg_try_advisory_lock(:key)"), {"key": self.key}
             ).scalar_one():
@@ -69,6 +66,23 @@ class AdvisoryLock:
             raise
         self._connection = connection
         return self
+
+    def _named_session(self, name: str) -> Connection:
+        """A connection of its own, named `name` for pg_stat_activity: a new one if the
+        server ended the pooled one (the pool does not ping)."""
+        for attempt in (1, 2):
+            connection = self.engine.connect()
+            try:
+                connection.execute(
+                    text("SELECT set_config('application_name', :me, false)"), {"me": name}
+                )
+                return connection
+            except DBAPIError as error:
+                connection.invalidate()
+                connection.close()
+                if attempt == 2 or not error.connection_invalidated:
+                    raise
+        raise AssertionError("unreachable")
 
     def _holder(self, connection: Connection) -> str:
         classid, objid = self._halves()

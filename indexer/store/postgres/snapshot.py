@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 
 from indexer.store.base import Ranked, StoredChunk
 from indexer.store.filters import SearchFilter
+from indexer.store.index_types import quantization_for, structure_for
 from indexer.store.manifest import Manifest
 from indexer.store.postgres import fulltext, vectors
 from indexer.store.records import session_rows
@@ -53,12 +54,28 @@ class PostgresSnapshot(SqlReads):
         a query's hits need no second round trip to be hydrated."""
         dim = self.manifest.dim_of(space)
         condition = where.sql(self.dialect) if where else None
+        form = self.graph_form(space)
         ranked = []
         for row in queries:
-            found = vectors.nearest(self.connection, space, dim, row, k, condition)
+            found = vectors.nearest(
+                self.connection, space, dim, row, k, condition, quantization=form
+            )
             self._hydrated.update((chunk_id, StoredChunk(*chunk)) for chunk_id, _, chunk in found)
             ranked.append([(chunk_id, cosine) for chunk_id, cosine, _ in found])
         return ranked
+
+    def graph_form(self, space: str) -> str:
+        """The form of the space's graph as this state's publish made it: `none` (float32,
+        or no graph: an exact scan), `halfvec` or `binary`."""
+        manifest = self.manifest
+        if manifest.quantize == "none":
+            return "none"  # the float32 graph, or none: the same statement
+        # the size decides only where `auto` does (counted once per state)
+        automatic = "auto" in (manifest.index_type, manifest.quantize)
+        size = self.space_size(space) if automatic else 1
+        if structure_for(manifest.index_type, size) != "hnsw":
+            return "none"
+        return quantization_for(manifest.quantize, size, "pgvector")
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids (those a vector search of this snapshot read already

@@ -45,6 +45,7 @@ from indexer.store.postgres import fulltext, vectors
 from indexer.store.postgres.database import database_errors, first_line, postgres_engine
 from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
+from indexer.store.postgres.reading import reading
 from indexer.store.postgres.snapshot import PostgresSnapshot, SpaceSizes
 from indexer.store.records import session_rows
 from indexer.store.row_change import RowChange
@@ -239,7 +240,9 @@ class PostgresStore:
                     return
                 kill_point("before-space-save")
                 for space in manifest.spaces:
-                    vectors.restructure(session.connection(), space, manifest.index_type)
+                    vectors.restructure(
+                        session.connection(), space, manifest.index_type, manifest.quantize
+                    )
                 manifest.generation += 1
                 manifest.updated_at = time.time()
                 records.write_manifest(session, manifest)
@@ -280,18 +283,15 @@ class PostgresStore:
     @contextmanager
     def snapshot(self, spaces: Iterable[str] | None = None) -> Iterator[PostgresSnapshot]:
         """A read-only REPEATABLE READ transaction: one committed state throughout (every
-        space is in the database, so `spaces` changes nothing)."""
+        space is in the database, so `spaces` changes nothing). Starting it and reading
+        its manifest is one round trip, ending it another (`reading.begin_reading`)."""
         if self._closed:
             raise IndexClosed(f"{self.target}: the index was closed")
-        with database_errors(self.target), self.engine.connect() as connection:
-            connection = connection.execution_options(
-                isolation_level="REPEATABLE READ", postgresql_readonly=True
-            )
-            with connection.begin():
-                manifest = read_manifest(session_rows(connection))
-                if manifest is None:
-                    raise IndexNotFound(f"{self.target}: the index was removed")
-                yield PostgresSnapshot(connection, manifest, self._sizes)
+        with (
+            database_errors(self.target),
+            reading(self.engine, self.target) as (connection, manifest),
+        ):
+            yield PostgresSnapshot(connection, manifest, self._sizes)
 
     # -- describing, checking ------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from indexer.errors import CtxsearchError
 from indexer.store.base import VerifyReport
-from indexer.store.index_types import structure_for
+from indexer.store.index_types import quantization_for, structure_for
 from indexer.store.postgres import vectors
 from indexer.store.postgres.snapshot import PostgresSnapshot
 from indexer.store.postgres.term_counts import count_problems
@@ -54,5 +54,10 @@ def _check_space(connection, space: str, manifest, chunks: int, report: VerifyRe
     if extra := held - (chunks - missing):
         report.problems.append(f"{space} space: {extra} entries name no chunk")
     wanted = structure_for(manifest.index_type, held)
-    if (wanted == "hnsw") != vectors.has_graph(connection, space):
+    present = vectors.graph_form(connection, space)
+    if (wanted == "hnsw") != (present is not None):
         report.problems.append(f"{space} space: expected a {wanted} structure")
+    elif present is not None and present != (
+        form := quantization_for(manifest.quantize, held, "pgvector")
+    ):
+        report.problems.append(f"{space} space: a {present} graph, expected {form}")

@@ -4,6 +4,7 @@ connection runs again and again."""
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 from sqlalchemy import event, text
 
@@ -38,9 +39,10 @@ def test_a_vector_query_and_its_hydration_are_one_statement(store):
         sent = statements_of(store)
         [hits] = snapshot.vector_search("contextual", query[None], 3)
         chunks = snapshot.chunks([chunk_id for chunk_id, _ in hits])
+        searched = list(sent)  # the commit left out
     assert len(hits) == 3 and sorted(chunks) == sorted(chunk_id for chunk_id, _ in hits)
     assert chunks[hits[0][0]].text
-    assert len(sent) == 1, sent
+    assert len(searched) == 1, searched
 
 
 def test_repeated_queries_run_as_prepared_statements(store):
@@ -54,3 +56,68 @@ def test_repeated_queries_run_as_prepared_statements(store):
             text("SELECT statement FROM pg_prepared_statements")
         ).scalars()
         assert any("space_contextual" in statement for statement in prepared)
+
+
+def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(store):
+    terms = ["roses", "bank", "river", "snake_case", "nowhere"]
+    with store.snapshot() as snapshot:
+        counted = {
+            term: snapshot.rows(
+                "SELECT count(*) FROM chunks "
+                "WHERE tsv @@ plainto_tsquery('ctxsearch_porter', :term)",
+                {"term": term},
+            )[0][0]
+            for term in terms
+        }
+        sent = statements_of(store)
+        held = snapshot.term_counts(terms)
+        counting = list(sent)  # the commit left out
+    assert held == counted and held["roses"] >= 1 and held["nowhere"] == 0
+    assert len(counting) == 1, counting
+
+
+def round_trips(store, action, tmp_path) -> list[str]:
+    """What the client sends while `action` runs on the store's (one, pooled) connection,
+    from libpq's protocol trace: a `Sync` or a `Query` is one wait for the server."""
+    with store.engine.connect() as connection:
+        raw = connection.connection.dbapi_connection
+    trace = tmp_path / "libpq.trace"
+    with trace.open("w") as out:
+        raw.pgconn.trace(out.fileno())
+        try:
+            action()
+        finally:
+            raw.pgconn.untrace()
+    sent = [line.split("\t")[3].strip().split(" ")[0] for line in trace.read_text().splitlines()
+            if "\tF\t" in line]  # fmt: skip
+    return [message for message in sent if message in ("Sync", "Query")]
+
+
+def test_a_vector_query_waits_for_the_server_three_times(store, tmp_path):
+    with store.snapshot() as snapshot:
+        [query] = snapshot.vectors("contextual", [1]).values()
+
+    def search() -> None:
+        with store.snapshot() as snapshot:
+            [hits] = snapshot.vector_search("contextual", query[None], 3)
+            snapshot.chunks([chunk_id for chunk_id, _ in hits])
+
+    for _ in range(6):  # past psycopg's prepare threshold
+        search()
+    # the transaction's start and the manifest, the search with its hydration, the commit
+    assert len(round_trips(store, search, tmp_path)) == 3
+
+
+def test_a_snapshot_whose_connection_the_server_ended_still_answers(store):
+    with store.snapshot() as snapshot:
+        [query] = snapshot.vectors("contextual", [1]).values()
+        pid = snapshot.rows("SELECT pg_backend_pid()", {})[0][0]
+    url = store.engine.url
+    with psycopg.connect(
+        host=url.host, port=url.port, user=url.username, dbname=url.database, autocommit=True
+    ) as other:
+        assert other.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,)).fetchone()[0]
+    with store.snapshot() as snapshot:
+        [hits] = snapshot.vector_search("contextual", query[None], 3)
+        assert snapshot.rows("SELECT pg_backend_pid()", {})[0][0] != pid
+    assert len(hits) == 3

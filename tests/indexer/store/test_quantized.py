@@ -124,8 +124,9 @@ def test_info_shows_the_quantization(tmp_path, corpus, fast_model):
         (["--quantize", "int4"], "Invalid value for '--quantize'"),
         (
             ["--quantize", "int8", "--index", "postgresql+psycopg://nobody@127.0.0.1:1/none"],
-            "a PostgreSQL index keeps float32 vectors",
+            "--quantize int8: a PostgreSQL index quantizes as none, halfvec, binary or auto",
         ),
+        (["--quantize", "halfvec"], "--quantize halfvec: a folder index quantizes as none, "),
     ],
 )
 def test_a_bad_quantization_is_a_usage_error(tmp_path, corpus, fast_model, arguments, message):
@@ -143,5 +144,7 @@ def test_auto_quantizes_from_its_threshold():
 
     assert quantization_for("auto", 99_999) == "none"
     assert quantization_for("auto", 100_000) == "int8"
+    assert quantization_for("auto", 100_000, "pgvector") == "halfvec"
+    assert quantization_for("auto", 99_999, "pgvector") == "none"
     assert space_structure("auto", "auto", 1_000_000) == "hnsw-int8"
     assert space_structure("flat", "binary", 0) == "flat"  # nothing to train codes on

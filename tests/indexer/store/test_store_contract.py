@@ -746,3 +746,35 @@ def test_replacing_a_document_keeps_the_rows_and_vectors_of_its_unchanged_passag
         assert [chunk_id for chunk_id, _ in snapshot.lexical_search("alpha", 5)] == [ids[1]]
     assert store.verify().consistent
     store.close()
+
+
+def quantized_forms(target) -> tuple[str, ...]:
+    """The quantized forms a backend has (`index --quantize`): FAISS's codes, pgvector's."""
+    return ("int8", "binary") if isinstance(target, Path) else ("halfvec", "binary")
+
+
+def test_every_quantized_form_finds_what_exact_search_finds_with_float32_cosines(any_index):
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [new_document(f"/docs/{'a' if n < 12 else 'b'}/{n:02d}.txt", [f"otter {n}"], n)
+             for n in range(40)]
+        )  # fmt: skip
+    near = make_filter(under=["/docs/a"])
+    for form in (*quantized_forms(any_index), "none"):
+        with store.writer(), store.change() as change:
+            change.set_index_type("hnsw")
+            change.set_quantize(form)
+        assert store.manifest.quantize == form and store.verify().consistent
+        assert store.describe()["quantization"] == form
+        with store.snapshot() as snapshot:
+            hits = snapshot.vector_search("contextual", unit(1)[None, :], 10)[0]
+            assert {i for i, s in hits if s > 0.99} == {i for i, _ in hits}, form
+            allowed = snapshot.vector_search("contextual", unit(1)[None, :], 3, near)[0]
+            paths = {c.path for c in snapshot.chunks(i for i, _ in allowed).values()}
+            assert len(allowed) == 3 and all(p.startswith("/docs/a/") for p in paths), form
+            cosines = snapshot.similarities("contextual", unit(1), [i for i, _ in hits])
+            assert dict(hits) == pytest.approx(cosines), form
+    store.close()

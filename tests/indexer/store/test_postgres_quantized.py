@@ -1,0 +1,80 @@
+"""Quantized graphs on PostgreSQL (`index --quantize halfvec|binary|auto`): pgvector's
+HNSW over the halfvec cast or the binary quantization of the float32 column, which the
+table keeps for re-ranking; chosen at index time, recorded, shown, and switched."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from indexer import Indexer
+from indexer.store.backends import open_store, verify_target
+from indexer.store.postgres.vectors import graph_form, index_name
+
+pytestmark = pytest.mark.postgres
+
+
+def form_of(target) -> dict[str, str | None]:
+    store = open_store(target)
+    try:
+        with store.engine.connect() as connection:
+            return {space: graph_form(connection, space) for space in store.manifest.spaces}
+    finally:
+        store.close()
+
+
+def nearest(target, form: str = "none") -> list[tuple[int, float]]:
+    """The 3 nearest chunks of chunk 1's own contextual vector, with their cosines, found
+    by a walk of the graph in `form` (pg_stat_get_xact_numscans of its index)."""
+    store = open_store(target)
+    try:
+        with store.snapshot() as snapshot:
+            [query] = snapshot.vectors("contextual", [1]).values()
+            # a table this small is cheaper to scan: the planner is told not to, so that
+            # the search shows it can walk the graph (its index matches the expression)
+            snapshot.rows("SELECT set_config('enable_seqscan', 'off', true)", {})
+            found = snapshot.vector_search("contextual", query[None], 3)[0]
+            [scans] = snapshot.rows(
+                "SELECT pg_stat_get_xact_numscans(CAST(:ix AS regclass))",
+                {"ix": index_name("contextual", form)},
+            )[0]
+            assert scans == 1, form
+            return found
+    finally:
+        store.close()
+
+
+WORDS = ["river", "bank", "stone", "crane", "tower", "bridge", "market", "fish", "boat"]
+
+
+@pytest.fixture
+def notes(tmp_path):
+    """60 files of 12 words each: enough rows that the planner walks a graph."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for number in range(60):
+        (folder / f"{number:02d}.txt").write_text(" ".join(rng.choice(WORDS, 12)) + "\n")
+    return folder
+
+
+def test_a_postgres_index_is_made_switched_and_kept_in_each_form(postgres_index, notes, fast_model):
+    def index(quantize):
+        indexer = Indexer(postgres_index, model=fast_model, index_type="hnsw", quantize=quantize)
+        indexer.index_folder(notes)
+
+    index(None)
+    assert set(form_of(postgres_index).values()) == {"none"}
+    float32 = nearest(postgres_index)
+    for form in ("halfvec", "binary", None, "none"):
+        index(form)
+        expected = form or "binary"  # not given: the index keeps its own
+        assert set(form_of(postgres_index).values()) == {expected}, form
+        assert verify_target(postgres_index).consistent
+        store = open_store(postgres_index)
+        try:
+            shown = store.describe()
+        finally:
+            store.close()
+        assert shown["quantization"] == expected and shown["manifest"]["quantize"] == expected
+        assert dict(nearest(postgres_index, expected)) == pytest.approx(dict(float32)), form
