@@ -16,6 +16,7 @@ from indexer.errors import UnreadableFile
 from indexer.reading.layout import Layout
 from indexer.reading.limits import READING_LIMITS, ReadingBudget, ReadingLimits
 from indexer.reading.office import read_docx, read_epub, read_odt, read_pptx
+from indexer.reading.page_chrome import is_chrome, is_main_content
 from indexer.reading.pdf_text import clean_pdf_text, split_run_together
 from indexer.splitting.outline import Heading
 
@@ -70,22 +71,29 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
     from lxml import html as lxml_html
 
     source = decode_text(data)
-    pieces: list[str] = []
-    raw_lines: list[tuple[int, int]] = []
-    raw_headings: list[tuple[int, int, int, str]] = []  # (start, end, level, title)
     try:
         root = lxml_html.document_fromstring(
             source.encode("utf-8", "surrogatepass"), parser=_html_parser()
         )
     except etree.ParserError:  # nothing but whitespace, or nothing a page holds
-        root = None
+        return "", Layout(lines=[], headings=[], outline=[])
+    text, layout = _html_text(root, drop_chrome=True)
+    if not text:  # a page that is nothing but navigation: its links are its text
+        text, layout = _html_text(root, drop_chrome=False)
+    return text, layout
+
+
+def _html_text(root: Any, *, drop_chrome: bool) -> tuple[str, Layout]:
+    pieces: list[str] = []
+    raw_lines: list[tuple[int, int]] = []
+    raw_headings: list[tuple[int, int, int, str]] = []  # (start, end, level, title)
     # The strings joined by "\n", walked in order so that each one's source line is
     # known: that of the last tag opened before it, plus the newlines read since.
     line, position = 1, 0
-    for node in _page_nodes(root) if root is not None else ():
+    for node, chrome in _walk(root, drop_chrome=drop_chrome):
         if not isinstance(node, str):
             line = node.sourceline or line
-            if node.tag in _HEADINGS:
+            if node.tag in _HEADINGS and not chrome:
                 strings = [s for s in _page_nodes(node) if isinstance(s, str)]
                 # without the permalink mark Sphinx and MkDocs put after each title
                 title = " ".join(" ".join(strings).split()).rstrip(" ¶")
@@ -93,6 +101,9 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
                     start = position + (1 if pieces else 0)
                     end = start + sum(len(s) for s in strings) + len(strings) - 1
                     raw_headings.append((start, end, int(node.tag[1]), title))
+            continue
+        if chrome:
+            line += node.count("\n")
             continue
         if pieces:
             position += 1  # the separator
@@ -133,25 +144,35 @@ def _page_nodes(top: Any) -> Iterator[Any]:
     """The visible elements and strings of `top` (without its tail), in document order:
     no hidden element, no comment's text (its tail is the page's), and a <head> as the
     string of its <title> and a blank line."""
-    todo = [top]
+    return (node for node, _chrome in _walk(top, drop_chrome=False))
+
+
+def _walk(top: Any, *, drop_chrome: bool) -> Iterator[tuple[Any, bool]]:
+    """`_page_nodes` of `top`, each with whether it lies in navigation chrome
+    (`page_chrome`; always False unless `drop_chrome`). Chrome is walked, not skipped, so
+    that the newlines in it still count towards the source lines of what follows."""
+    todo: list[tuple[Any, bool, bool]] = [(top, False, False)]  # (node, in main, in chrome)
     while todo:
-        node = todo.pop()
+        node, in_main, chrome = todo.pop()
         if isinstance(node, str):
-            yield node
+            yield node, chrome
             continue
         if not isinstance(node.tag, str) or node.tag in _HIDDEN:  # comments too
             continue
         if node.tag == "head":
             title = node.find(".//title")
-            yield _strings_of(title) + "\n\n" if title is not None else ""
+            yield (_strings_of(title) + "\n\n" if title is not None else ""), chrome
             continue
-        yield node
+        if drop_chrome and not chrome:
+            in_main = in_main or is_main_content(node)
+            chrome = not in_main and is_chrome(node)
+        yield node, chrome
         if node.text:
-            yield node.text
+            yield node.text, chrome
         for child in reversed(node):
             if child.tail:
-                todo.append(child.tail)
-            todo.append(child)
+                todo.append((child.tail, in_main, chrome))
+            todo.append((child, in_main, chrome))
 
 
 def _strings_of(element: Any) -> str:
