@@ -474,7 +474,7 @@ def _hits(
         keys = snapshot.content_keys({chunk.document_id for chunk in chunks.values()})
         ranked = candidates.ranked
         if not request.all_chunks:  # one hit per document: scored as the document
-            documents = {i: chunk.document_id for i, chunk in chunks.items()}
+            documents = {i: (chunk.document_id, chunk.section) for i, chunk in chunks.items()}
             ranked = document_ranked(ranked, documents, SUPPORT[request.mode])
         chosen: list[tuple[StoredChunk, float]] = []
         seen_documents: set[int] = set()

@@ -1,4 +1,4 @@
-"""A document is scored by its best passage plus a little of its next ones."""
+"""A document is scored by its best passage plus a little of its best in other sections."""
 
 from __future__ import annotations
 
@@ -10,19 +10,28 @@ from search.document_scores import SUPPORT, document_ranked
 from search.modes import Mode
 
 
-def test_a_document_with_several_good_passages_outranks_one_slightly_better_passage():
-    # chunk -> document: 1 alone in document 10; 2, 3, 4 in document 20
+def test_a_document_answering_in_several_sections_outranks_one_slightly_better_passage():
+    # chunk -> (document, section): 1 alone in document 10; 2, 3, 4 in three sections of 20
     ranked = [(1, 1.0), (2, 0.9), (3, 0.8), (4, 0.7), (5, 0.2)]
-    documents = {1: 10, 2: 20, 3: 20, 4: 20, 5: 30}
+    documents = {1: (10, "A"), 2: (20, "B"), 3: (20, "B / C"), 4: (20, "B / D"), 5: (30, None)}
     rescored = document_ranked(ranked, documents, 0.2)
     assert [chunk for chunk, _ in rescored][:2] == [2, 1]
     assert dict(rescored)[2] == pytest.approx(0.9 + 0.2 * 0.8 + 0.04 * 0.7)
     assert dict(rescored)[1] == 1.0 and dict(rescored)[3] == 0.8  # not a document's best
 
 
-def test_only_two_passages_after_the_best_count_and_no_support_changes_nothing():
+def test_passages_of_the_same_section_or_of_no_section_do_not_support_their_document():
+    ranked = [(1, 1.0), (2, 0.9), (3, 0.8), (4, 0.7), (5, 0.6), (6, 0.5)]
+    # 1-3: one section's windows, then a second section; 4-6: a text without sections
+    documents = {1: (7, "S"), 2: (7, "S"), 3: (7, "T"), 4: (8, None), 5: (8, None), 6: (8, None)}
+    rescored = dict(document_ranked(ranked, documents, 0.5))
+    assert rescored[1] == pytest.approx(1.0 + 0.5 * 0.8)
+    assert rescored[4] == 0.7
+
+
+def test_only_two_other_sections_count_and_no_support_changes_nothing():
     ranked = [(1, 1.0), (2, 1.0), (3, 1.0), (4, 1.0)]
-    documents = {1: 7, 2: 7, 3: 7, 4: 7}
+    documents = {1: (7, "A"), 2: (7, "B"), 3: (7, "C"), 4: (7, "D")}
     assert dict(document_ranked(ranked, documents, 0.5))[1] == pytest.approx(1.75)
     assert document_ranked(ranked, documents, 0.0) == ranked
     assert SUPPORT[Mode.STATIC] == 0.0
@@ -49,12 +58,12 @@ def test_each_hit_is_scored_as_its_document_from_all_its_passages(heron_index, m
         passages = searcher.search("heron", k=100, mode=mode, all_chunks=True).results
         hits = searcher.search("heron", k=10, mode=mode).results
     ranked = [(hit.chunk_id, hit.score) for hit in passages]
-    documents = {hit.chunk_id: hit.document_id for hit in passages}
+    documents = {hit.chunk_id: (hit.document_id, hit.section) for hit in passages}
     expected, seen = [], set()
     for chunk_id, score in document_ranked(ranked, documents, SUPPORT[Mode(mode)]):
-        if documents[chunk_id] not in seen:
-            seen.add(documents[chunk_id])
+        if documents[chunk_id][0] not in seen:
+            seen.add(documents[chunk_id][0])
             expected.append((chunk_id, round(score, 6)))
-    assert len({documents[chunk_id] for chunk_id, _ in ranked}) == 3
-    assert sum(1 for hit in passages if hit.path.endswith("many.md")) >= 3
+    assert len({documents[chunk_id][0] for chunk_id, _ in ranked}) == 3
+    assert len({hit.section for hit in passages if hit.path.endswith("many.md")}) >= 3
     assert [(hit.chunk_id, pytest.approx(hit.score, abs=1e-5)) for hit in hits] == expected
