@@ -25,6 +25,7 @@ from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.batching import QueryBatcher
 from search.completion import exact_scores
+from search.document_scores import DOCUMENT_DEPTH, SUPPORT, document_ranked
 from search.documents import DocumentText, load_document
 from search.fusion import HYBRID, HybridFusion
 from search.hints import filter_hints
@@ -465,15 +466,20 @@ def _hits(
     repeat, hits fall below the similarity asked for, and more is left."""
     terms = query_terms(request.query)
     k, minimum = request.k, request.min_similarity
-    depth = k if request.all_chunks else k * 4
+    # one hit per document: deep enough that a document's next passages support it
+    depth = k if request.all_chunks else max(k * 4, DOCUMENT_DEPTH)
     while True:
         candidates = _candidates(snapshot, request, vectors, hybrid, depth)
         chunks = snapshot.chunks(chunk_id for chunk_id, _ in candidates.ranked)
         keys = snapshot.content_keys({chunk.document_id for chunk in chunks.values()})
+        ranked = candidates.ranked
+        if not request.all_chunks:  # one hit per document: scored as the document
+            documents = {i: (chunk.document_id, chunk.section) for i, chunk in chunks.items()}
+            ranked = document_ranked(ranked, documents, SUPPORT[request.mode])
         chosen: list[tuple[StoredChunk, float]] = []
         seen_documents: set[int] = set()
         holder: dict[str, int] = {}  # content key -> the document whose hits stand for it
-        for chunk_id, score in candidates.ranked:
+        for chunk_id, score in ranked:
             chunk = chunks.get(chunk_id)
             if chunk is None:  # only if the store is inconsistent (`ctxsearch verify`)
                 continue

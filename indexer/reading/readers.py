@@ -17,6 +17,7 @@ from indexer.errors import UnreadableFile
 from indexer.reading.layout import Layout
 from indexer.reading.limits import READING_LIMITS, ReadingBudget, ReadingLimits
 from indexer.reading.office import read_docx, read_epub, read_odt, read_pptx
+from indexer.reading.page_chrome import is_chrome, is_main_content
 from indexer.reading.pdf_text import clean_pdf_text, split_run_together
 from indexer.splitting.outline import Heading
 
@@ -72,7 +73,11 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
     source = decode_text(data)
     # None for a page of nothing but whitespace or comments
     root = etree.fromstring(source.encode("utf-8", "surrogatepass"), parser=_html_parser())
-    pieces, raw_lines, raw_headings = _page_strings(root) if root is not None else ([], [], [])
+    if root is None:
+        return "", Layout(lines=[], headings=[], outline=[])
+    pieces, raw_lines, raw_headings = _page_strings(root, _chrome_of(root))
+    if not "".join(pieces).strip():  # a page that is nothing but navigation: its links
+        pieces, raw_lines, raw_headings = _page_strings(root)
     text, to_text = _collapse_blank_runs("\n".join(pieces))
     offsets = to_text(np.fromiter((offset for offset, _ in raw_lines), np.int64, len(raw_lines)))
     extents = to_text(
@@ -113,16 +118,32 @@ class _HeadingEnd:
         self.element, self.first, self.slot = element, first, slot
 
 
+def _chrome_of(root: Any) -> set[Any]:
+    """The outermost navigation chrome elements of the page (`page_chrome`), found
+    outside its main content (inside which nothing is chrome)."""
+    found, todo = set(), [root]
+    while todo:
+        node = todo.pop()
+        if not isinstance(node.tag, str) or is_main_content(node):
+            continue
+        if is_chrome(node):
+            found.add(node)  # the element objects stay alive here, so lookups match
+            continue
+        todo.extend(node)
+    return found
+
+
 def _page_strings(
-    root: Any,
+    root: Any, chrome: set[Any] | frozenset[Any] = frozenset()
 ) -> tuple[list[str], list[tuple[int, int]], list[tuple[int, int, int, str]]]:
     """The visible strings of the page under `root` (without its tail) in document order,
     to be joined by "\n"; the source line at each one's start and after each newline in
     it, as (offset in the joined text, line): that of the last tag opened before it, plus
     the newlines read since; and each heading's (start, end, level, title) there.
 
-    Not shown: hidden elements, comments' text (a comment's tail is the page's), and of a
-    <head> all but the string of its <title> and a blank line."""
+    Not shown: hidden elements, comments' text (a comment's tail is the page's), of a
+    <head> all but the string of its <title> and a blank line, and the `chrome` elements
+    (walked all the same, so that the source lines after them stay exact)."""
     pieces: list[str] = []
     lines: list[tuple[int, int]] = []
     headings: list[tuple[int, int, int, str] | None] = []
@@ -158,6 +179,9 @@ def _page_strings(
             todo.append(_strings_of(title) + "\n\n" if title is not None else "")
             continue
         line = node.sourceline or line
+        if node in chrome:
+            line = _line_after(node, line)
+            continue
         if tag in _HEADINGS:
             headings.append(None)
             todo.append(_HeadingEnd(node, len(pieces), len(headings) - 1))
@@ -168,6 +192,27 @@ def _page_strings(
         if node.text:
             todo.append(node.text)
     return pieces, lines, [heading for heading in headings if heading is not None]
+
+
+def _line_after(element: Any, line: int) -> int:
+    """The source line after `element`'s strings (without its tail), walked as
+    `_page_strings` walks them, none of them kept."""
+    todo: list[Any] = [element]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, str):
+            line += node.count("\n")
+            continue
+        if not isinstance(node.tag, str) or node.tag in _HIDDEN:
+            continue
+        line = node.sourceline or line
+        for child in reversed(node):
+            if child.tail:
+                todo.append(child.tail)
+            todo.append(child)
+        if node.text:
+            todo.append(node.text)
+    return line
 
 
 def _strings_of(element: Any) -> str:

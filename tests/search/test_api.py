@@ -40,10 +40,12 @@ def test_a_dense_weight_moves_hybrid_between_its_parts(sample_index):
     # "response" and "work" are common words; the question is about canning seals
     query = "why did the lids not pop down after the jars cooled"
     with Searcher(sample_index) as searcher:
-        contextual = searcher.search(query, k=5, mode="contextual")
-        lexical = searcher.search(query, k=5, mode="lexical")
-        all_dense = searcher.search(query, k=5, dense_weight=1.0)
-        all_lexical = searcher.search(query, k=5, dense_weight=0.0)
+        # passage by passage (`all_chunks`): documents are scored from their passages with
+        # a support per mode (search.document_scores), which a dense weight does not move
+        contextual = searcher.search(query, k=5, mode="contextual", all_chunks=True)
+        lexical = searcher.search(query, k=5, mode="lexical", all_chunks=True)
+        all_dense = searcher.search(query, k=5, dense_weight=1.0, all_chunks=True)
+        all_lexical = searcher.search(query, k=5, dense_weight=0.0, all_chunks=True)
         adaptive = searcher.search(query, k=5)
         with pytest.raises(InvalidQuery, match="between 0 and 1"):
             searcher.search(query, dense_weight=1.5)
