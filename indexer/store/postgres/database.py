@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from indexer.config import postgres_pool
+from indexer.config import POSTGRES_POOL, postgres_pool
 from indexer.errors import (
     IndexCorrupt,
     IndexLocked,
@@ -24,6 +25,8 @@ from indexer.store.postgres.location import PostgresLocation
 F = TypeVar("F", bound=Callable[..., Any])
 CONNECT_TIMEOUT_SECONDS = 10
 OVERFLOW = 10  # connections beyond the pool (SQLAlchemy's default), each closed after use
+# How long a query waits for a connection when the pool and its overflow are all in use.
+POOL_WAIT_SECONDS = 30.0
 # TCP keepalives (libpq's, unless the URL sets its own): a NAT or a firewall drops an idle
 # connection, and the writer lock's session idles while a run reads and encodes files; a
 # probe every 30 s keeps it open, and a peer that is gone is noticed within a minute.
@@ -59,6 +62,7 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
         # to OVERFLOW more are opened for a query each
         pool_size=postgres_pool(),
         max_overflow=OVERFLOW,
+        pool_timeout=POOL_WAIT_SECONDS,
         connect_args={
             "application_name": application,
             "connect_timeout": CONNECT_TIMEOUT_SECONDS,
@@ -122,6 +126,11 @@ def database_errors(where: str) -> Iterator[None]:
         yield
     except DBAPIError as error:
         raise translated(error, where) from error
+    except PoolTimeout as error:  # not a DBAPIError: every connection is taken
+        raise IndexLocked(
+            f"{where}: every database connection of this store is in use "
+            f"(${POSTGRES_POOL.name} {postgres_pool()} + {OVERFLOW} more); try again"
+        ) from error
 
 
 def translated(error: DBAPIError, where: str) -> Exception:

@@ -86,3 +86,25 @@ def test_a_bad_pool_size_is_one_line(indexed, monkeypatch):
     monkeypatch.setenv(POSTGRES_POOL.name, "many")
     with pytest.raises(InvalidSettings, match="CTXSEARCH_POSTGRES_POOL must be a whole number"):
         open_store(indexed)
+
+
+def test_searches_beyond_every_connection_are_a_busy_error_not_a_traceback(indexed, monkeypatch):
+    """SQLAlchemy's pool timeout is not a DBAPIError: past the pool and its overflow, a
+    search waiting for a connection raised sqlalchemy.exc.TimeoutError."""
+    from indexer.errors import IndexLocked
+    from indexer.store.postgres import database
+
+    monkeypatch.setenv(POSTGRES_POOL.name, "1")
+    monkeypatch.setattr(database, "OVERFLOW", 0)
+    monkeypatch.setattr(database, "POOL_WAIT_SECONDS", 0.2)
+    store = open_store(indexed)
+    try:
+        with store.snapshot() as held:
+            held.space_size("contextual")
+            busy = pytest.raises(IndexLocked, match=r"every database connection .* is in use")
+            with busy, store.snapshot() as waiting:
+                waiting.space_size("contextual")
+        with store.snapshot() as after:  # the connection is back: searches go on
+            assert after.space_size("contextual") > 0
+    finally:
+        store.close()
