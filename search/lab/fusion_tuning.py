@@ -34,6 +34,7 @@ from search.fusion import (
 from search.fusion import SHARPNESS as SHARPNESS_DEFAULT
 from search.lab.fusion_variants import dbsf_fusion, linear_fusion, weighted_rrf
 from search.lab.splits import DEPTHS, MAX_DEPTH, Split
+from search.modes import Mode
 from search.questions import is_question
 
 WEIGHTS = tuple(round(0.1 * step, 1) for step in range(11))
@@ -309,15 +310,15 @@ def measure(split: Split, variant: Variant) -> dict[str, float]:
         )
         for query in split.dense
     }
-    return split.score(fused)
+    return split.score(fused, Mode.HYBRID)
 
 
 def sweep(splits: Sequence[Split], tried: Sequence[Variant]) -> dict[str, Any]:
     """Every variant on every split, the parts alone, and the LOCO folds."""
     parts = {
         split.label: {
-            "contextual": split.score(split.dense),
-            "lexical": split.score(split.lexical),
+            "contextual": split.score(split.dense, Mode.CONTEXTUAL),
+            "lexical": split.score(split.lexical, Mode.LEXICAL),
         }
         for split in splits
     }

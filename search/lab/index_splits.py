@@ -55,6 +55,7 @@ def load_index_split(
     texts = [dataset.queries[query_id] for query_id in query_ids]
     dense, lexical, cosines, bm25 = {}, {}, {}, {}
     document_of: dict[int, str] = {}
+    sections: dict[int, str | None] = {}
     with Searcher(target) as searcher:
         vectors = searcher.encoders()[Space.CONTEXTUAL.value].encode(texts)
         with searcher.store.snapshot() as snapshot:
@@ -72,6 +73,7 @@ def load_index_split(
                 for row, chunk in snapshot.chunks(rows - document_of.keys()).items():
                     relative = Path(chunk.path).relative_to(folder).with_suffix("")
                     document_of[row] = relative.as_posix()
+                    sections[row] = chunk.section
     return Split(
         dataset.name,
         split,
@@ -83,4 +85,5 @@ def load_index_split(
         cosines,
         bm25,
         dict(zip(query_ids, texts, strict=True)),
+        sections=sections,
     )

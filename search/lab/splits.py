@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from search.document_scores import SUPPORT, document_ranked
 from search.fusion import Scores
 from search.lab.metrics import mean_metrics
+from search.modes import Mode
 
 # The fusion depths the lab sweeps; a split's lists go as deep as the deepest.
 DEPTHS = (20, 50, 100, 200)
@@ -33,6 +35,8 @@ class Split:
     cosines: dict[str, dict[int, float]] = field(default_factory=dict)
     bm25: dict[str, dict[int, float]] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # the query texts
+    # the section trail of each row of an index (rows of a BEIR folder have none)
+    sections: Mapping[int, str | None] = field(default_factory=dict)
     _known: dict[str, tuple[Scores, Scores]] = field(default_factory=dict, repr=False)
 
     def exact(self, query: str) -> tuple[Scores, Scores]:
@@ -51,12 +55,21 @@ class Split:
         """`collection:split`."""
         return f"{self.collection}:{self.split}"
 
-    def score(self, ranked: dict[str, list[tuple[int, float]]]) -> dict[str, float]:
+    def score(
+        self, ranked: dict[str, list[tuple[int, float]]], mode: Mode | None = None
+    ) -> dict[str, float]:
         """nDCG@10 and Recall@100 of ranked rows for each query; a document is ranked
-        where its first row is (as search shows one hit per document)."""
+        where its first row is (as search shows one hit per document), its rows scored as
+        `mode`'s search scores a document from its sections (`search.document_scores`)."""
+        if mode is not None and self.sections:
+            ranked = {query: self._as_documents(pairs, mode) for query, pairs in ranked.items()}
         run = {query: self._documents(pairs) for query, pairs in ranked.items()}
         metrics = mean_metrics(run, self.qrels)
         return {"ndcg@10": metrics["ndcg@10"], "recall@100": metrics["recall@100"]}
+
+    def _as_documents(self, pairs: list[tuple[int, float]], mode: Mode) -> list[tuple[int, float]]:
+        documents = {row: (self.doc_ids[row], self.sections.get(row)) for row, _ in pairs}
+        return document_ranked(pairs, documents, SUPPORT[mode])
 
     def _documents(self, pairs: list[tuple[int, float]]) -> dict[str, float]:
         """The first 100 documents of ranked rows, scored by rank so the order holds."""
