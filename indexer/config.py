@@ -340,49 +340,32 @@ def eval_cache_dir() -> Path:
 
 def busy_timeout_ms() -> int:
     """How long to wait for an SQLite database another program holds locked."""
-    given = read(BUSY_TIMEOUT_MS)
-    if given is None:
-        return 10000
-    try:
-        milliseconds = int(given)
-    except ValueError:
-        milliseconds = -1
-    if milliseconds < 0:
-        raise InvalidSettings(
-            f"${BUSY_TIMEOUT_MS.name} must be a whole number of milliseconds, not {given!r}"
-        )
-    return milliseconds
+    return _whole_number(BUSY_TIMEOUT_MS, 10000, 0, " of milliseconds")
 
 
 def max_deltas() -> int:
     """How many delta segments a space of an index folder may hold before a merge."""
-    given = read(MAX_DELTAS)
-    if given is None:
-        return 8
-    try:
-        count = int(given)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise InvalidSettings(f"${MAX_DELTAS.name} must be a whole number, not {given!r}")
-    return count
+    return _whole_number(MAX_DELTAS, 8, 0, "")
 
 
 def postgres_pool() -> int:
     """How many connections a PostgreSQL index keeps open for its searches."""
-    given = read(POSTGRES_POOL)
+    return _whole_number(POSTGRES_POOL, 40, 1, " of connections (1 or more)")
+
+
+def _whole_number(variable: Variable, default: int, least: int, unit: str) -> int:
+    """`variable` as a whole number of at least `least` (`default` when unset);
+    `InvalidSettings` naming it and `unit` otherwise."""
+    given = read(variable)
     if given is None:
-        return 40
+        return default
     try:
-        count = int(given)
+        number = int(given)
     except ValueError:
-        count = 0
-    if count < 1:
-        raise InvalidSettings(
-            f"${POSTGRES_POOL.name} must be a whole number of connections (1 or more), "
-            f"not {given!r}"
-        )
-    return count
+        number = least - 1
+    if number < least:
+        raise InvalidSettings(f"${variable.name} must be a whole number{unit}, not {given!r}")
+    return number
 
 
 def host_name() -> str:
