@@ -15,7 +15,8 @@ Guarantees: every passage has at most `max_tokens` tokens (as `token_spans` coun
 its text is `text[start:end]`; the passages without their overlaps tile the text, so
 every character lies in some passage (a text of only whitespace has none). A passage's
 trail is that of the innermost section holding all of its text, not counting the heading
-lines of sections it only begins with; `heading` is the last title in it.
+lines of sections it only begins with, nor a page's title before its first heading unless
+that title is most of the passage; `heading` is the last title in it.
 """
 
 from __future__ import annotations
@@ -283,16 +284,26 @@ def _overlap_start(text: str, spans: list[tuple[int, int]], floor: int, first: i
 
 def _trail(unit: list[_Tokenised], begin: int, stop: int) -> tuple[str, ...]:
     """The trail common to the sections whose body text lies in tokens [begin, stop) (to
-    all the sections those tokens touch when they hold only heading lines)."""
+    all the sections those tokens touch when they hold only heading lines). Text before
+    a document's first heading (a page's title) counts only when it is most of the
+    passage: a title joined to the first section leaves that section's trail."""
     touched, holding = [], []
+    untitled = titled = 0  # body tokens in [begin, stop) outside and inside any section
     first = 0
     for part in unit:
         last = first + part.count
         if (first < stop and last > begin) or first == last == begin:
             touched.append(part.section.trail)
-            if max(last - part.body_tokens, begin) < min(last, stop):
+            body = min(last, stop) - max(last - part.body_tokens, begin)
+            if body > 0:
                 holding.append(part.section.trail)
+                if part.section.trail:
+                    titled += body
+                else:
+                    untitled += body
         first = last
+    if titled > untitled:
+        holding = [trail for trail in holding if trail]
     return _common_prefix(holding or touched)
 
 

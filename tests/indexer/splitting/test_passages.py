@@ -35,14 +35,23 @@ def assert_passages_hold(text: str, passages: list[Passage], spans, max_tokens: 
 
 def expected_trail(text: str, kind: str, passage: Passage) -> tuple[str, ...]:
     """The trail common to the sections whose body text the passage holds (all those it
-    touches when it holds only heading lines), worked out from the sections alone."""
+    touches when it holds only heading lines), worked out from the sections alone; the
+    text before the first heading counts only when it is most of the passage's body."""
     touched, holding = [], []
+    untitled = titled = 0
     for section in document_sections(text, kind):
         if section.start < passage.end and section.end > passage.start:
             touched.append(section.trail)
             body = text[max(section.body, passage.start) : min(section.end, passage.end)]
             if body.strip():
                 holding.append(section.trail)
+                tokens = len(word_spans(body))
+                if section.trail:
+                    titled += tokens
+                else:
+                    untitled += tokens
+    if titled > untitled:
+        holding = [trail for trail in holding if trail]
     trails = holding or touched
     common = trails[0]
     for trail in trails[1:]:
@@ -169,6 +178,25 @@ def test_a_small_section_goes_with_the_big_section_after_it():
     assert_passages_hold(text, passages, word_spans, 64)
     assert min(len(word_spans(passage.text)) for passage in passages) >= 16
     assert passages[0].text.startswith("Simple statements, the docs\n\n# Simple statements")
+
+
+def test_a_page_title_joined_to_the_first_section_keeps_that_sections_heading():
+    """A page's <title> before its first heading joins the first section's passage; that
+    passage is the section's, not a passage of no section (the python3-doc bisect and
+    csv pages' first hits had no heading: heading_check 52/60 at d46bb4c)."""
+    body = "".join(f"<p>Bisection step {n} halves the sorted range.</p>" for n in range(12))
+    page = (
+        "<html><head><title>bisect - the docs</title></head><body>"
+        f"<h1>bisect</h1>{body}<h2>Examples</h2>{body}</body></html>"
+    ).encode()
+    text, layout = read_html_layout(page)
+    passages = document_passages(text, "html", layout, word_spans, 128, 8)
+    assert passages[0].text.startswith("bisect - the docs")
+    assert passages[0].trail == ("bisect",)
+    preamble = " ".join(f"Preamble line {n} before any heading." for n in range(20))
+    titled = f"Title only\n\n{preamble}"
+    titled += "\n\n# Short\n\nOne line.\n"
+    assert document_passages(titled, "markdown", None, word_spans, 256, 8)[0].trail == ()
 
 
 def test_small_sibling_sections_are_one_passage_under_their_parent():
