@@ -25,7 +25,7 @@ from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.batching import QueryBatcher
 from search.completion import exact_scores
-from search.document_scores import DOCUMENT_DEPTH, SUPPORT, document_ranked
+from search.document_scores import DOCUMENT_DEPTH, mode_ranked
 from search.documents import DocumentText, load_document
 from search.fusion import HYBRID, HybridFusion
 from search.hints import filter_hints
@@ -475,7 +475,7 @@ def _hits(
         ranked = candidates.ranked
         if not request.all_chunks:  # one hit per document: scored as the document
             documents = {i: (chunk.document_id, chunk.section) for i, chunk in chunks.items()}
-            ranked = document_ranked(ranked, documents, SUPPORT[request.mode])
+            ranked = mode_ranked(ranked, documents, request.mode)
         chosen: list[tuple[StoredChunk, float]] = []
         seen_documents: set[int] = set()
         holder: dict[str, int] = {}  # content key -> the document whose hits stand for it

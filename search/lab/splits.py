@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from search.document_scores import SUPPORT, document_ranked
+from search.document_scores import EVERY_PASSAGE, mode_ranked
 from search.fusion import Scores
 from search.lab.metrics import mean_metrics
 from search.modes import Mode
@@ -61,7 +61,7 @@ class Split:
         """nDCG@10 and Recall@100 of ranked rows for each query; a document is ranked
         where its first row is (as search shows one hit per document), its rows scored as
         `mode`'s search scores a document from its sections (`search.document_scores`)."""
-        if mode is not None and self.sections:
+        if mode is not None and (self.sections or mode in EVERY_PASSAGE):
             ranked = {query: self._as_documents(pairs, mode) for query, pairs in ranked.items()}
         run = {query: self._documents(pairs) for query, pairs in ranked.items()}
         metrics = mean_metrics(run, self.qrels)
@@ -69,7 +69,7 @@ class Split:
 
     def _as_documents(self, pairs: list[tuple[int, float]], mode: Mode) -> list[tuple[int, float]]:
         documents = {row: (self.doc_ids[row], self.sections.get(row)) for row, _ in pairs}
-        return document_ranked(pairs, documents, SUPPORT[mode])
+        return mode_ranked(pairs, documents, mode)
 
     def _documents(self, pairs: list[tuple[int, float]]) -> dict[str, float]:
         """The first 100 documents of ranked rows, scored by rank so the order holds."""
