@@ -55,6 +55,53 @@ def test_postgres_lexical_scores_are_fts5_bm25(tmp_path, postgres_index, fast_mo
         assert lexical(postgres_index, query) == pytest.approx(expected, rel=1e-9), query
 
 
+# Sentences of SciFact abstracts: hyphenated words, decimals, signed numbers, Greek
+# letters, the micro sign and a diacritic, which PostgreSQL's own parser splits, keeps
+# whole or cases apart from FTS5's unicode61 tokenizer (words the two stemmers agree on).
+ABSTRACTS = {
+    "164985.txt": "Here, we demonstrate that 4T1 mammary carcinoma cells, when co-cultured with "
+    "RAW264.7 macrophage cells, skew the RAW264.7 macrophage cell differentiation into M2d "
+    "macrophages.",
+    "263364.txt": "The rs8099917-G allele was also associated with advanced liver disease "
+    "(OR = 2.34; 95% CI, 1.40-3.93; p = 0.0100).",
+    "474325.txt": "Non-invasive ventilation improved gas exchange (p< 0.05) and inspiratory "
+    "effort (p< 0.01) with both interfaces.",
+    "643765.txt": "Ski/SnoN are important transcription regulators of the transforming growth "
+    "factor-\u03b2 (TGF-\u03b2) superfamily and function mainly through heterodimers.",
+    "1044552.txt": "Though not statistically significant, IL-1\u03b2 produced an additional "
+    "effect on the activation of Erk1/2 and p38.",
+    "1225513.txt": "Isothermal titration calorimetry measurements indicated that cognate HK-RR "
+    "pairs interact with dissociation constants (Kd) of approximately 1 \u00b5M, while "
+    "noncognate pairs had no measurable binding.",
+    "1907601.txt": "These events are sufficient to trigger HIF-1\u03b1 induction, setting off "
+    "the chronic adipose tissue inflammatory response characteristic of obesity.",
+    "1855679.txt": "Tumor necrosis factor \u03b1 also synergized with IL-23 to enhance IL-17 "
+    "production, and this was IL-1 dependent, as in Kr\u00fcppel-like factor 4 cells.",
+}
+ABSTRACT_QUERIES = [
+    "co-cultured macrophage cells",
+    "p 0.05 inspiratory effort",
+    "95% CI 1.40 liver disease",
+    "TGF-\u03b2 growth factor superfamily",
+    "IL-1\u03b2 activation of Erk1/2",
+    "binding at 1 \u00b5M",
+    "HIF-1\u03b1 induction in adipose tissue",
+    "KR\u00dcPPEL-like factor and IL-17",
+    "non-invasive ventilation",
+]
+
+
+def test_both_stores_score_real_abstracts_alike(tmp_path, postgres_index, fast_model):
+    """The stores agree on how text splits into terms, so on the same chunks each query
+    finds the same chunks with the same BM25 (FTS5's unicode61 tokens on PostgreSQL)."""
+    folder = write(tmp_path / "abstracts", ABSTRACTS)
+    Indexer(tmp_path / "ix", model=fast_model).index_folder(folder)
+    Indexer(postgres_index, model=fast_model).index_folder(folder)
+    for query in ABSTRACT_QUERIES:
+        expected = lexical(tmp_path / "ix", query)
+        assert lexical(postgres_index, query) == pytest.approx(expected, rel=1e-9), query
+
+
 def test_term_counts_follow_added_removed_and_changed_chunks(tmp_path, postgres_index, fast_model):
     folder = write(tmp_path / "notes", TEXTS)
     indexer = Indexer(postgres_index, model=fast_model)
