@@ -102,6 +102,50 @@ def test_both_stores_score_real_abstracts_alike(tmp_path, postgres_index, fast_m
         assert lexical(postgres_index, query) == pytest.approx(expected, rel=1e-9), query
 
 
+def test_an_index_made_with_the_parsers_tokens_is_migrated_to_fts5s(
+    tmp_path, postgres_index, fast_model, monkeypatch
+):
+    """An index made by the code before 0010 (PostgreSQL's parser: `co-cultured` kept
+    whole) gets FTS5's tokens, counts and lengths when first opened: then it ranks as a
+    folder index of the same files, and as a PostgreSQL index made afresh."""
+    from indexer.store import migrations
+
+    folder = write(tmp_path / "abstracts", ABSTRACTS)
+    with monkeypatch.context() as before:
+        before.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-1])
+        before.setattr(migrations, "MIGRATION_NAMES", migrations.MIGRATION_NAMES[:-1])
+        Indexer(postgres_index, model=fast_model).index_folder(folder)
+        assert held(postgres_index, "co-cultur") == [(1,)]
+    assert held(postgres_index, "co-cultur") == []  # opening it migrated it
+    fresh = f"{postgres_index}_fresh"
+    Indexer(tmp_path / "ix", model=fast_model).index_folder(folder)
+    Indexer(fresh, model=fast_model).index_folder(folder)
+    for query in ABSTRACT_QUERIES:
+        expected = lexical(tmp_path / "ix", query)
+        assert lexical(postgres_index, query) == pytest.approx(expected, rel=1e-9), query
+        assert lexical(fresh, query) == pytest.approx(expected, rel=1e-9), query
+    assert verify_target(postgres_index).problems == []
+    totals = "SELECT chunks, tokens FROM lexical_totals"
+    assert rows_of(postgres_index, totals) == rows_of(fresh, totals)
+    store = open_store(postgres_index)
+    assert "unicode61" in store.manifest.lexical["tokenizer"]
+    store.close()
+
+
+def rows_of(target, sql: str, values: dict | None = None) -> list[tuple]:
+    store = open_store(target)
+    try:
+        with store.snapshot() as snapshot:
+            return [tuple(row) for row in snapshot.rows(sql, values or {})]
+    finally:
+        store.close()
+
+
+def held(target, term: str) -> list[tuple]:
+    """How many chunks hold `term`, as the index's counts say (no row: none)."""
+    return rows_of(target, "SELECT chunks FROM lexical_terms WHERE term = :term", {"term": term})
+
+
 def test_term_counts_follow_added_removed_and_changed_chunks(tmp_path, postgres_index, fast_model):
     folder = write(tmp_path / "notes", TEXTS)
     indexer = Indexer(postgres_index, model=fast_model)
