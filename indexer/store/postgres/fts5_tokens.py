@@ -20,11 +20,15 @@ version that FTS5 has (`-logi` to `-log`, `-bli` to `-ble`: `pathology`, `possib
 0.6836 against 0.6835, docs/postgres.md).
 
 On a server without the `pg_c_utf8` collation (PostgreSQL before 17) letters and case
-are those of the database's collation; without regexp_count (before 15) the length is
-counted from the tsvector; a database not in UTF-8 skips the accent folding.
+are those of the database's collation, except that a C-locale database, whose classes
+know only ASCII, takes every non-ASCII character for a letter (as PostgreSQL's parser
+does there); without regexp_count (before 15) the length is counted from the tsvector;
+a database not in UTF-8 skips the accent folding.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from sqlalchemy import Connection, text
 
@@ -34,31 +38,56 @@ STEMMER = f"{CONFIG}_stem"
 # subscript digits and vulgar fractions (category No) that SciFact's units use (m², nh₂).
 _TOKEN_EXTRA = r"\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u2079\u2080-\u2089"
 _ACCENTS = r"[\u0300-\u036f]"
+_NON_ASCII = r"\u0080-\U0010ffff"
 
 
-def _server(connection: Connection) -> tuple[bool, bool, bool]:
-    """(UTF-8 database, has the pg_c_utf8 collation, has regexp_count)."""
-    utf8, collation, version = connection.execute(
-        text(
-            "SELECT current_setting('server_encoding') = 'UTF8', "
-            "EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'pg_c_utf8'), "
-            "current_setting('server_version_num')::int"
-        )
-    ).one()
-    return bool(utf8), bool(utf8 and collation), int(version) >= 150000
+@dataclass(frozen=True)
+class Server:
+    """What the tokenizer's SQL can use on this server and database."""
+
+    utf8: bool  # the database's encoding (normalize() and Unicode classes need it)
+    unicode_collation: bool  # the builtin pg_c_utf8 collation (PostgreSQL 17+)
+    ascii_classes: bool  # a C-locale database: [[:alnum:]] holds only ASCII
+    regexp_count: bool  # PostgreSQL 15+
+
+    @classmethod
+    def of(cls, connection: Connection) -> Server:
+        """This connection's server and database."""
+        utf8, collation, ascii_classes, version = connection.execute(
+            text(
+                "SELECT current_setting('server_encoding') = 'UTF8', "
+                "EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'pg_c_utf8'), "
+                "(SELECT datctype IN ('C', 'POSIX') FROM pg_database "
+                "WHERE datname = current_database()), "
+                "current_setting('server_version_num')::int"
+            )
+        ).one()
+        return cls(bool(utf8), bool(utf8 and collation), bool(ascii_classes), version >= 150000)
+
+    @property
+    def collate(self) -> str:
+        return ' COLLATE "pg_c_utf8"' if self.unicode_collation else ""
+
+    @property
+    def token_extra(self) -> str:
+        """Token characters to add to [[:alnum:]]'s."""
+        if not self.utf8:
+            return ""
+        if not self.unicode_collation and self.ascii_classes:
+            return _NON_ASCII
+        return _TOKEN_EXTRA
 
 
-def tokenizer_statements(utf8: bool, unicode_collation: bool) -> list[str]:
+def tokenizer_statements(server: Server) -> list[str]:
     """The statements that make the stemmer, `CONFIG` and `lexical_text(text)` in the
     current schema (anything of theirs left there by a dropped index replaced)."""
-    collate = ' COLLATE "pg_c_utf8"' if unicode_collation else ""
+    collate = server.collate
     folded = f"lower(value{collate})"
-    if utf8:
+    if server.utf8:
         folded = (
             f"translate(lower(regexp_replace(normalize(value, NFD), '{_ACCENTS}', '', 'g')"
             f"{collate}), '\u00b5', '\u03bc')"  # the micro sign folds to Greek mu, as in FTS5
         )
-    extra = _TOKEN_EXTRA if utf8 else ""
     return [
         f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {CONFIG}",
         f"DROP TEXT SEARCH DICTIONARY IF EXISTS {STEMMER}",
@@ -69,18 +98,17 @@ def tokenizer_statements(utf8: bool, unicode_collation: bool) -> list[str]:
         f"int, uint, sfloat WITH {STEMMER}",
         "CREATE OR REPLACE FUNCTION lexical_text(value text) RETURNS text "
         "LANGUAGE sql IMMUTABLE PARALLEL SAFE "
-        f"RETURN regexp_replace({folded}, '[^[:alnum:]{extra}]+', ' ', 'g')",
+        f"RETURN regexp_replace({folded}, '[^[:alnum:]{server.token_extra}]+', ' ', 'g')",
     ]
 
 
-def length_expression(utf8: bool, unicode_collation: bool, counts: bool) -> str:
+def length_expression(server: Server) -> str:
     """SQL of a chunk's length in tokens from its `text`: the runs of token characters
     (accents inside a word are part of it), or the tsvector's positions."""
-    if not counts:
+    if not server.regexp_count:
         return f"lexical_tokens({vector_expression('text')})"
-    collate = ' COLLATE "pg_c_utf8"' if unicode_collation else ""
-    extra = (_ACCENTS[1:-1] + _TOKEN_EXTRA) if utf8 else ""
-    return f"regexp_count(text{collate}, '[[:alnum:]{extra}]+')"
+    accents = _ACCENTS[1:-1] if server.utf8 else ""
+    return f"regexp_count(text{server.collate}, '[[:alnum:]{accents}{server.token_extra}]+')"
 
 
 def vector_expression(value: str) -> str:
@@ -97,15 +125,15 @@ def phrase_expression(value: str) -> str:
 def use_fts5_tokens(connection: Connection) -> None:
     """Make the tokenizer and generate the tsvector and length columns from it (made
     again: an existing index's rows are re-read, its GIN index rebuilt)."""
-    utf8, collation, counts = _server(connection)
-    for statement in tokenizer_statements(utf8, collation):
+    server = Server.of(connection)
+    for statement in tokenizer_statements(server):
         connection.execute(text(statement))
     connection.execute(
         text(
             "ALTER TABLE chunks DROP COLUMN tsv, DROP COLUMN lexical_length, "
             f"ADD COLUMN tsv tsvector GENERATED ALWAYS AS ({vector_expression('text')}) STORED, "
             "ADD COLUMN lexical_length integer GENERATED ALWAYS AS "
-            f"({length_expression(utf8, collation, counts)}) STORED"
+            f"({length_expression(server)}) STORED"
         )
     )
     connection.execute(text("CREATE INDEX ix_chunks_tsv ON chunks USING gin (tsv)"))

@@ -215,3 +215,56 @@ def test_an_index_in_public_made_again_after_its_tables_were_dropped(
     finally:
         with psycopg.connect(admin, autocommit=True) as connection:
             connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.mark.parametrize("unicode_collation", [True, False])
+def test_the_tokenizer_splits_as_unicode61_with_or_without_a_unicode_collation(
+    postgres_server, unicode_collation
+):
+    """Without `pg_c_utf8` (PostgreSQL before 17) a C-locale database's classes know only
+    ASCII: every other character is then taken for a letter, so Greek and accented words
+    stay words, and the length counts the tokens the tsvector holds."""
+    import uuid
+
+    from sqlalchemy import create_engine
+
+    from indexer.store.postgres.fts5_tokens import (
+        Server,
+        length_expression,
+        tokenizer_statements,
+        vector_expression,
+    )
+
+    schema = f"tok_{uuid.uuid4().hex[:8]}"
+    engine = create_engine(postgres_server)
+    sample = "Kr\u00fcppel-like factor \u03b1 (IL-1\u03b2) at 1 \u00b5M, p < 0.05 per m\u00b2"
+    try:
+        with engine.begin() as connection:
+            server = Server.of(connection)
+            assert server.ascii_classes  # the test server's database is C-locale
+            server = Server(server.utf8, unicode_collation, True, server.regexp_count)
+            connection.execute(text(f"CREATE SCHEMA {schema}"))
+            connection.execute(text(f"SET LOCAL search_path TO {schema}"))
+            connection.execute(
+                text(
+                    "CREATE FUNCTION lexical_tokens(value tsvector) RETURNS integer "
+                    "LANGUAGE sql IMMUTABLE RETURN (SELECT sum(array_length(positions, 1)) "
+                    "FROM unnest(value))"
+                )
+            )
+            for statement in tokenizer_statements(server):
+                connection.execute(text(statement))
+            split, tokens, length = connection.execute(
+                text(
+                    "SELECT btrim(lexical_text(text)), "
+                    f"lexical_tokens({vector_expression('text')}), {length_expression(server)} "
+                    "FROM (SELECT CAST(:text AS text) AS text) AS chunk"
+                ),
+                {"text": sample},
+            ).one()
+        assert split == "kruppel like factor \u03b1 il 1\u03b2 at 1 \u03bcm p 0 05 per m\u00b2"
+        assert tokens == length == 14
+    finally:
+        with engine.begin() as connection:
+            connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        engine.dispose()
