@@ -16,8 +16,8 @@ passages: all but one hold the very tokens FTS5 holds (1,270,680 in all).
 Left apart: Snowball's Porter stems a 2-letter word ending in `s` (`vs`, `ms`) where
 FTS5 keeps every token shorter than 3 bytes, and lacks two rules of Porter's own C
 version that FTS5 has (`-logi` to `-log`, `-bli` to `-ble`: `pathology`, `possibly`):
-103 of SciFact's 36,016 word forms stem apart, which moves no ranking measured (nDCG@10
-0.6836 against 0.6835, docs/postgres.md).
+103 of SciFact's 36,016 word forms stem apart, which moves no ranking measured
+(nDCG@10 0.6836 against 0.6835, docs/reports/2026-12-01-postgres-lexical.md).
 
 On a server without the `pg_c_utf8` collation (PostgreSQL before 17) letters and case
 are those of the database's collation, except that a C-locale database, whose classes
