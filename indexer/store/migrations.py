@@ -200,6 +200,29 @@ def _m0009_bm25(connection: Connection) -> None:
     )
 
 
+def _m0010_fts5_tokens(connection: Connection) -> None:
+    """PostgreSQL: the tsvector column and each chunk's length made of FTS5's tokens
+    (the text split as unicode61 splits it, accents and case folded, then the Porter
+    stemmer; `indexer.store.postgres.fts5_tokens`) instead of PostgreSQL's parser's, and
+    the term counts and totals recounted from them, so both stores rank alike."""
+    if connection.dialect.name != "postgresql":
+        return
+    import json
+
+    from sqlalchemy import text
+
+    from indexer.store.postgres.fts5_tokens import use_fts5_tokens
+    from indexer.store.postgres.fulltext import SETTINGS
+    from indexer.store.postgres.term_counts import recount_terms
+
+    use_fts5_tokens(connection)
+    recount_terms(connection)
+    connection.execute(
+        text("UPDATE manifest SET value = :value WHERE key = 'lexical'"),
+        {"value": json.dumps(SETTINGS)},
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
@@ -210,6 +233,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0007_content_keys", _m0007_content_keys),
     ("0008_document_text", _m0008_document_text),
     ("0009_bm25", _m0009_bm25),
+    ("0010_fts5_tokens", _m0010_fts5_tokens),
 ]
 MIGRATION_NAMES = tuple(name for name, _ in MIGRATIONS)
 

@@ -2,28 +2,31 @@
 by BM25 as FTS5 ranks it.
 
 The column is generated from the chunk text, so it changes in the same transaction as
-the chunk and needs no trigger. Its text search configuration, `ctxsearch_porter`, made
-in the index's schema, is PostgreSQL's parser with the original Porter stemmer (Snowball's
-`porter`, the stemmer FTS5's `porter` tokenizer uses) on every word, no stop words: on
-SciFact test it ranks closer to FTS5 than the `english` configuration (Snowball's
-English stemmer): nDCG@10 0.6597 against 0.6565, FTS5 0.6668, on the same chunks
-(docs/reports/2026-12-01-postgres.md). Queries keep the embedded store's rule: any of the
-query's terms (English stop words left out), each parsed by `plainto_tsquery`, so no
-query syntax leaks in. The GIN index finds the chunks holding any term; each is scored
-in the same statement by BM25 with FTS5's constants and formula: the inverse document
-frequency of each query term (the counts of `term_counts.py`), its frequency in the
-chunk (the positions its lexeme has in `tsv`) and the chunk's length against the
-average.
+the chunk and needs no trigger. It holds FTS5's own tokens (`fts5_tokens.py`: the text
+split as unicode61 splits it, each word stemmed by the Porter stemmer), so the two
+stores count the same terms, lengths and document frequencies: on SciFact test lexical
+nDCG@10 went from 0.6757 (PostgreSQL's parser) to 0.6836, FTS5 0.6835, on the same
+chunks (docs/reports/2026-12-01-postgres-lexical.md). Queries keep the embedded store's
+rule: any of the query's terms (English stop words left out), each read as FTS5 reads a
+quoted term (its tokens as a phrase), so no query syntax leaks in. The GIN index finds
+the chunks holding any term; each is scored in the same statement by BM25 with FTS5's
+constants and formula: the inverse document frequency of each query term (the counts of
+`term_counts.py`), its frequency in the chunk (the positions its lexeme has in `tsv`)
+and the chunk's length against the average. A term of several tokens is scored token by
+token (FTS5 scores the phrase).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import Connection, text
 
+from indexer.store.postgres.fts5_tokens import phrase_expression, vector_expression
 from indexer.store.postgres.term_counts import recount_terms
 from indexer.terms import query_terms
 
-CONFIG = "ctxsearch_porter"
+# Migration 0009's configuration (PostgreSQL's parser, the Porter stemmer), which 0010
+# replaced by `fts5_tokens.CONFIG`.
+PORTER_CONFIG = "ctxsearch_porter"
 # Every kind of word the parser finds is stemmed; numbers, URLs and the like keep
 # `simple`'s mapping (lower-cased as they are).
 _WORD_TOKENS = ("asciiword, word, numword, asciihword, hword, numhword, hword_asciipart, "
@@ -33,7 +36,7 @@ K1 = 1.2
 B = 0.75
 SETTINGS = {
     "backend": "postgresql full-text search",
-    "tokenizer": f"to_tsvector('{CONFIG}') (PostgreSQL's parser, the Porter stemmer)",
+    "tokenizer": "lexical_text: unicode61's tokens, accents and case folded; the Porter stemmer",
     "ranking": f"bm25 (k1 {K1}, b {B}; document frequencies kept with the chunks)",
     "query_stop_words": "english (stop-words package, alphabetic entries)",
 }
@@ -44,7 +47,7 @@ _WEIGHTS = (
     "SELECT lexeme, GREATEST(1e-6, ln(CAST((totals.chunks - COALESCE(kept.chunks, 0) + 0.5) "
     "/ (COALESCE(kept.chunks, 0) + 0.5) AS float8))) AS idf "
     "FROM unnest(CAST(:terms AS text[])) AS term(word) "
-    f"CROSS JOIN LATERAL unnest(to_tsvector('{CONFIG}', term.word)) AS found "
+    f"CROSS JOIN LATERAL unnest({vector_expression('term.word')}) AS found "
     "LEFT JOIN lexical_terms kept ON kept.term = found.lexeme CROSS JOIN lexical_totals totals"
 )
 # The chunks holding any term (`{among}`: more conditions), scored. `setweight` marks the
@@ -78,21 +81,22 @@ def create_fulltext_space(connection: Connection, config: str) -> None:
 
 
 def use_porter_configuration(connection: Connection) -> None:
-    """Make `CONFIG` in the index's schema and generate the tsvector column with it (the
-    column and its GIN index made again: an existing index's rows are re-read)."""
+    """Make `PORTER_CONFIG` in the index's schema and generate the tsvector column with it
+    (the column and its GIN index made again: an existing index's rows are re-read)."""
+    stem = f"{PORTER_CONFIG}_stem"
     for statement in (
         # Left behind in `public` by an index dropped with its tables (its schema cannot go).
-        f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {CONFIG}",
-        f"DROP TEXT SEARCH DICTIONARY IF EXISTS {CONFIG}_stem",
-        f"CREATE TEXT SEARCH DICTIONARY {CONFIG}_stem (TEMPLATE = snowball, Language = porter)",
-        f"CREATE TEXT SEARCH CONFIGURATION {CONFIG} (COPY = pg_catalog.simple)",
-        f"ALTER TEXT SEARCH CONFIGURATION {CONFIG} ALTER MAPPING FOR {_WORD_TOKENS} "
-        f"WITH {CONFIG}_stem",
+        f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {PORTER_CONFIG}",
+        f"DROP TEXT SEARCH DICTIONARY IF EXISTS {stem}",
+        f"CREATE TEXT SEARCH DICTIONARY {stem} (TEMPLATE = snowball, Language = porter)",
+        f"CREATE TEXT SEARCH CONFIGURATION {PORTER_CONFIG} (COPY = pg_catalog.simple)",
+        f"ALTER TEXT SEARCH CONFIGURATION {PORTER_CONFIG} ALTER MAPPING FOR {_WORD_TOKENS} "
+        f"WITH {stem}",
         "DROP INDEX ix_chunks_tsv",
         "ALTER TABLE chunks DROP COLUMN tsv",
     ):
         connection.execute(text(statement))
-    create_fulltext_space(connection, CONFIG)
+    create_fulltext_space(connection, PORTER_CONFIG)
 
 
 def fulltext_search(
@@ -125,20 +129,21 @@ def fulltext_scores(connection: Connection, query: str, chunk_ids: list[int]) ->
 
 
 # How many chunks hold each term: a term of one lexeme reads its document frequency from
-# `lexical_terms`; one that the parser splits (`snake_case`: 'snake' & 'case') is counted
-# through the GIN index, as `tsv @@ plainto_tsquery(term)` would match it.
+# `lexical_terms`; one of several tokens (`snake_case`: 'snake' <-> 'case') is counted
+# through the GIN index, as its phrase matches.
 _TERM_COUNTS = (
     "SELECT term.word, CASE count(found.lexeme) WHEN 0 THEN 0 "
     "WHEN 1 THEN COALESCE(max(kept.chunks), 0) "
-    f"ELSE (SELECT count(*) FROM chunks WHERE tsv @@ plainto_tsquery('{CONFIG}', term.word)) "
+    f"ELSE (SELECT count(*) FROM chunks WHERE tsv @@ {phrase_expression('term.word')}) "
     "END FROM unnest(CAST(:terms AS text[])) AS term(word) "
-    f"LEFT JOIN LATERAL unnest(to_tsvector('{CONFIG}', term.word)) AS found ON true "
+    f"LEFT JOIN LATERAL unnest({vector_expression('term.word')}) AS found ON true "
     "LEFT JOIN lexical_terms kept ON kept.term = found.lexeme GROUP BY term.word"
 )
 
 
 def term_counts(connection: Connection, terms: list[str]) -> dict[str, int]:
-    """How many chunks hold each of these terms (as `to_tsvector` stems it), one statement."""
+    """How many chunks hold each of these terms (as FTS5 tokenizes and stems it), one
+    statement."""
     if not terms:
         return {}
     rows = connection.execute(text(_TERM_COUNTS), {"terms": list(terms)})
@@ -147,7 +152,7 @@ def term_counts(connection: Connection, terms: list[str]) -> dict[str, int]:
 
 def _tsquery(terms: list[str]) -> str:
     """The tsquery of any of the terms (parameters `:t0`, `:t1` ...)."""
-    return " || ".join(f"plainto_tsquery('{CONFIG}', :t{i})" for i in range(len(terms)))
+    return " || ".join(phrase_expression(f":t{i}") for i in range(len(terms)))
 
 
 def _term_values(terms: list[str]) -> dict[str, object]:

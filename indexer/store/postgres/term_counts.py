@@ -1,7 +1,8 @@
 """What BM25 needs to know of the PostgreSQL lexical space, kept in step with the chunks.
 
-- `chunks.lexical_length`: each chunk's length in tokens (a generated column: every word
-  the parser finds, stop words included, as FTS5 counts a row's tokens).
+- `chunks.lexical_length`: each chunk's length in tokens (a generated column: every
+  token, stop words included, as FTS5 counts a row's; since migration 0010 the token runs
+  of `fts5_tokens.length_expression`).
 - `lexical_terms(term, chunks)`: in how many chunks each lexeme of the `tsv` column occurs
   (its document frequency).
 - `lexical_totals`: one row, how many chunks there are and their tokens in all (N and
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, text
 
-# Every word the default parser finds, stop words included: the length FTS5 counts.
+# Migration 0009's length: every word the default parser finds, stop words included.
 LENGTH_CONFIG = "simple"
 
 _TOKENS_FUNCTION = """

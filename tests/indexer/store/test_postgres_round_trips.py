@@ -64,7 +64,7 @@ def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(stor
         counted = {
             term: snapshot.rows(
                 "SELECT count(*) FROM chunks "
-                "WHERE tsv @@ plainto_tsquery('ctxsearch_porter', :term)",
+                "WHERE tsv @@ phraseto_tsquery('ctxsearch_fts5', lexical_text(:term))",
                 {"term": term},
             )[0][0]
             for term in terms
