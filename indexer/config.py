@@ -333,6 +333,11 @@ def model_cache_dir() -> Path:
     return cache_dir() / "models"
 
 
+def token_memo_dir() -> Path:
+    """Where the token spans of large documents are kept between processes."""
+    return cache_dir() / "tokens"
+
+
 def eval_cache_dir() -> Path:
     """The evaluation cache: $CTXSEARCH_EVAL_CACHE, else `eval` in the cache root."""
     return _folder(EVAL_CACHE, cache_dir() / "eval")

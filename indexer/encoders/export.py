@@ -30,7 +30,6 @@ import torch
 from indexer.durable import fsync_folder
 from indexer.encoders.loading import LoadedModel
 from indexer.encoders.model_cache import (
-    COMPLETE_FILE,
     CacheNotWritable,
     EntryState,
     entry_state,
@@ -121,23 +120,11 @@ def export_query_model(loaded: LoadedModel, cache_dir: Path | None = None) -> Pa
         raise ExportFailed(f"the ONNX export of the model failed ({reason})") from error
 
 
-# Entries this process has hashed whole, by their marker's identity: not hashed again
-# on every run of a long-lived process (`ctxsearch watch`, a server).
-_verified: set[tuple[str, int, int]] = set()
-
-
 def _checked_state(folder: Path) -> EntryState:
-    """The entry's state, its files hashed unless this process did so already."""
-    try:
-        marker = (folder / COMPLETE_FILE).stat()
-        identity = (str(folder), marker.st_ino, marker.st_mtime_ns)
-    except OSError:
-        identity = None
-    state = entry_state(folder, thorough=identity not in _verified)
+    """The entry's state, each of its files hashed unless it was, unchanged, before."""
+    state = entry_state(folder, thorough=True)
     if state.ready and read_info(folder) is None:
         return EntryState("stale")  # sealed, but of another format
-    if state.ready and identity is not None:
-        _verified.add(identity)
     return state
 
 

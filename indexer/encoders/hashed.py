@@ -51,6 +51,7 @@ class HashedWordsModel:
         f"{HASHED_MODEL}/v{_VERSION}/dim={DIM}/buckets={BUCKETS_PER_WORD}".encode()
     ).hexdigest()[:16]
     tokenizer = _NoSpecialTokens()
+    tokenizer_id = f"{HASHED_MODEL}-{fingerprint}"
 
     @property
     def model(self):

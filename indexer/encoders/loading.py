@@ -15,6 +15,7 @@ import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,17 @@ class LoadedModel:
     tokenizer_lock: threading.Lock = field(
         default_factory=threading.Lock, repr=False, compare=False
     )
+
+    @cached_property
+    def tokenizer_id(self) -> str:
+        """A short hash of what the tokenizer does (its vocabulary, normaliser, pre- and
+        post-processing; not the padding and truncation each call sets): what a memo of
+        its token spans is kept under (`indexer.splitting.token_memo`)."""
+        with self.tokenizer_lock:
+            described = json.loads(self.tokenizer.backend_tokenizer.to_str())
+        described.pop("truncation", None)
+        described.pop("padding", None)
+        return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
     def dim(self) -> int:

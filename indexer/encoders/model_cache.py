@@ -4,10 +4,12 @@ An entry is written into a staging folder named after its process (`staging_fold
 sealed (`seal`: every file fsynced, then a completion marker written last that records
 each file's size and SHA-256, then the folder fsynced), and published by renaming it
 into place. Before an entry is used it is checked (`entry_state`): the sizes on every
-query (a stat per file), the hashes too where the model is loaded anyway. A damaged
-entry is renamed aside (`set_aside`; the newest one per model is kept, to look at) so
-that it is made again, and the staging folders of processes that died (a SIGKILL, a
-power cut) are swept (`sweep_staging`). Nothing here imports torch.
+query (a stat per file), the hashes too where the model is loaded anyway, once per file
+and not in every process (`verified_file` keeps the identity of each file hashed: inode,
+size, mtime and ctime, which any write changes, so a file rewritten in place is hashed
+again). A damaged entry is renamed aside (`set_aside`; the newest one per model is kept,
+to look at) so that it is made again, and the staging folders of processes that died (a
+SIGKILL, a power cut) are swept (`sweep_staging`). Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from indexer.durable import fsync_folder
 from indexer.encoders.onnx import INFO_FILE
 
 COMPLETE_FILE = "complete.json"
+VERIFIED_SUFFIX = ".verified.json"
 STAGING = ".staging-"
 DAMAGED = ".damaged-"
 # A staging folder this old is abandoned whoever made it (an export takes seconds).
@@ -55,7 +58,8 @@ class EntryState:
 
 def entry_state(folder: Path, thorough: bool = False) -> EntryState:
     """Whether the entry `folder` is whole: every file the completion marker lists, at
-    its recorded size (and, if `thorough`, with its recorded SHA-256). An entry without
+    its recorded size (and, if `thorough`, with its recorded SHA-256: hashed unless it was
+    before, unchanged since, see `verified_file`). An entry without
     a marker (from a ctxsearch before markers, or of another format) is `stale`."""
     folder = Path(folder)
     if not folder.is_dir():  # nothing there (or a file, which is not ours to move)
@@ -65,20 +69,61 @@ def entry_state(folder: Path, thorough: bool = False) -> EntryState:
         if _readable_info(folder):
             return EntryState("stale")
         return EntryState("damaged", f"its completion marker {COMPLETE_FILE} is missing")
+    verified = _verified(folder) if thorough else {}
+    identities: dict[str, list[int]] = {}
     try:
         recorded = json.loads(marker.read_text())["files"]
         for name, expected in recorded.items():
             try:
-                size = (folder / name).stat().st_size
+                status = (folder / name).stat()
             except FileNotFoundError:
                 return EntryState("damaged", f"{name} is missing")
-            if size != expected["size"]:
-                return EntryState("damaged", f"{name} is {size} bytes, not {expected['size']}")
-            if thorough and _sha256(folder / name) != expected["sha256"]:
+            if status.st_size != expected["size"]:
+                return EntryState(
+                    "damaged", f"{name} is {status.st_size} bytes, not {expected['size']}"
+                )
+            identities[name] = _identity(status)
+            if not thorough or verified.get(name) == identities[name]:
+                continue
+            if _sha256(folder / name) != expected["sha256"]:
                 return EntryState("damaged", f"{name} is not what was written")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return EntryState("damaged", f"its completion marker {COMPLETE_FILE} is unreadable")
+    if thorough and identities != verified:
+        _remember_verified(folder, identities)
     return EntryState("ready")
+
+
+def verified_file(folder: Path) -> Path:
+    """Where the identities of the entry's files, as they were when last hashed whole,
+    are kept (beside the entry, so that the sealed entry itself is never written)."""
+    return folder.with_name(folder.name + VERIFIED_SUFFIX)
+
+
+def _identity(status: os.stat_result) -> list[int]:
+    # ctime too: a write changes it, and no one can set it back (utime sets it to now)
+    return [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns]
+
+
+def _verified(folder: Path) -> dict[str, list[int]]:
+    try:
+        found = json.loads(verified_file(folder).read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _remember_verified(folder: Path, identities: dict[str, list[int]]) -> None:
+    """Keep the identities of the files just hashed; a cache that cannot be written only
+    means hashing them again next time."""
+    target = verified_file(folder)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        temporary.write_text(json.dumps(identities))
+        os.replace(temporary, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
 
 
 def _readable_info(folder: Path) -> bool:

@@ -90,17 +90,15 @@ def _loading(name: str) -> Iterator[None]:
 
 
 @lru_cache(maxsize=8)
-def _tokenizer(path: str, max_tokens: int | None) -> Any:
-    """The saved fast tokenizer, unpadded, cut to `max_tokens` (special tokens included,
-    as transformers cuts) or not cut at all."""
+def _tokenizer(path: str) -> Any:
+    """The saved fast tokenizer, unpadded and uncut: one for both query encoders (the
+    contextual one cuts its texts to the window itself, `OnnxContextualEncoder.tokenize`),
+    never changed once loaded, so that any thread may call it."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(path)
     tokenizer.no_padding()
-    if max_tokens is None:
-        tokenizer.no_truncation()
-    else:
-        tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.no_truncation()
     return tokenizer
 
 
@@ -136,13 +134,18 @@ class OnnxContextualEncoder(Encoder):
             )
         self.inputs = [item.name for item in self.session.get_inputs()]
         with _loading(TOKENIZER_FILE):
-            self.tokenizer = _tokenizer(str(folder / TOKENIZER_FILE), self.max_tokens)
+            self.tokenizer = _tokenizer(str(folder / TOKENIZER_FILE))
         self.pad_id = int(info["pad_id"])
+        self._text_tokens = self.max_tokens - self.tokenizer.num_special_tokens_to_add(False)
 
     def tokenize(self, texts: list[str]) -> dict[str, np.ndarray]:
         """Token ids, attention mask and token types as the model expects them: cut to the
-        model's window, padded to the longest text of the batch."""
-        encoded = self.tokenizer.encode_batch(texts, add_special_tokens=True)
+        model's window (as the tokenizer's own truncation cuts: the text's tokens, then
+        the special ones added), padded to the longest text of the batch."""
+        encoded = self.tokenizer.encode_batch(texts, add_special_tokens=False)
+        for item in encoded:
+            item.truncate(self._text_tokens)
+        encoded = [self.tokenizer.post_process(item) for item in encoded]
         width = max((len(item.ids) for item in encoded), default=0)
         ids = np.full((len(texts), width), self.pad_id, dtype=np.int64)
         mask = np.zeros((len(texts), width), dtype=np.int64)
@@ -183,7 +186,7 @@ class TableStaticEncoder(Encoder):
                 raise ValueError(f"a {self.table.dtype} table of shape {self.table.shape}")
         self.dim = int(self.table.shape[1])
         with _loading(TOKENIZER_FILE):
-            self.tokenizer = _tokenizer(str(folder / TOKENIZER_FILE), None)
+            self.tokenizer = _tokenizer(str(folder / TOKENIZER_FILE))
         self.settings = dict(info["static_settings"])
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:

@@ -16,6 +16,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from indexer.config import token_memo_dir
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
 from indexer.reading.layout import Layout
@@ -25,12 +26,18 @@ from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
 from indexer.splitting.chunking import Chunk, chunk_document, warm_split
 from indexer.splitting.split_cache import SplitCache
+from indexer.splitting.token_memo import TokenMemo
 from indexer.store.backends import check_can_create, open_store, store_exists
 from indexer.store.base import Change, NewDocument, Store
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
     from indexer.encoders.loading import LoadedModel
+
+
+# Texts this long have their token spans kept between processes (`TokenMemo`): a cold
+# split of a 1.4M-character page tokenises for seconds, of a small file for milliseconds.
+MEMO_CHARACTERS = 100_000
 
 
 @dataclass(frozen=True)
@@ -151,9 +158,12 @@ class Run:
         each with its lines, heading and section trail, found the way `path`'s type and
         the reader's `layout` say. The model loads on the first call that needs it (a run
         that only touches or moves files needs none)."""
-        spans = self.encoders_for(manifest).loaded.token_spans
+        loaded = self.encoders_for(manifest).loaded
         tokens, overlap = manifest.chunk_tokens, manifest.chunk_overlap
-        return chunk_document(text, path, layout, spans, tokens, overlap, self.split_cache)
+        memo = _token_memo(loaded, text, path)
+        return chunk_document(
+            text, path, layout, loaded.token_spans, tokens, overlap, self.split_cache, memo
+        )
 
     def warm(
         self,
@@ -165,9 +175,11 @@ class Run:
     ) -> None:
         """Split `text` as `chunk` would, only to fill the writer's split cache; it gives
         way to any other split, and when `give_way()` is true (`GaveWay` rises)."""
-        spans = self.encoders_for(manifest).loaded.token_spans
+        loaded = self.encoders_for(manifest).loaded
         tokens, overlap = manifest.chunk_tokens, manifest.chunk_overlap
-        warm_split(text, path, layout, spans, tokens, overlap, self.split_cache, give_way)
+        memo = _token_memo(loaded, text, path)
+        cache = self.split_cache
+        warm_split(text, path, layout, loaded.token_spans, tokens, overlap, cache, give_way, memo)
 
     def expect(self, documents: int, size: int) -> None:
         """The run will read `documents` documents of `size` bytes in all."""
@@ -312,6 +324,13 @@ def _export_for_queries(loaded: LoadedModel) -> str:
     except ExportFailed as error:
         return str(error)
     return "ready"
+
+
+def _token_memo(loaded: LoadedModel, text: str, path: str) -> TokenMemo | None:
+    """The memo of `path`'s token spans, for a text large enough to be worth one."""
+    if len(text) < MEMO_CHARACTERS:
+        return None
+    return TokenMemo.of(token_memo_dir(), loaded.tokenizer_id, path)
 
 
 def _batches_by_chunks(documents: Iterable[Pending], size: int) -> Iterator[list[Pending]]:

@@ -19,16 +19,15 @@ of every token of a text, which the encoder's tokenizer provides.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 from indexer.reading.layout import Layout, Locator, text_kind
 from indexer.reading.line_map import encode_line_map
 from indexer.splitting.boundaries import TokenSpans
-from indexer.splitting.model_input import model_input
 from indexer.splitting.passages import Passage, document_passages
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.structure import section_kind
+from indexer.splitting.token_memo import TokenMemo
 
 
 @dataclass(frozen=True)
@@ -64,17 +63,18 @@ def chunk_document(
     max_tokens: int,
     overlap: int,
     cache: SplitCache | None = None,
+    memo: TokenMemo | None = None,
 ) -> list[Chunk]:
     """The chunks of `text`, read from `path` (its name says the format) with the
     reader's `layout`: at most `max_tokens` tokens each, `overlap` tokens repeated where a
     passage continues a section. A `cache` kept between calls spares the sections seen
-    before their tokenising and cutting (`indexer.splitting.split_cache`)."""
-    with cache.held() if cache is not None else nullcontext() as held:
+    before their tokenising and cutting (`indexer.splitting.split_cache`), and with the
+    document's `memo`, the tokenising of what a split in another process saw."""
+    with (cache or SplitCache()).held() as held, held.keeping(memo, token_spans):
         passages = document_passages(
             text, section_kind(path), layout, token_spans, max_tokens, overlap, held
         )
         locator = Locator(text, text_kind(path), layout)
-        inputs = held.model_input if held is not None else model_input
         chunks: list[Chunk] = []
         for passage, start, end in _extents(passages):
             where = locator.locate_text(passage.start, passage.text)
@@ -91,7 +91,9 @@ def chunk_document(
                     page=where.page,
                     section=passage.section,
                     line_map=encode_line_map(locator.line_map(start, end)),
-                    model_text=inputs(chunk_text, passage.section, token_spans, max_tokens),
+                    model_text=held.model_input(
+                        chunk_text, passage.section, token_spans, max_tokens
+                    ),
                 )
             )
     return chunks
@@ -126,12 +128,13 @@ def warm_split(
     overlap: int,
     cache: SplitCache,
     give_way: Callable[[], bool],
+    memo: TokenMemo | None = None,
 ) -> None:
     """Split `text` as `chunk_document` would, only to fill `cache` with its passages and
     what the model reads for each (nothing is located or returned). It gives way
     (`SplitCache.held`): `GaveWay` rises as soon as another split wants the cache or
     `give_way()` is true."""
-    with cache.held(give_way) as held:
+    with cache.held(give_way) as held, held.keeping(memo, token_spans):
         passages = document_passages(
             text, section_kind(path), layout, token_spans, max_tokens, overlap, held
         )

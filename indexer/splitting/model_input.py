@@ -15,7 +15,7 @@ passage it does not change. What is encoded is what the content key hashes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from indexer.splitting.boundaries import TokenSpans
 
@@ -29,20 +29,23 @@ def model_input(
     token_spans: TokenSpans,
     max_tokens: int,
     trail_spans: Sequence[Sequence[int]] | None = None,
+    token_count: Callable[[str], int] | None = None,
 ) -> str:
     """`text` with as much of its `section` trail in front as fits in `max_tokens` tokens
     together with it (as `token_spans` counts them); `text` itself when none fits.
     `trail_spans`, when given, are `token_spans(section)` (the passages of a section share
-    its trail: tokenised once)."""
+    its trail: tokenised once); `token_count`, when given, counts a text's tokens as
+    `token_spans` would (a split cache's memo of them)."""
     if not section or not section.strip():
         return text
-    budget = max_tokens - len(token_spans(text))
+    count = token_count or (lambda piece: len(token_spans(piece)))
+    budget = max_tokens - count(text)
     if trail_spans is None:
         trail_spans = token_spans(section)
     kept = min(len(trail_spans), budget)
     while kept > 0:
         candidate = section[: trail_spans[kept - 1][1]] + TRAIL_SEPARATOR + text
-        if len(token_spans(candidate)) <= max_tokens:
+        if count(candidate) <= max_tokens:
             return candidate
         kept -= 1
     return text

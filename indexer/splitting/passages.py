@@ -22,7 +22,7 @@ that title is most of the passage; `heading` is the last title in it.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -193,7 +193,8 @@ def _cached_unit_passages(
     key = _unit_key(unit, max_tokens, overlap)
     known = cache.unit(key)
     if known is None:
-        passages = _unit_passages(text, unit, max_tokens, overlap, token_spans)
+        count = lambda piece: cache.count(piece, token_spans)  # noqa: E731
+        passages = _unit_passages(text, unit, max_tokens, overlap, count)
         known = [(p.start - start, p.end - start, p.trail) for p in passages]
         cache.remember_unit(key, known, unit[-1].section.end - start)
         return passages
@@ -217,7 +218,11 @@ def _unit_key(unit: list[_Tokenised], max_tokens: int, overlap: int) -> Hashable
 
 
 def _unit_passages(
-    text: str, unit: list[_Tokenised], max_tokens: int, overlap: int, token_spans: TokenSpans
+    text: str,
+    unit: list[_Tokenised],
+    max_tokens: int,
+    overlap: int,
+    token_count: Callable[[str], int],
 ) -> list[Passage]:
     start, end = unit[0].section.start, unit[-1].section.end
     spans = [span for part in unit for span in part.spans()]
@@ -254,7 +259,7 @@ def _unit_passages(
         if (
             begin < first
             and _inside_a_word(text, spans[begin][0])
-            and len(token_spans(text[spans[begin][0] : char_end])) > max_tokens
+            and token_count(text[spans[begin][0] : char_end]) > max_tokens
         ):
             begin = first
         char_start = start if begin == 0 else spans[begin][0]

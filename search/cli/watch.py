@@ -188,6 +188,7 @@ def watch(
       ctxsearch watch ~/notes ~/papers --index ~/notes.idx --debounce 2000
     """
     from indexer.runs.indexer import Indexer
+    from indexer.store.backends import store_exists
 
     roots = _roots(paths)
     index_folder = Path(target).expanduser().resolve() if isinstance(target, Path) else None
@@ -200,6 +201,8 @@ def watch(
             click.echo(
                 f"ctxsearch: watching {len(roots)} folder(s); Ctrl-C or SIGTERM stops", err=True
             )
+            if store_exists(indexer.target):  # a new index's first run loads the model itself
+                start_up.begin()
             # Each folder's identity when its last run began: a run is due when it differs.
             seen: dict[Path, tuple[int, int] | None] = {}
 
@@ -224,6 +227,7 @@ def watch(
                         armed = True
                         run(roots)
                         start_up.begin()
+                        start_up.caught_up.set()
                         continue
                     changed = [Path(path) for _, path in changes]
                     # gone, back, swapped, or deleted and made again within the batch
@@ -321,13 +325,16 @@ class _Told:
 class _StartUp:
     """The work a watch does once, beside its runs, so that the first edits find it done
     and none waits for it: the model loaded (a catch-up run with nothing to encode never
-    loads it), then the large files split ahead (`Indexer.warm_split_cache`). A run that
-    needs the model waits only for the load in progress (a writer makes its encoders
-    once); the splitting ahead gives way to every run, and is taken up again after it."""
+    loads it; the load of an existing index's model begins with the watch, beside the
+    catch-up run), then, once the catch-up is done (`caught_up`), the large files split
+    ahead (`Indexer.warm_split_cache`). A run that needs the model waits only for the
+    load in progress (a writer makes its encoders once); the splitting ahead gives way
+    to every run, and is taken up again after it."""
 
     def __init__(self, indexer: Indexer, roots: list[Path], stop: _Stop) -> None:
         self.indexer, self.roots, self.stop = indexer, roots, stop
         self.thread: threading.Thread | None = None
+        self.caught_up = threading.Event()  # set once the first catch-up run is done
 
     def begin(self) -> None:
         """Start the work in the background (once: a later catch-up does not again)."""
@@ -351,6 +358,9 @@ class _StartUp:
 
         if not _load_model(self.indexer):
             return
+        while not self.caught_up.wait(_LOOK_AGAIN_MS / 1000):
+            if self.stop.requested.is_set():
+                return
         for root in self.roots:
             while not self.stop.requested.is_set():
                 if not self.stop.idle.wait(_LOOK_AGAIN_MS / 1000):

@@ -222,3 +222,52 @@ def test_the_scifact_queries_encode_alike_with_onnx_and_torch(model, exported):
     expected = ContextualEncoder(model).encode(queries)
     actual = OnnxContextualEncoder(exported).encode(queries)
     assert (expected * actual).sum(axis=1).min() >= 0.9999
+
+
+def test_the_two_query_encoders_of_an_export_load_its_tokenizer_once(exported, monkeypatch):
+    # The contextual encoder (cut to the window) and the static one (not cut) each
+    # loaded tokenizer.json for itself: two loads in every process that queries both.
+    import tokenizers
+
+    import indexer.encoders.onnx as onnx
+    from indexer.encoders.onnx import TableStaticEncoder
+
+    loads: list[str] = []
+    real = tokenizers.Tokenizer
+
+    class Counting:
+        @staticmethod
+        def from_file(path: str):
+            loads.append(path)
+            return real.from_file(path)
+
+    monkeypatch.setattr(tokenizers, "Tokenizer", Counting)
+    onnx._tokenizer.cache_clear()
+    try:
+        OnnxContextualEncoder(exported)
+        TableStaticEncoder(exported)
+    finally:
+        onnx._tokenizer.cache_clear()
+    assert loads == [str(exported / "tokenizer.json")]
+
+
+def test_the_contextual_query_tokens_are_cut_to_the_window_as_the_tokenizer_cuts(exported):
+    from tokenizers import Tokenizer
+
+    encoder = OnnxContextualEncoder(exported)
+    cut = Tokenizer.from_file(str(exported / "tokenizer.json"))
+    cut.no_padding()
+    cut.enable_truncation(max_length=encoder.max_tokens)
+    texts = [
+        *PARITY_TEXTS,
+        "a " * (encoder.max_tokens - 2),
+        "a " * (encoder.max_tokens - 1),
+        "word " * 1000,
+        "é" * 600,
+    ]
+    batch = encoder.tokenize(texts)
+    for row, expected in enumerate(cut.encode_batch(texts, add_special_tokens=True)):
+        count = len(expected.ids)
+        assert batch["input_ids"][row, :count].tolist() == expected.ids
+        assert batch["token_type_ids"][row, :count].tolist() == expected.type_ids
+        assert batch["attention_mask"][row].sum() == count

@@ -385,3 +385,44 @@ def test_staging_folders_of_other_machines_are_swept_only_when_old(tmp_path):
         os.utime(models / names[key], two_hours_ago)
     sweep_staging(models)
     assert _staging(models) == [names["recent"]]
+
+
+def test_an_export_is_hashed_once_not_in_every_new_process(tiny, entry, monkeypatch):
+    # Each `index` process hashed the whole export (96 MB for the default model) again.
+    loaded = tiny.loaded
+    first = _count_hashes(entry, loaded, monkeypatch)
+    second = _count_hashes(entry, loaded, monkeypatch)
+    assert first and second == []
+
+
+def test_a_file_of_the_export_changed_in_place_is_hashed_again_and_found(tiny, entry, monkeypatch):
+    loaded = tiny.loaded
+    assert _count_hashes(entry, loaded, monkeypatch)
+    data = entry / "model.onnx.data"
+    stat = data.stat()
+    _garble(data)
+    os.utime(data, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # even with its old mtime
+    assert "model.onnx.data" in _count_hashes(entry, loaded, monkeypatch)
+    assert _set_aside(entry)  # found damaged, set aside, made again
+    assert entry_state(entry, thorough=True).ready
+
+
+def _count_hashes(entry: Path, loaded, monkeypatch) -> list[str]:
+    """The files of `entry` that `export_query_model` hashes in a new process (the
+    in-process memory of earlier checks, where there is one, forgotten)."""
+    import indexer.encoders.export as export
+    import indexer.encoders.model_cache as model_cache
+
+    if hasattr(export, "_verified"):
+        monkeypatch.setattr(export, "_verified", set())
+    hashed: list[str] = []
+    real = model_cache._sha256
+
+    def counting(path: Path) -> str:
+        hashed.append(path.name)
+        return real(path)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(model_cache, "_sha256", counting)
+        assert export_query_model(loaded) == entry
+    return hashed

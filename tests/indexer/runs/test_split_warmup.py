@@ -3,7 +3,11 @@ split (tokenised) only where it changed, and its passages are those of a fresh i
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
+
 from indexer import Indexer
+from indexer.runs.run import MEMO_CHARACTERS
 from indexer.splitting.chunking import chunk_document
 from indexer.store.backends import open_store
 
@@ -25,6 +29,14 @@ def stored_texts(index, docs) -> list[str]:
             return [chunk.text for chunk in snapshot.document(document.id)[1]]
     finally:
         store.close()
+
+
+def stored_inputs(index) -> list[str]:
+    """The content key of each stored passage, in order: the hash of what the model read
+    for it (`indexer.store.content_keys`)."""
+    with closing(sqlite3.connect(index / "ctxsearch.sqlite")) as database:
+        rows = database.execute("SELECT content_key FROM chunks ORDER BY ordinal").fetchall()
+    return [key for (key,) in rows]
 
 
 def test_a_warmed_writer_tokenises_only_the_edited_section_of_a_large_file(tmp_path, fast_model):
@@ -87,3 +99,58 @@ def test_a_warmed_writer_finds_the_model_input_of_each_unchanged_passage_without
     split = (edited, str(page), None, loaded.token_spans, manifest.chunk_tokens)
     cached = chunk_document(*split, manifest.chunk_overlap, writer.split_cache)
     assert cached == chunk_document(*split, manifest.chunk_overlap)  # model_text too
+
+
+def test_a_new_process_tokenises_only_what_an_edit_changed_in_a_large_file(
+    tmp_path, fast_model, monkeypatch
+):
+    """The token spans of a large file's texts are kept between processes (a memo in the
+    cache), so that `ctxsearch index` after an edit, a new process each time, tokenises
+    the edited section and its passages, not the whole file again; its passages and what
+    the model reads for each are those of a fresh index all the same."""
+    monkeypatch.setenv("CTXSEARCH_CACHE", str(tmp_path / "cache"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "changelog.md"
+    text = "# Changelog\n\n" + sections(200)
+    assert len(text) >= MEMO_CHARACTERS
+    page.write_text(text)
+    Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
+    page.write_text(text.replace("Item 130: the otters", "Item 130: the herons", 1))
+    writer = Indexer(tmp_path / "ix", model=fast_model)  # a new process: an empty cache
+    loaded = writer.load_encoders().loaded
+    calls: list[str] = []
+    original = type(loaded).token_spans
+
+    def counted(self, piece: str):
+        calls.append(piece)
+        return original(self, piece)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(type(loaded), "token_spans", counted)
+        summary = writer.index_folder(docs)
+    assert summary.updated == 1 and 1 <= summary.encoded <= 5
+    assert len(calls) <= 6, f"{len(calls)} texts tokenised"
+    fresh = tmp_path / "fresh"
+    monkeypatch.setenv("CTXSEARCH_CACHE", str(tmp_path / "another-cache"))
+    Indexer(fresh, model=fast_model).index_folder(docs)
+    assert stored_texts(tmp_path / "ix", docs) == stored_texts(fresh, docs)
+    assert stored_inputs(tmp_path / "ix") == stored_inputs(fresh)
+
+
+def test_a_damaged_memo_of_token_spans_is_passed_over(tmp_path, fast_model, monkeypatch):
+    monkeypatch.setenv("CTXSEARCH_CACHE", str(tmp_path / "cache"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "changelog.md"
+    text = "# Changelog\n\n" + sections(200)
+    page.write_text(text)
+    Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
+    (memo,) = (tmp_path / "cache" / "tokens").iterdir()
+    memo.write_bytes(memo.read_bytes()[: memo.stat().st_size // 2])
+    page.write_text(text.replace("Item 130: the otters", "Item 130: the herons", 1))
+    summary = Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
+    assert summary.updated == 1 and 1 <= summary.encoded <= 5
+    fresh = tmp_path / "fresh"
+    Indexer(fresh, model=fast_model).index_folder(docs)
+    assert stored_inputs(tmp_path / "ix") == stored_inputs(fresh)

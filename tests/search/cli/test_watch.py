@@ -307,6 +307,39 @@ def test_the_model_is_loaded_after_the_catch_up_so_that_the_first_edit_does_not_
     assert len(note) == 1 and "Traceback" not in watched.stderr()
 
 
+def test_the_model_of_an_existing_index_loads_while_the_catch_up_runs(tmp_path, tiny_model_dir):
+    """The model's load begins when the watch starts, beside the catch-up run (which
+    needs no model when nothing changed), not after it: with the catch-up held after its
+    scan, the load has been tried already (here it fails, the model's folder being gone,
+    and says so), and the catch-up, let go, ends as before."""
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water.")
+    index = tmp_path / "ix"
+    first = CliRunner().invoke(
+        cli, ["index", str(docs), "--index", str(index), "--model", str(model)]
+    )
+    assert first.exit_code == 0, first.output
+    shutil.rmtree(model)
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    args = [str(docs), "--index", str(index), "--debounce", "200"]
+    watched = Watched(args, tmp_path, env={"CTXSEARCH_HOLD_AT": f"after-scan:{gate}"})
+    try:
+        try:
+            watched.until(lambda: "held at after-scan" in watched.stderr(), "the catch-up")
+            watched.until(lambda: "could not be loaded" in watched.stderr(), "the load, beside")
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
+        watched.until(lambda: watched.out.read_text().strip(), "the catch-up's line")
+        assert watched.process.poll() is None and "Traceback" not in watched.stderr()
+    finally:
+        watched.stop()
+
+
 def test_an_edit_made_while_the_watch_splits_large_files_ahead_is_indexed_without_waiting(
     tmp_path, fast_model
 ):
