@@ -153,10 +153,12 @@ def postgres_rows(
     postgres: str | None = None,
     vectors_path: Path | None = None,
     log: Callable[[str], None] = lambda _line: None,
+    forms: bool = True,
 ) -> list[dict[str, Any]]:
     """p50/p95 ms and recall@k of PostgreSQL vector queries, unfiltered and under each
     filter, exact and through the graph, on the static vectors of real text (of `corpus`,
-    or the first `count` rows of `vectors_path`); `log` hears each stage and row."""
+    or the first `count` rows of `vectors_path`), then (with `forms`) a row per graph
+    form (`form_rows`: each a rebuild); `log` hears each stage and row."""
     claims = [json.loads(line)["text"] for line in queries_path.read_text().splitlines()]
     if vectors_path is not None:
         from search.lab.bench_quantize import read_vectors
@@ -200,7 +202,7 @@ def postgres_rows(
             row["note"] = (
                 "ratio = the exact scan's p50 / this p50, same filter; snapshot + hydration"
             )
-        for row in form_rows(url, probes, truths(matrix, probes, k), k):
+        for row in form_rows(url, probes, truths(matrix, probes, k), k) if forms else []:
             log(json.dumps(row))
             rows.append(row)
     return rows
