@@ -128,6 +128,13 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     "each a rebuild of the graph (at 1M passages, tens of minutes each).",
 )
 @click.option(
+    "--postgres-quantize",
+    type=click.Choice(["none", "halfvec", "binary"]),
+    default="none",
+    show_default=True,
+    help="The form of the postgres section's graph for its filter rows (as `index --quantize`).",
+)
+@click.option(
     "--incremental-files", default=10_000, show_default=True, type=click.IntRange(1, MAX_SIZE)
 )
 @click.option(
@@ -151,6 +158,7 @@ def bench(
     quantize_size: int | None,
     quantize_forms: str | None,
     postgres_forms: bool,
+    postgres_quantize: str,
     incremental_files: int,
     out: Path | None,
     as_json: bool,
@@ -236,6 +244,7 @@ def bench(
                 quantize_size=quantize_size,
                 quantize_forms=forms,
                 postgres_forms=postgres_forms,
+                postgres_quantize=postgres_quantize,
             )
             table["rows"] += rows
             if section == "scaling" and out is not None:
@@ -269,6 +278,7 @@ def _run_section(
     quantize_size: int | None = None,
     quantize_forms: tuple[str, ...] | None = None,
     postgres_forms: bool = True,
+    postgres_quantize: str = "none",
 ) -> list[dict[str, Any]]:
     from search.lab import bench, bench_indexing
 
@@ -297,6 +307,7 @@ def _run_section(
             vectors_path=vectors_path,
             log=lambda line: click.echo(line, err=True),
             forms=postgres_forms,
+            quantize=postgres_quantize,
         )
 
     sentences = bench_indexing.builtin_sentences()

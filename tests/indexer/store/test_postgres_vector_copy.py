@@ -136,3 +136,32 @@ def test_the_copy_stream_is_postgresql_binary_rows_of_an_id_and_a_vector():
         + b"\x3f\x80\x00\x00" + b"\xc0\x00\x00\x00"  # 1.0, -2.0 big-endian
         + b"\xff\xff"  # trailer
     )  # fmt: skip
+
+
+@pytest.mark.slow  # a graph of 30,000 vectors: 30 s to minutes
+def test_the_graph_build_is_given_the_memory_pgvector_builds_it_in(postgres_server):
+    """pgvector builds an HNSW graph fast only while it fits in maintenance_work_mem, and
+    says so (a NOTICE) when it stops fitting: the memory `restructure` sets must hold a
+    float32 graph of real width (30,000 384-d vectors, m 32: about 82 MB)."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    count, dim = 30_000, 384
+    url = make_url(postgres_server)
+    notices: list[str] = []
+    with psycopg.connect(
+        host=url.host, port=url.port, user=url.username, dbname=url.database
+    ) as connection:
+        connection.add_notice_handler(lambda notice: notices.append(notice.message_primary))
+        connection.execute("CREATE TEMPORARY TABLE graph_memory (embedding vector(384))")
+        matrix = np.random.default_rng(5).standard_normal((count, dim)).astype(np.float32)
+        with connection.cursor().copy("COPY graph_memory (embedding) FROM STDIN") as copy:
+            for row in matrix:
+                copy.write_row(["[" + ",".join(map(str, row)) + "]"])
+        memory = vectors.graph_build_megabytes(count, dim)
+        connection.execute(f"SET maintenance_work_mem TO '{memory}MB'")
+        connection.execute(
+            "CREATE INDEX ON graph_memory USING hnsw (embedding vector_ip_ops) "
+            f"WITH (m = {vectors.HNSW_NEIGHBOURS}, ef_construction = {2 * vectors.HNSW_NEIGHBOURS})"
+        )
+    assert not [notice for notice in notices if "maintenance_work_mem" in notice], memory
