@@ -223,6 +223,19 @@ def _m0010_fts5_tokens(connection: Connection) -> None:
     )
 
 
+def _m0011_deferred_term_counts(connection: Connection) -> None:
+    """PostgreSQL: the BM25 term-count triggers can be turned off for one transaction,
+    which counts everything once before it commits (a first fill: `term_counts.py`)."""
+    if connection.dialect.name != "postgresql":
+        return
+    from sqlalchemy import text
+
+    from indexer.store.postgres.term_counts import counting_functions
+
+    for statement in counting_functions():
+        connection.execute(text(statement))
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
@@ -234,6 +247,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0008_document_text", _m0008_document_text),
     ("0009_bm25", _m0009_bm25),
     ("0010_fts5_tokens", _m0010_fts5_tokens),
+    ("0011_deferred_term_counts", _m0011_deferred_term_counts),
 ]
 MIGRATION_NAMES = tuple(name for name, _ in MIGRATIONS)
 

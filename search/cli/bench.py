@@ -121,6 +121,20 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     "flat-binary, hnsw-binary) [default: all]; a 1M run of one form takes tens of minutes.",
 )
 @click.option(
+    "--postgres-forms/--no-postgres-forms",
+    default=True,
+    show_default=True,
+    help="End the postgres section with a row per graph form (float32, halfvec, binary), "
+    "each a rebuild of the graph (at 1M passages, tens of minutes each).",
+)
+@click.option(
+    "--postgres-quantize",
+    type=click.Choice(["none", "halfvec", "binary"]),
+    default="none",
+    show_default=True,
+    help="The form of the postgres section's graph for its filter rows (as `index --quantize`).",
+)
+@click.option(
     "--incremental-files", default=10_000, show_default=True, type=click.IntRange(1, MAX_SIZE)
 )
 @click.option(
@@ -143,6 +157,8 @@ def bench(
     vectors_path: Path | None,
     quantize_size: int | None,
     quantize_forms: str | None,
+    postgres_forms: bool,
+    postgres_quantize: str,
     incremental_files: int,
     out: Path | None,
     as_json: bool,
@@ -227,6 +243,8 @@ def bench(
                 vectors_path=vectors_path,
                 quantize_size=quantize_size,
                 quantize_forms=forms,
+                postgres_forms=postgres_forms,
+                postgres_quantize=postgres_quantize,
             )
             table["rows"] += rows
             if section == "scaling" and out is not None:
@@ -259,6 +277,8 @@ def _run_section(
     vectors_path: Path | None = None,
     quantize_size: int | None = None,
     quantize_forms: tuple[str, ...] | None = None,
+    postgres_forms: bool = True,
+    postgres_quantize: str = "none",
 ) -> list[dict[str, Any]]:
     from search.lab import bench, bench_indexing
 
@@ -286,6 +306,8 @@ def _run_section(
             postgres=postgres,
             vectors_path=vectors_path,
             log=lambda line: click.echo(line, err=True),
+            forms=postgres_forms,
+            quantize=postgres_quantize,
         )
 
     sentences = bench_indexing.builtin_sentences()

@@ -35,6 +35,7 @@ from indexer.splitting.chunking import Chunk
 from indexer.store.backends import open_store
 from indexer.store.base import NewDocument
 from indexer.store.filters import make_filter
+from indexer.store.index_types import HNSW_NEIGHBOURS
 from indexer.store.manifest import Manifest
 from indexer.store.postgres import vectors as pg_vectors
 from search.lab.bench_stores import _postgres
@@ -84,26 +85,30 @@ def static_vectors(texts: list[str]) -> np.ndarray:
     return np.asarray(static_encoder(load_model()).encode(texts), dtype=np.float32)
 
 
-def _manifest(dim: int) -> Manifest:
+def _manifest(dim: int, index_type: str = "hnsw") -> Manifest:
     return Manifest(
         model="static-bench", model_fingerprint="static-bench", pooling="mean", dim=dim,
         max_tokens=256, chunk_tokens=254, chunk_overlap=0, version="bench", spaces=[SPACE],
-        index_type="hnsw",
+        index_type=index_type,
     )  # fmt: skip
 
 
 def fill(
-    url: str, matrix: np.ndarray, log: Callable[[str], None] = lambda _line: None
+    url: str,
+    matrix: np.ndarray,
+    log: Callable[[str], None] = lambda _line: None,
+    quantize: str = "none",
 ) -> tuple[float, list[str]]:
-    """Put `matrix` in a new index at `url` (graph built at publish); the seconds it took
-    and each chunk's folder (by chunk id - 1). `log` hears when the rows are in and when
-    the graph is built (a long fill's stages)."""
+    """Put `matrix` in a new index at `url`, then build its graph in the form `quantize`
+    (none: float32) as a second publish (a graph build that fails keeps the rows); the
+    seconds both took and each chunk's folder (by chunk id - 1). `log` hears when the rows
+    are in and when the graph is built (a long fill's stages)."""
     started = time.perf_counter()
     store = open_store(url, create=True)
     folders: list[str] = []
     try:
         with store.writer():
-            store.initialise(_manifest(matrix.shape[1]))
+            store.initialise(_manifest(matrix.shape[1], "flat"))
             with store.change() as change:
                 for first in range(0, len(matrix), CHUNKS_PER_DOCUMENT):
                     block = matrix[first : first + CHUNKS_PER_DOCUMENT]
@@ -114,8 +119,11 @@ def fill(
                     document = Document(path, "", 0, 0, "0" * 64)
                     change.add_documents([NewDocument(document, chunks, {SPACE: block})])
                     folders += [folder] * len(block)
-                log(f"{len(matrix):,} rows written in {time.perf_counter() - started:.0f} s")
-        log(f"published (graph built) at {time.perf_counter() - started:.0f} s")
+            log(f"{len(matrix):,} rows committed in {time.perf_counter() - started:.0f} s")
+            with store.change() as change:
+                change.set_index_type("hnsw")
+                change.set_quantize(quantize)
+        log(f"graph ({quantize}) built at {time.perf_counter() - started:.0f} s")
     finally:
         store.close()
     return time.perf_counter() - started, folders
@@ -153,10 +161,14 @@ def postgres_rows(
     postgres: str | None = None,
     vectors_path: Path | None = None,
     log: Callable[[str], None] = lambda _line: None,
+    forms: bool = True,
+    quantize: str = "none",
 ) -> list[dict[str, Any]]:
     """p50/p95 ms and recall@k of PostgreSQL vector queries, unfiltered and under each
     filter, exact and through the graph, on the static vectors of real text (of `corpus`,
-    or the first `count` rows of `vectors_path`); `log` hears each stage and row."""
+    or the first `count` rows of `vectors_path`) with the graph in the form `quantize`,
+    then (with `forms`) a row per graph form (`form_rows`: each a rebuild); `log` hears
+    each stage and row."""
     claims = [json.loads(line)["text"] for line in queries_path.read_text().splitlines()]
     if vectors_path is not None:
         from search.lab.bench_quantize import read_vectors
@@ -169,9 +181,11 @@ def postgres_rows(
         matrix = static_vectors(real_texts(corpus, count))
     probes = static_vectors(claims[:queries])
     rows: list[dict[str, Any]] = []
-    with _postgres(postgres) as database:
+    with _postgres(postgres, cache_for(count, matrix.shape[1])) as database:
         url = f"{database}{'&' if '?' in database else '?'}index=bench_pg_{uuid.uuid4().hex[:8]}"
-        build, folders = fill(url, matrix, log)
+        build, folders = fill(url, matrix, log, quantize)
+        if postgres is None:  # our own server: its cache holds the table and graph
+            log(f"prewarmed {prewarm(url):,} pages")
         kept = np.asarray(folders)
         for label, under in (("none", None), *FOLDERS):
             allowed = np.ones(len(kept), bool) if under is None else np.char.startswith(kept, under)
@@ -187,6 +201,7 @@ def postgres_rows(
                         "filter": label,
                         "allowed": int(allowed.sum()),
                         "how": how,
+                        "graph": FORM_NAMES[quantize],
                         "build_seconds": round(build, 1),
                         "p50_ms": round(statistics.median(seconds) * 1000, 3),
                         "p95_ms": round(float(np.percentile(seconds, 95)) * 1000, 3),
@@ -200,10 +215,42 @@ def postgres_rows(
             row["note"] = (
                 "ratio = the exact scan's p50 / this p50, same filter; snapshot + hydration"
             )
-        for row in form_rows(url, probes, truths(matrix, probes, k), k):
+        for row in form_rows(url, probes, truths(matrix, probes, k), k) if forms else []:
             log(json.dumps(row))
             rows.append(row)
     return rows
+
+
+def prewarm(url: str) -> int:
+    """Read the space's table and graph into `shared_buffers` (pg_prewarm, as
+    docs/postgres.md tells a server after a restart); the pages read."""
+    from sqlalchemy import text
+
+    store = open_store(url)
+    try:
+        with store.engine.begin() as connection:
+            connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_prewarm"))
+            names = connection.execute(
+                text("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+                     "AND tablename = :t"),
+                {"t": pg_vectors.table_name(SPACE)},
+            ).scalars().all()  # fmt: skip
+            return sum(
+                connection.execute(
+                    text("SELECT pg_prewarm(CAST(:r AS regclass))"), {"r": name}
+                ).scalar_one()
+                for name in [pg_vectors.table_name(SPACE), *names]
+            )
+    finally:
+        store.close()
+
+
+def cache_for(count: int, dim: int) -> str:
+    """`shared_buffers` for a throw-away server: the space table and its float32 graph
+    (docs/postgres.md: a graph walk is fast only from PostgreSQL's own cache), +20%."""
+    table = 4 * dim + 104  # a row: its vector, chunk id and tuple header, page slack
+    graph = 4 * dim + 2 * HNSW_NEIGHBOURS * 8 + 64  # pgvector's graph tuple: value, links
+    return f"{max(128, int(count * (table + graph) * 1.2 / 2**20) + 1)}MB"
 
 
 def truths(matrix: np.ndarray, probes: np.ndarray, k: int) -> list[set[int]]:

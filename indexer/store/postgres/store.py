@@ -47,6 +47,7 @@ from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
 from indexer.store.postgres.reading import reading
 from indexer.store.postgres.snapshot import PostgresSnapshot, SpaceSizes
+from indexer.store.postgres.term_counts import defer_term_counts, recount_terms
 from indexer.store.records import session_rows
 from indexer.store.row_change import RowChange
 from indexer.store.sql_reads import counts, read_manifest
@@ -239,6 +240,8 @@ class PostgresStore:
                     session.rollback()
                     return
                 kill_point("before-space-save")
+                if session.info.get("recount_terms"):
+                    recount_terms(session.connection())
                 for space in manifest.spaces:
                     vectors.restructure(
                         session.connection(), space, manifest.index_type, manifest.quantize
@@ -329,15 +332,25 @@ class PostgresChange(RowChange):
         return len(self._delete_rows(document_ids))
 
     def add_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
-        """Insert documents and chunks, then each chunk's vectors under its new id."""
+        """Insert documents and chunks, then each chunk's vectors under its new id. Into
+        an index with no chunks, the term counts are made once at publish instead of at
+        each statement (`term_counts.defer_term_counts`)."""
         if not documents:
             return []
+        if "recount_terms" not in self.session.info:
+            self.session.info["recount_terms"] = self._holds_no_chunks()
+            if self.session.info["recount_terms"]:
+                defer_term_counts(self.session.connection())
         stored, ids = self._insert_rows(documents)
         if len(ids):
             for space in self.manifest.spaces:
                 matrix = np.concatenate([item.vectors[space] for item in documents])
                 vectors.add_vectors(self.session.connection(), space, ids, matrix)
         return stored
+
+    def _holds_no_chunks(self) -> bool:
+        found = self.session.connection().execute(text("SELECT 1 FROM chunks LIMIT 1"))
+        return found.first() is None
 
     def _drop_vectors(self, chunk_ids: np.ndarray) -> None:
         pass  # gone with their rows (ON DELETE CASCADE)

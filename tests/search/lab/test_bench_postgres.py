@@ -43,3 +43,24 @@ def test_each_form_has_its_row_with_ratios_against_float32(postgres_index):
         0 <= row["recall@10"] <= 1 and row["p99_ms"] >= row["p50_ms"] for row in rows.values()
     )
     assert rows["none"]["recall@10"] >= 0.9
+
+
+@pytest.mark.postgres
+def test_the_fill_commits_its_rows_then_builds_the_graph_it_is_asked_for(postgres_index):
+    from indexer.store.backends import open_store
+    from indexer.store.postgres.vectors import graph_form
+    from search.lab.bench_postgres import prewarm
+
+    matrix = np.random.default_rng(3).standard_normal((300, 16)).astype(np.float32)
+    lines: list[str] = []
+    _, folders = fill(postgres_index, matrix, lines.append, quantize="halfvec")
+    assert len(folders) == 300 and "300 rows committed" in lines[0] and "(halfvec)" in lines[1]
+    store = open_store(postgres_index)
+    try:
+        with store.engine.connect() as connection:
+            assert graph_form(connection, "static") == "halfvec"
+        generation = store.manifest.generation
+    finally:
+        store.close()
+    assert generation == 2  # the rows' publish, then the graph's
+    assert prewarm(postgres_index) > 0  # the table's pages and the graph's
