@@ -111,9 +111,10 @@ def test_an_index_made_with_the_parsers_tokens_is_migrated_to_fts5s(
     from indexer.store import migrations
 
     folder = write(tmp_path / "abstracts", ABSTRACTS)
+    made_before = migrations.MIGRATION_NAMES.index("0010_fts5_tokens")
     with monkeypatch.context() as before:
-        before.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-1])
-        before.setattr(migrations, "MIGRATION_NAMES", migrations.MIGRATION_NAMES[:-1])
+        before.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:made_before])
+        before.setattr(migrations, "MIGRATION_NAMES", migrations.MIGRATION_NAMES[:made_before])
         Indexer(postgres_index, model=fast_model).index_folder(folder)
         assert held(postgres_index, "co-cultur") == [(1,)]
     assert held(postgres_index, "co-cultur") == []  # opening it migrated it
