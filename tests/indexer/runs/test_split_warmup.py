@@ -39,6 +39,19 @@ def stored_inputs(index) -> list[str]:
     return [key for (key,) in rows]
 
 
+def counting_token_spans(patch, loaded) -> list[str]:
+    """Every text `loaded`'s tokenizer is given from now on, in order."""
+    calls: list[str] = []
+    original = type(loaded).token_spans
+
+    def counted(self, piece: str):
+        calls.append(piece)
+        return original(self, piece)
+
+    patch.setattr(type(loaded), "token_spans", counted)
+    return calls
+
+
 def test_a_warmed_writer_tokenises_only_the_edited_section_of_a_large_file(tmp_path, fast_model):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -76,14 +89,7 @@ def test_a_warmed_writer_finds_the_model_input_of_each_unchanged_passage_without
     Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
     writer = Indexer(tmp_path / "ix", model=fast_model)
     loaded = writer.load_encoders().loaded
-    calls: list[str] = []
-    original = type(loaded).token_spans
-
-    def counted(self, piece: str):
-        calls.append(piece)
-        return original(self, piece)
-
-    monkeypatch.setattr(type(loaded), "token_spans", counted)
+    calls = counting_token_spans(monkeypatch, loaded)
     assert writer.warm_split_cache(docs, min_bytes=1_000) == 1
     passages = len(stored_texts(tmp_path / "ix", docs))
     assert passages >= 60
@@ -119,15 +125,8 @@ def test_a_new_process_tokenises_only_what_an_edit_changed_in_a_large_file(
     page.write_text(text.replace("Item 130: the otters", "Item 130: the herons", 1))
     writer = Indexer(tmp_path / "ix", model=fast_model)  # a new process: an empty cache
     loaded = writer.load_encoders().loaded
-    calls: list[str] = []
-    original = type(loaded).token_spans
-
-    def counted(self, piece: str):
-        calls.append(piece)
-        return original(self, piece)
-
     with monkeypatch.context() as patch:
-        patch.setattr(type(loaded), "token_spans", counted)
+        calls = counting_token_spans(patch, loaded)
         summary = writer.index_folder(docs)
     assert summary.updated == 1 and 1 <= summary.encoded <= 5
     assert len(calls) <= 6, f"{len(calls)} texts tokenised"

@@ -280,12 +280,9 @@ def test_a_name_that_is_not_utf8_neither_stops_watch_nor_is_missed(watching):
     assert watched.process.poll() is None and "Traceback" not in watched.stderr()
 
 
-def test_the_model_is_loaded_after_the_catch_up_so_that_the_first_edit_does_not_wait(
-    tmp_path, tiny_model_dir
-):
-    """A catch-up run with nothing to encode loads no model; the watch loads it right after,
-    before any edit comes, and says so in one line when it cannot (here: the model's
-    folder is gone), still watching."""
+def an_index_whose_model_is_gone(tmp_path, tiny_model_dir) -> tuple[Path, Path]:
+    """A folder of one file and its index, made with a copy of the tiny model that is then
+    deleted: a watch on it fails to load its model (and says so)."""
     model = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model)
     docs = tmp_path / "docs"
@@ -297,6 +294,16 @@ def test_the_model_is_loaded_after_the_catch_up_so_that_the_first_edit_does_not_
     )
     assert first.exit_code == 0, first.output
     shutil.rmtree(model)
+    return docs, index
+
+
+def test_the_model_is_loaded_after_the_catch_up_so_that_the_first_edit_does_not_wait(
+    tmp_path, tiny_model_dir
+):
+    """A catch-up run with nothing to encode loads no model; the watch loads it right after,
+    before any edit comes, and says so in one line when it cannot (here: the model's
+    folder is gone), still watching."""
+    docs, index = an_index_whose_model_is_gone(tmp_path, tiny_model_dir)
     watched = Watched([str(docs), "--index", str(index), "--debounce", "200"], tmp_path)
     try:
         watched.until(lambda: "could not be loaded" in watched.stderr(), "the model's load")
@@ -312,17 +319,7 @@ def test_the_model_of_an_existing_index_loads_while_the_catch_up_runs(tmp_path, 
     needs no model when nothing changed), not after it: with the catch-up held after its
     scan, the load has been tried already (here it fails, the model's folder being gone,
     and says so), and the catch-up, let go, ends as before."""
-    model = tmp_path / "model"
-    shutil.copytree(tiny_model_dir, model)
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "herons.md").write_text("Herons wade in shallow water.")
-    index = tmp_path / "ix"
-    first = CliRunner().invoke(
-        cli, ["index", str(docs), "--index", str(index), "--model", str(model)]
-    )
-    assert first.exit_code == 0, first.output
-    shutil.rmtree(model)
+    docs, index = an_index_whose_model_is_gone(tmp_path, tiny_model_dir)
     gate = tmp_path / "gate"
     os.mkfifo(gate)
     args = [str(docs), "--index", str(index), "--debounce", "200"]
