@@ -185,19 +185,12 @@ def _m0009_bm25(connection: Connection) -> None:
     BM25."""
     if connection.dialect.name != "postgresql":
         return
-    import json
-
-    from sqlalchemy import text
-
-    from indexer.store.postgres.fulltext import SETTINGS, use_porter_configuration
+    from indexer.store.postgres.fulltext import use_porter_configuration
     from indexer.store.postgres.term_counts import create_term_counts
 
     use_porter_configuration(connection)
     create_term_counts(connection)
-    connection.execute(
-        text("UPDATE manifest SET value = :value WHERE key = 'lexical'"),
-        {"value": json.dumps(SETTINGS)},
-    )
+    _record_lexical_settings(connection)
 
 
 def _m0010_fts5_tokens(connection: Connection) -> None:
@@ -207,16 +200,22 @@ def _m0010_fts5_tokens(connection: Connection) -> None:
     the term counts and totals recounted from them, so both stores rank alike."""
     if connection.dialect.name != "postgresql":
         return
-    import json
-
-    from sqlalchemy import text
-
     from indexer.store.postgres.fts5_tokens import use_fts5_tokens
-    from indexer.store.postgres.fulltext import SETTINGS
     from indexer.store.postgres.term_counts import recount_terms
 
     use_fts5_tokens(connection)
     recount_terms(connection)
+    _record_lexical_settings(connection)
+
+
+def _record_lexical_settings(connection: Connection) -> None:
+    """The manifest's lexical settings: those of the PostgreSQL store's code now."""
+    import json
+
+    from sqlalchemy import text
+
+    from indexer.store.postgres.fulltext import SETTINGS
+
     connection.execute(
         text("UPDATE manifest SET value = :value WHERE key = 'lexical'"),
         {"value": json.dumps(SETTINGS)},
