@@ -44,6 +44,10 @@ Fusion = Callable[[Ranked, Ranked, "float | None", "Scores | None", "Scores | No
 
 # How deep each side is searched before fusion.
 FUSION_DEPTH = 200
+# Scores closer than this share of their size are ties, not a spread to standardise:
+# one text encoded in bf16 and in fp32 scores about that far apart, and standardising a
+# list of such scores would turn rounding into a whole standard deviation.
+TIE_SHARE = 1e-3
 # Adaptive weighting: how sharply the lists' peaks decide, and the dense cosine band in
 # which the dense side's share rises to 1 (cosines of all-MiniLM-L6-v2).
 SHARPNESS = 0.5
@@ -62,7 +66,15 @@ Normaliser = Callable[[Sequence[float]], Callable[[float], float]]
 def z_scale(scores: Sequence[float]) -> Callable[[float], float]:
     """(score - mean) / standard deviation of the list (everything to 0 if it is flat)."""
     mean, deviation = mean_sd(scores)
-    return (lambda score: (score - mean) / deviation) if deviation > 0 else (lambda _s: 0.0)
+    if flat(scores):
+        return lambda _s: 0.0
+    return lambda score: (score - mean) / deviation
+
+
+def flat(scores: Sequence[float]) -> bool:
+    """Whether the scores are all ties (within `TIE_SHARE` of the largest's size)."""
+    top, bottom = max(scores), min(scores)
+    return top - bottom <= TIE_SHARE * max(abs(top), abs(bottom))
 
 
 def normalised(normaliser: Normaliser, ranked: Ranked) -> list[tuple[int, float]]:
@@ -115,7 +127,7 @@ def _side(
     listed = dict(ranked)
     head = [score for _, score in ranked[:FUSION_DEPTH]]
     scale = normaliser(head)
-    if max(head) == min(head):
+    if flat(head):
         floor = scale(min(head)) - 1.0
         return {item: scale(listed[item]) if item in listed else floor for item in items}
     known = {item: exact[item] for item in items - listed.keys() if exact and item in exact}

@@ -205,3 +205,16 @@ def test_a_deeper_search_extends_the_ranking_without_reordering_its_top():
     short = hybrid_fusion(dense[:FUSION_DEPTH], lexical[:FUSION_DEPTH], None, cosines, bm25)
     deep = dict(hybrid_fusion(dense[:300], lexical[:300], None, cosines, bm25))
     assert all(deep[item] == pytest.approx(score) for item, score in short)
+
+
+def test_scores_that_differ_by_rounding_only_are_ties_not_a_spread():
+    """Two copies of one text, one encoded in bf16 and one in fp32, score a hair apart:
+    standardised, the hair was a whole deviation, and the hybrid score of the only
+    distinct hit jumped from 0 to 1 against an index of fp32 copies (the oracle
+    machine's soak, stop 34). Within a thousandth of the scores' size they are ties."""
+    exact = zscore_fusion([(1, 0.999985), (2, 0.999985)], [(1, 2e-06)])
+    rounded = zscore_fusion([(1, 0.999985), (2, 0.99962)], [(1, 2e-06)])
+    assert dict(rounded) == pytest.approx(dict(exact))
+    assert adaptive_weight([(1, 0.999985), (2, 0.99962)], [(1, 2e-06)], cosine_high=None) == 0.5
+    spread = zscore_fusion([(1, 0.9), (2, 0.5)], [(1, 2e-06)])
+    assert dict(spread)[1] > dict(spread)[2]
