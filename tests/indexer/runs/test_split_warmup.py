@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
+from pathlib import Path
 
 from indexer import Indexer
 from indexer.runs.run import MEMO_CHARACTERS
@@ -39,6 +40,17 @@ def stored_inputs(index) -> list[str]:
     return [key for (key,) in rows]
 
 
+def indexed_changelog(tmp_path, fast_model, count: int) -> tuple[Path, Path, str]:
+    """docs/changelog.md of `count` sections, indexed into tmp_path/ix: (docs, page, text)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "changelog.md"
+    text = "# Changelog\n\n" + sections(count)
+    page.write_text(text)
+    Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
+    return docs, page, text
+
+
 def counting_token_spans(patch, loaded) -> list[str]:
     """Every text `loaded`'s tokenizer is given from now on, in order."""
     calls: list[str] = []
@@ -53,12 +65,7 @@ def counting_token_spans(patch, loaded) -> list[str]:
 
 
 def test_a_warmed_writer_tokenises_only_the_edited_section_of_a_large_file(tmp_path, fast_model):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    page = docs / "changelog.md"
-    text = "# Changelog\n\n" + sections(60)
-    page.write_text(text)
-    Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
+    docs, page, text = indexed_changelog(tmp_path, fast_model, 60)
     writer = Indexer(tmp_path / "ix", model=fast_model)  # a new process, as `watch` is
     assert writer.warm_split_cache(docs, min_bytes=1_000) == 1
     assert writer.warm_split_cache(docs, min_bytes=len(text.encode()) + 1) == 0
@@ -81,12 +88,7 @@ def test_a_warmed_writer_finds_the_model_input_of_each_unchanged_passage_without
     the split: the edit of one section of a large file tokenises that section and its
     passages' inputs, not three texts for every passage of the file; the stored passages
     and inputs are those of a fresh index."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    page = docs / "changelog.md"
-    text = "# Changelog\n\n" + sections(60)
-    page.write_text(text)
-    Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
+    docs, page, text = indexed_changelog(tmp_path, fast_model, 60)
     writer = Indexer(tmp_path / "ix", model=fast_model)
     loaded = writer.load_encoders().loaded
     calls = counting_token_spans(monkeypatch, loaded)
@@ -115,13 +117,8 @@ def test_a_new_process_tokenises_only_what_an_edit_changed_in_a_large_file(
     the edited section and its passages, not the whole file again; its passages and what
     the model reads for each are those of a fresh index all the same."""
     monkeypatch.setenv("CTXSEARCH_CACHE", str(tmp_path / "cache"))
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    page = docs / "changelog.md"
-    text = "# Changelog\n\n" + sections(200)
+    docs, page, text = indexed_changelog(tmp_path, fast_model, 200)
     assert len(text) >= MEMO_CHARACTERS
-    page.write_text(text)
-    Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
     page.write_text(text.replace("Item 130: the otters", "Item 130: the herons", 1))
     writer = Indexer(tmp_path / "ix", model=fast_model)  # a new process: an empty cache
     loaded = writer.load_encoders().loaded
@@ -139,12 +136,7 @@ def test_a_new_process_tokenises_only_what_an_edit_changed_in_a_large_file(
 
 def test_a_damaged_memo_of_token_spans_is_passed_over(tmp_path, fast_model, monkeypatch):
     monkeypatch.setenv("CTXSEARCH_CACHE", str(tmp_path / "cache"))
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    page = docs / "changelog.md"
-    text = "# Changelog\n\n" + sections(200)
-    page.write_text(text)
-    Indexer(tmp_path / "ix", model=fast_model).index_folder(docs)
+    docs, page, text = indexed_changelog(tmp_path, fast_model, 200)
     (memo,) = (tmp_path / "cache" / "tokens").iterdir()
     memo.write_bytes(memo.read_bytes()[: memo.stat().st_size // 2])
     page.write_text(text.replace("Item 130: the otters", "Item 130: the herons", 1))

@@ -47,12 +47,7 @@ def lexical(target, query: str) -> dict[str, float]:
 
 
 def test_postgres_lexical_scores_are_fts5_bm25(tmp_path, postgres_index, fast_model):
-    folder = write(tmp_path / "notes", TEXTS)
-    Indexer(tmp_path / "ix", model=fast_model).index_folder(folder)
-    Indexer(postgres_index, model=fast_model).index_folder(folder)
-    for query in QUERIES:
-        expected = lexical(tmp_path / "ix", query)
-        assert lexical(postgres_index, query) == pytest.approx(expected, rel=1e-9), query
+    assert_both_stores_score_alike(tmp_path / "notes", postgres_index, fast_model, TEXTS, QUERIES)
 
 
 # Sentences of SciFact abstracts: hyphenated words, decimals, signed numbers, Greek
@@ -94,12 +89,9 @@ ABSTRACT_QUERIES = [
 def test_both_stores_score_real_abstracts_alike(tmp_path, postgres_index, fast_model):
     """The stores agree on how text splits into terms, so on the same chunks each query
     finds the same chunks with the same BM25 (FTS5's unicode61 tokens on PostgreSQL)."""
-    folder = write(tmp_path / "abstracts", ABSTRACTS)
-    Indexer(tmp_path / "ix", model=fast_model).index_folder(folder)
-    Indexer(postgres_index, model=fast_model).index_folder(folder)
-    for query in ABSTRACT_QUERIES:
-        expected = lexical(tmp_path / "ix", query)
-        assert lexical(postgres_index, query) == pytest.approx(expected, rel=1e-9), query
+    assert_both_stores_score_alike(
+        tmp_path / "abstracts", postgres_index, fast_model, ABSTRACTS, ABSTRACT_QUERIES
+    )
 
 
 def test_an_index_made_with_the_parsers_tokens_is_migrated_to_fts5s(
@@ -269,3 +261,15 @@ def test_the_tokenizer_splits_as_unicode61_with_or_without_a_unicode_collation(
         with engine.begin() as connection:
             connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
         engine.dispose()
+
+
+def assert_both_stores_score_alike(folder, postgres_index, fast_model, texts, queries) -> None:
+    """`texts` written into `folder`, indexed into a folder index beside it and into
+    `postgres_index`: each query's lexical hits and BM25 scores are the same on both."""
+    write(folder, texts)
+    local = folder.parent / f"{folder.name}-ix"
+    Indexer(local, model=fast_model).index_folder(folder)
+    Indexer(postgres_index, model=fast_model).index_folder(folder)
+    for query in queries:
+        expected = lexical(local, query)
+        assert lexical(postgres_index, query) == pytest.approx(expected, rel=1e-9), query
