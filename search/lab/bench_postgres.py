@@ -37,6 +37,7 @@ from indexer.store.base import NewDocument
 from indexer.store.filters import make_filter
 from indexer.store.index_types import HNSW_NEIGHBOURS
 from indexer.store.manifest import Manifest
+from indexer.store.postgres import nearest as pg_nearest
 from indexer.store.postgres import vectors as pg_vectors
 from search.lab.bench_stores import _postgres
 
@@ -135,9 +136,9 @@ def _run(url: str, probes: np.ndarray, k: int, under: str | None, exact: bool):
     store = open_store(url)
     where = make_filter(under=under) if under else None
     found, seconds = [], []
-    chosen = pg_vectors.EXACT_UP_TO
+    chosen = pg_nearest.EXACT_UP_TO
     # the store's own threshold, or one nothing reaches: the exact scan (the baseline)
-    pg_vectors.EXACT_UP_TO = pg_vectors.ALWAYS_EXACT if exact else chosen
+    pg_nearest.EXACT_UP_TO = pg_nearest.ALWAYS_EXACT if exact else chosen
     try:
         for row in [probes[0], *probes]:  # the first one warms the connection
             started = time.perf_counter()
@@ -147,7 +148,7 @@ def _run(url: str, probes: np.ndarray, k: int, under: str | None, exact: bool):
             seconds.append(time.perf_counter() - started)
             found.append([chunk_id for chunk_id, _ in hits])
     finally:
-        pg_vectors.EXACT_UP_TO = chosen
+        pg_nearest.EXACT_UP_TO = chosen
         store.close()
     return found[1:], seconds[1:]
 
@@ -223,13 +224,20 @@ def postgres_rows(
 
 def prewarm(url: str) -> int:
     """Read the space's table and graph into `shared_buffers` (pg_prewarm, as
-    docs/postgres.md tells a server after a restart); the pages read."""
+    docs/postgres.md tells a server after a restart); the pages read. The extension is
+    made in the first index's schema it is asked from: later indexes call it there."""
     from sqlalchemy import text
+
+    from indexer.store.postgres.database import quoted
 
     store = open_store(url)
     try:
         with store.engine.begin() as connection:
             connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_prewarm"))
+            schema = connection.execute(
+                text("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+                     "ON n.oid = e.extnamespace WHERE e.extname = 'pg_prewarm'")
+            ).scalar_one()  # fmt: skip
             names = connection.execute(
                 text("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
                      "AND tablename = :t"),
@@ -237,7 +245,8 @@ def prewarm(url: str) -> int:
             ).scalars().all()  # fmt: skip
             return sum(
                 connection.execute(
-                    text("SELECT pg_prewarm(CAST(:r AS regclass))"), {"r": name}
+                    text(f"SELECT {quoted(schema)}.pg_prewarm(CAST(:r AS regclass))"),
+                    {"r": name},
                 ).scalar_one()
                 for name in [pg_vectors.table_name(SPACE), *names]
             )

@@ -70,6 +70,7 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
         },
     )
     schema = location.schema
+    from indexer.store.postgres.query_vector import register_query_vectors
 
     @event.listens_for(engine, "connect")
     def _search_path(connection, record) -> None:  # type: ignore[no-untyped-def]
@@ -84,6 +85,7 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
             # its transaction), set once here rather than in every query's transaction
             cursor.execute(f"SET hnsw.ef_search TO {HNSW_EF_SEARCH}")
         connection.commit()
+        register_query_vectors(connection)
         record.info[_VECTOR_SCHEMA] = found[0] if found else None
 
     return engine

@@ -12,7 +12,7 @@ from indexer.store.base import Ranked, StoredChunk
 from indexer.store.filters import SearchFilter
 from indexer.store.index_types import quantization_for, structure_for
 from indexer.store.manifest import Manifest
-from indexer.store.postgres import fulltext, vectors
+from indexer.store.postgres import fulltext, nearest, vectors
 from indexer.store.records import session_rows
 from indexer.store.sql_reads import SqlReads
 
@@ -50,14 +50,14 @@ class PostgresSnapshot(SqlReads):
         self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
     ) -> list[Ranked]:
         """The `k` nearest chunks of each query row (the graph, or an exact scan: see
-        `vectors.nearest`). The statement reads the chunks' rows too, kept for `chunks`:
+        `nearest.nearest`). The statement reads the chunks' rows too, kept for `chunks`:
         a query's hits need no second round trip to be hydrated."""
         dim = self.manifest.dim_of(space)
         condition = where.sql(self.dialect) if where else None
         form = self.graph_form(space)
         ranked = []
         for row in queries:
-            found = vectors.nearest(
+            found = nearest.nearest(
                 self.connection, space, dim, row, k, condition, quantization=form
             )
             self._hydrated.update((chunk_id, StoredChunk(*chunk)) for chunk_id, _, chunk in found)
@@ -88,7 +88,7 @@ class PostgresSnapshot(SqlReads):
     def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """The cosine of one query vector with each of these chunks' vectors in a space."""
         dim = self.manifest.dim_of(space)
-        return vectors.similarities(self.connection, space, dim, query, chunk_ids)
+        return nearest.similarities(self.connection, space, dim, query, chunk_ids)
 
     def vectors(self, space: str, chunk_ids: Iterable[int]) -> dict[int, np.ndarray]:
         """The stored vectors of these chunks (the space table's vector column)."""

@@ -13,7 +13,7 @@ from sqlalchemy import text
 from indexer import Indexer
 from indexer.store.backends import open_store
 from indexer.store.filters import make_filter
-from indexer.store.postgres import vectors
+from indexer.store.postgres import nearest, vectors
 
 pytestmark = pytest.mark.postgres
 
@@ -77,7 +77,7 @@ def filtered(url: str, folder: Path, place: str, k: int):
 
 def test_a_filter_above_the_threshold_walks_the_graph(graph_index, monkeypatch):
     url, folder = graph_index
-    monkeypatch.setattr(vectors, "EXACT_UP_TO", 5, raising=False)
+    monkeypatch.setattr(nearest, "EXACT_UP_TO", 5, raising=False)
     found, exact, scans = filtered(url, folder, "wide", 10)
     assert scans >= 1
     assert len(found) == 10 and set(found) == set(exact)
@@ -85,7 +85,7 @@ def test_a_filter_above_the_threshold_walks_the_graph(graph_index, monkeypatch):
 
 def test_a_filter_at_or_below_the_threshold_scans_exactly(graph_index, monkeypatch):
     url, folder = graph_index
-    monkeypatch.setattr(vectors, "EXACT_UP_TO", 4, raising=False)
+    monkeypatch.setattr(nearest, "EXACT_UP_TO", 4, raising=False)
     found, exact, scans = filtered(url, folder, "narrow", 3)
     assert scans == 0
     assert found == exact
@@ -93,8 +93,29 @@ def test_a_filter_at_or_below_the_threshold_scans_exactly(graph_index, monkeypat
 
 def test_a_graph_walk_that_stops_short_falls_back_to_exact(graph_index, monkeypatch):
     url, folder = graph_index
-    monkeypatch.setattr(vectors, "EXACT_UP_TO", 0, raising=False)
-    monkeypatch.setattr(vectors, "MAX_SCAN_TUPLES", 1, raising=False)  # gives up at once
+    monkeypatch.setattr(nearest, "EXACT_UP_TO", 0, raising=False)
+    monkeypatch.setattr(nearest, "MAX_SCAN_TUPLES", 1, raising=False)  # gives up at once
+    found, exact, scans = filtered(url, folder, "narrow", 4)
+    assert scans >= 1
+    assert found == exact
+
+
+def test_the_exact_fallback_is_exact_after_the_same_walk_was_prepared(graph_index, monkeypatch):
+    """A prepared statement keeps its generic plan whatever the settings say later, so the
+    exact scan must be a statement of its own, not the walk's with index scans turned off."""
+    url, folder = graph_index
+    monkeypatch.setattr(nearest, "EXACT_UP_TO", 0, raising=False)
+    store = open_store(url)
+    try:
+        query = None
+        for _ in range(15):  # past psycopg's prepare threshold and PostgreSQL's 5 custom plans
+            with store.snapshot() as snapshot:
+                query = snapshot.vectors("contextual", [1])[1]
+                where = make_filter(under=str(folder / "narrow"))
+                snapshot.vector_search("contextual", query[None], 4, where)
+    finally:
+        store.close()
+    monkeypatch.setattr(nearest, "MAX_SCAN_TUPLES", 1, raising=False)
     found, exact, scans = filtered(url, folder, "narrow", 4)
     assert scans >= 1
     assert found == exact

@@ -121,3 +121,21 @@ def test_a_snapshot_whose_connection_the_server_ended_still_answers(store):
         [hits] = snapshot.vector_search("contextual", query[None], 3)
         assert snapshot.rows("SELECT pg_backend_pid()", {})[0][0] != pid
     assert len(hits) == 3
+
+
+def test_repeated_searches_run_one_generic_plan(store):
+    """The search's text is fixed by its shape (the vector and filter values are
+    parameters), so PostgreSQL plans it once instead of at every query."""
+    with store.snapshot() as snapshot:
+        [query] = snapshot.vectors("contextual", [1]).values()
+    # psycopg prepares a text at its 5th run; PostgreSQL plans its first 5 runs each
+    for _ in range(15):
+        with store.snapshot() as snapshot:
+            snapshot.vector_search("contextual", query[None], 3)
+    with store.snapshot() as snapshot:
+        plans = snapshot.rows(
+            "SELECT generic_plans FROM pg_prepared_statements "
+            "WHERE statement LIKE 'SELECT nearest.distance%space_contextual%'",
+            {},
+        )
+    assert plans and max(generic for (generic,) in plans) >= 1, plans

@@ -1,0 +1,229 @@
+"""The nearest chunks of a query vector on PostgreSQL: one prepared statement per shape.
+
+A search's SQL text is fixed by its shape (space, dimension, graph form, `k`, the filter's
+condition text, exact or not), never by its values: the query vector and the filter's
+values are parameters, the limits are literals. psycopg prepares a text after its fifth
+run on a connection, and PostgreSQL then reuses one generic plan: no parse and no plan per
+query. The query vector is one binary parameter in pgvector's own wire format, referenced
+wherever the statement needs it, not text formatted float by float in Python and parsed by
+the server. On 100,000 real vectors (halfvec graph, a quiet machine) this took the store's
+search from 3.6 ms to ~1 ms (docs/reports/2026-12-03-postgres-latency.md).
+
+An exact scan is spelled so that no index can serve it (`ORDER BY distance + 0`) rather
+than by turning index scans off for the transaction: PostgreSQL does not plan a cached
+generic plan again when a setting changes, so one text must never run under two sets of
+planner settings, and each text here always runs under the same ones.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, text
+
+from indexer.store.index_types import HNSW_EF_SEARCH
+from indexer.store.postgres.database import vector_schema
+from indexer.store.postgres.query_vector import QueryVector
+from indexer.store.postgres.vectors import table_name
+from indexer.store.sql_reads import CHUNK_COLUMNS
+
+# pgvector's HNSW returns at most ef_search rows, and ef_search is capped at 1000.
+MAX_EF_SEARCH = 1000
+# A filtered search scans exactly the chunks its filter allows when there are at most this
+# many; above, it walks the graph (iterative scan). Measured (`ctxsearch bench --only
+# postgres`, 100,000 static vectors of SciFact sentences, 2026-12-01, a loaded machine:
+# docs/reports/2026-12-01-postgres.md): the exact scan's p50 was 99 ms at 1,000 allowed
+# chunks, 132 ms at 10,000, 514 ms at 50,000; the graph's 207 ms unfiltered and 160 ms
+# at 50% (recall@10 0.982). Exact stays cheaper up to about 13,000 (a line through the
+# exact times meets the graph's): 10,000 keeps to the safe side.
+EXACT_UP_TO = 10_000
+ALWAYS_EXACT = 2**62  # as `exact_up_to`: never the graph (the benchmark's baseline)
+# The most graph rows a filtered walk visits before it gives up (pgvector's default,
+# 20,000) and the search scans the allowed chunks exactly instead.
+MAX_SCAN_TUPLES = 20_000
+# How many candidates a quantized graph finds for `k` hits, re-ranked by float32: halfvec's
+# order is float32's but for ties (two bytes a dimension keep ~3 digits), so a few more;
+# binary codes order coarsely: measured on 100,000 real static vectors
+# (docs/postgres.md), 200 candidates gave recall@10 0.80, 500 gave 0.87.
+RERANK_LEAST = {"none": 0, "halfvec": 20, "binary": 500}
+RERANK_FACTOR = {"none": 1, "halfvec": 2, "binary": 50}
+
+Where = tuple[str, dict[str, Any]]  # a condition on `documents` and its values
+
+
+def nearest(
+    connection: Connection,
+    space: str,
+    dim: int,
+    query: np.ndarray,
+    k: int,
+    where: Where | None = None,
+    exact_up_to: int | None = None,
+    quantization: str = "none",
+) -> list[tuple[int, float, tuple[Any, ...]]]:
+    """The `k` nearest chunks of one query vector: id, cosine and the chunk's row
+    (`sql_reads.CHUNK_COLUMNS`, read by the same statement); with `where` (a condition
+    on `documents` and its values, see `SearchFilter.sql`), only among the chunks of
+    the documents it allows.
+
+    A filtered search walks the HNSW graph with pgvector's iterative index scans, which
+    go on past `ef_search` until `k` allowed rows are found; when the filter allows at
+    most `exact_up_to` chunks (default `EXACT_UP_TO`; counted no further), scanning those
+    exactly is cheaper, and so it is whenever the graph walk stops short of `k`
+    (`hnsw.max_scan_tuples`): the filter's guarantee is `k` hits whenever `k` allowed
+    chunks exist.
+
+    Through a quantized graph (`quantization` `halfvec` or `binary`, the form the graph
+    present has), the graph finds `candidates_for` rows by the quantized distance and
+    they are ranked again by the float32 vectors: the cosines are float32's."""
+    exact_up_to = EXACT_UP_TO if exact_up_to is None else exact_up_to
+    exact = k > MAX_EF_SEARCH or exact_up_to >= ALWAYS_EXACT
+    if where is not None and not exact:
+        exact = _allowed_up_to(connection, where, exact_up_to + 1) <= exact_up_to
+    quantization = "none" if exact else quantization
+    wanted = candidates_for(quantization, k)
+    if not exact and (wanted > HNSW_EF_SEARCH or where is not None):
+        _graph_settings(connection, wanted, filtered=where is not None)
+    rows = _run(connection, space, dim, query, k, where, quantization, exact)
+    if where is not None and not exact and len(rows) < k:
+        rows = _run(connection, space, dim, query, k, where, "none", exact=True)
+    return rows
+
+
+def candidates_for(quantization: str, k: int) -> int:
+    """The candidates a graph of this form finds for `k` hits (at most `MAX_EF_SEARCH`,
+    what pgvector's graph returns, and never fewer than `k`)."""
+    wanted = max(RERANK_LEAST[quantization], RERANK_FACTOR[quantization] * k)
+    return max(k, min(MAX_EF_SEARCH, wanted))
+
+
+def _run(
+    connection: Connection,
+    space: str,
+    dim: int,
+    query: np.ndarray,
+    k: int,
+    where: Where | None,
+    quantization: str,
+    exact: bool,
+) -> list[tuple[int, float, tuple[Any, ...]]]:
+    condition, values = where if where is not None else (None, {})
+    sql = search_sql(vector_schema(connection), space, dim, k, quantization, condition, exact)
+    found = connection.exec_driver_sql(driver_sql(sql), {**values, "query": QueryVector(query)})
+    return [(int(row[1]), -float(row[0]), tuple(row[1:])) for row in found]
+
+
+@lru_cache(maxsize=256)
+def driver_sql(sql: str) -> str:
+    """`sql` (`:name` parameters) as psycopg takes it, compiled once: a search runs it
+    through `exec_driver_sql`, not `text()`, which compiles it again at every query."""
+    from sqlalchemy.dialects.postgresql.psycopg import dialect
+
+    return str(text(sql).compile(dialect=dialect()))
+
+
+@lru_cache(maxsize=256)
+def search_sql(
+    schema: str,
+    space: str,
+    dim: int,
+    k: int,
+    quantization: str,
+    condition: str | None,
+    exact: bool,
+) -> str:
+    """The statement of one search shape: the nearest `k` by float32 inner product
+    (through the graph of form `quantization`, or exactly), their chunks' rows joined.
+    `:query` is the query vector; `condition` is SQL text on `documents`."""
+    table = table_name(space)
+    query = f"CAST(:query AS {schema}.vector({dim}))"
+    distance = f"{table}.embedding OPERATOR({schema}.<#>) {query}"
+    source = table
+    if condition is not None:
+        source = (
+            f"{table} JOIN chunks ON chunks.id = {table}.chunk_id "
+            f"JOIN documents ON documents.id = chunks.document_id WHERE {condition}"
+        )
+    found = f"SELECT {table}.chunk_id, {distance} AS distance FROM {source} "
+    if exact:
+        found += f"ORDER BY ({distance}) + 0 LIMIT {k}"
+    elif quantization == "none":
+        found += f"ORDER BY {distance} LIMIT {k}"
+    else:
+        graph = _quantized_distance(schema, table, dim, query, quantization)
+        candidates = candidates_for(quantization, k)
+        found = (
+            f"SELECT chunk_id, distance FROM ({found}ORDER BY {graph} LIMIT {candidates}) "
+            f"AS candidates ORDER BY distance LIMIT {k}"
+        )
+    # relaxed_order may hand rows back slightly out of order: the k found are sorted again
+    return (
+        f"SELECT nearest.distance, {', '.join(CHUNK_COLUMNS)} FROM ({found}) AS nearest "
+        "JOIN chunks ON chunks.id = nearest.chunk_id "
+        "JOIN documents ON documents.id = chunks.document_id "
+        "ORDER BY nearest.distance, nearest.chunk_id"
+    )
+
+
+def _quantized_distance(schema: str, table: str, dim: int, query: str, quantization: str) -> str:
+    """The graph's distance of a quantized form to `query` (the very expression its index
+    was made on, `vectors.graph_statement`, so the planner walks that index)."""
+    if quantization == "halfvec":
+        return (
+            f"CAST({table}.embedding AS {schema}.halfvec({dim})) OPERATOR({schema}.<#>) "
+            f"CAST({query} AS {schema}.halfvec({dim}))"
+        )
+    return (
+        f"CAST({schema}.binary_quantize({table}.embedding) AS bit({dim})) "
+        f"OPERATOR({schema}.<~>) CAST({schema}.binary_quantize({query}) AS bit({dim}))"
+    )
+
+
+def _graph_settings(connection: Connection, k: int, filtered: bool) -> None:
+    """ef_search for `k`, and for a filter the iterative scan that keeps walking the graph
+    until `k` allowed rows are found (or `MAX_SCAN_TUPLES` were visited). The planner,
+    guessing a filter's share (often far too small), prefers reading the allowed chunks
+    and sorting them: the count already chose the graph, so sorting is off for this
+    transaction (the k rows found are still put in order; disabling only costs a plan)."""
+    connection.execute(
+        text("SELECT set_config('hnsw.ef_search', :ef, true), "
+             "set_config('hnsw.iterative_scan', :scan, true), "
+             "set_config('hnsw.max_scan_tuples', :tuples, true), "
+             "set_config('enable_sort', :sort, true)"),
+        {"ef": str(min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, k))),
+         "scan": "relaxed_order" if filtered else "off", "tuples": str(MAX_SCAN_TUPLES),
+         "sort": "off" if filtered else "on"},
+    )  # fmt: skip
+
+
+def _allowed_up_to(connection: Connection, where: Where, limit: int) -> int:
+    """How many chunks the filter allows, counted no further than `limit`."""
+    held = connection.execute(
+        text(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks JOIN documents "
+            f"ON documents.id = chunks.document_id WHERE {where[0]} LIMIT :limit) AS allowed"
+        ),
+        {**where[1], "limit": limit},
+    )
+    return int(held.scalar_one())
+
+
+def similarities(
+    connection: Connection, space: str, dim: int, query: np.ndarray, ids: list[int]
+) -> dict[int, float]:
+    """The cosine of one query vector with the stored vector of each of these chunks (one
+    statement text whatever the ids, so it is prepared like a search)."""
+    if not ids:
+        return {}
+    schema, table = vector_schema(connection), table_name(space)
+    rows = connection.execute(
+        text(
+            f"SELECT chunk_id, embedding OPERATOR({schema}.<#>) "
+            f"CAST(:query AS {schema}.vector({dim})) FROM {table} "
+            "WHERE chunk_id = ANY(:ids)"
+        ),
+        {"query": QueryVector(query), "ids": [int(i) for i in ids]},
+    )
+    return {int(chunk_id): -float(negative) for chunk_id, negative in rows}
