@@ -35,6 +35,7 @@ from indexer.errors import (
     InvalidPattern,
     SourceNotFound,
 )
+from indexer.faults import kill_point
 from indexer.reading.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable
 from indexer.store.base import Target
 from search.cli.common import index_option, translate_errors
@@ -217,6 +218,7 @@ def watch(
                 seen[root] = _identity(root)
             while not stop.requested.is_set():
                 present = [root for root in roots if _identity(root) is not None]
+                kill_point("watch-look")
                 relevant = _Relevant(roots, index_folder, told.nested)
                 armed = False
                 for changes in _batches(present, relevant, debounce, stop, told):
