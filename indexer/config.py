@@ -183,8 +183,8 @@ PAUSE_AT = Variable(
 )
 HOLD_AT = Variable(
     "CTXSEARCH_HOLD_AT",
-    "`NAME:FIFO`: stop at the first pass of the named point until the named pipe is "
-    "opened for writing and closed.",
+    "`NAME[:N]:FIFO`: stop at the first pass of the named point (the Nth) until the named "
+    "pipe is opened for writing and closed.",
     "unset",
     "`indexer.faults`: concurrency tests",
     TEST_SEAM,

@@ -5,10 +5,10 @@ SIGKILL itself there: no clean-up of any kind runs. CTXSEARCH_SIGINT_AT=NAME (or
 sends the process a SIGINT there instead, as a Ctrl-C landing at that instant would: the
 KeyboardInterrupt rises from the next statement, and every clean-up on the way runs.
 CTXSEARCH_PAUSE_AT=NAME:SECONDS sleeps at every pass (saying so on stderr), so that tests
-can act while a run waits there. CTXSEARCH_HOLD_AT=NAME:FIFO stops at the first pass
-(saying so on stderr) until a test opens the named pipe FIFO for writing and closes it: a
-wait that ends on an event, not after a guessed time. Nothing happens when the variables
-are not set.
+can act while a run waits there. CTXSEARCH_HOLD_AT=NAME:FIFO (or NAME:N:FIFO) stops at
+the first pass (the Nth), saying so on stderr, until a test opens the named pipe FIFO for
+writing and closes it: a wait that ends on an event, not after a guessed time. Nothing
+happens when the variables are not set.
 """
 
 from __future__ import annotations
@@ -53,9 +53,11 @@ WARM_POINTS = ("warm-split",)
 SEARCH_POINTS = ("query-encode",)
 # Points in the ONNX export of the query model (`indexer.encoders.export`), after a run.
 EXPORT_POINTS = ("mid-export",)
+# Points of `ctxsearch watch`: each time it has looked at its folders, before it arms a
+# file watcher on those that are there.
+WATCH_POINTS = ("watch-look",)
 _SIGNALS = ((config.KILL_AT, signal.SIGKILL), (config.SIGINT_AT, signal.SIGINT))
 _reached: Counter[tuple[str, str]] = Counter()
-_held: set[str] = set()
 
 
 def kill_point(name: str) -> None:
@@ -68,12 +70,13 @@ def kill_point(name: str) -> None:
             time.sleep(float(seconds or 1))
     hold = config.read(config.HOLD_AT)
     if hold:
-        point, _, fifo = hold.partition(":")
-        if point == name and name not in _held:
-            _held.add(name)
-            print(f"ctxsearch: held at {name}", file=sys.stderr, flush=True)
-            with open(fifo, "rb") as gate:  # blocks until a writer opens it
-                gate.read()  # and until it closes
+        point, count, fifo = _hold_parts(hold)
+        if point == name:
+            _reached[config.HOLD_AT.name, name] += 1
+            if _reached[config.HOLD_AT.name, name] == count:
+                print(f"ctxsearch: held at {name}", file=sys.stderr, flush=True)
+                with open(fifo, "rb") as gate:  # blocks until a writer opens it
+                    gate.read()  # and until it closes
     for variable, signum in _SIGNALS:
         wanted = config.read(variable)
         if not wanted:
@@ -84,3 +87,12 @@ def kill_point(name: str) -> None:
         _reached[variable.name, name] += 1
         if _reached[variable.name, name] == int(count or 1):
             os.kill(os.getpid(), signum)
+
+
+def _hold_parts(hold: str) -> tuple[str, int, str]:
+    """The point, the pass and the pipe of a `NAME:FIFO` or `NAME:N:FIFO` hold."""
+    point, _, rest = hold.partition(":")
+    count, colon, fifo = rest.partition(":")
+    if colon and count.isdigit():
+        return point, int(count), fifo
+    return point, 1, rest

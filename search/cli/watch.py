@@ -6,10 +6,10 @@ every guarantee of a run holds (atomic publication, per-file failures, the write
 
 A watch follows a folder, not the directory it was when the watch began: inotify loses
 a folder that is deleted (`rm -rf docs && make docs`) or swapped for another (`mv`), so
-each folder's identity (device and inode) is looked at after every batch of changes and
-once a second while nothing happens. A folder that is gone is indexed as empty (its
-files leave the index) and looked for until it is back; one that came back, or was
-swapped, is indexed and watched again.
+each folder's identity (device and inode) is looked at before a watcher is armed, and
+again after every batch of changes and once a second while nothing happens. A folder
+that is gone is indexed as empty (its files leave the index) and looked for until it is
+back; one that came back, or was swapped, is indexed and watched again.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from indexer.errors import (
     InvalidPattern,
     SourceNotFound,
 )
+from indexer.faults import kill_point
 from indexer.reading.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable
 from indexer.store.base import Target
 from search.cli.common import index_option, translate_errors
@@ -203,36 +204,37 @@ def watch(
             )
             if store_exists(indexer.target):  # a new index's first run loads the model itself
                 start_up.begin()
-            # Each folder's identity when its last run began: a run is due when it differs.
-            seen: dict[Path, tuple[int, int] | None] = {}
 
             def run(due: list[Path]) -> None:
-                for root in due:
-                    seen[root] = _identity(root)
                 for root in _outermost(due):
                     if not stop.requested.is_set():
                         _run(indexer, root, stop, as_json, told)
 
-            for root in roots:
-                seen[root] = _identity(root)
             while not stop.requested.is_set():
-                present = [root for root in roots if _identity(root) is not None]
+                # Each folder's identity (None: no folder there) as looked at before its
+                # watcher is armed, never after: while it is the same, the watcher watches
+                # the folder there (or there is none to watch); once it differs, it may
+                # watch a folder that is gone, or none where one is now.
+                looked = {root: _identity(root) for root in roots}
+                kill_point("watch-look")
+                present = [root for root in roots if looked[root] is not None]
                 relevant = _Relevant(roots, index_folder, told.nested)
-                armed = False
+                caught_up = False
                 for changes in _batches(present, relevant, debounce, stop, told):
-                    if not armed:
+                    changed = [Path(path) for _, path in changes]
+                    # gone, back, swapped, or deleted and made again, since the look (the
+                    # first batch too: it may hold the old folder's deletion)
+                    if any(_identity(root) != looked[root] or root in changed for root in roots):
+                        break  # watch the folders that are there now, then catch up
+                    if not caught_up:
                         # The watcher is armed: catch up with all that changed before it
                         # was (at start, or while a folder was replaced); what changes from
                         # now on comes in the next batches, so nothing falls in between.
-                        armed = True
+                        caught_up = True
                         run(roots)
                         start_up.begin()
                         start_up.caught_up.set()
                         continue
-                    changed = [Path(path) for _, path in changes]
-                    # gone, back, swapped, or deleted and made again within the batch
-                    if any(_identity(root) != seen[root] or root in changed for root in roots):
-                        break  # watch the folders that are there now, then catch up
                     run([root for root in roots if any(_is_under(path, root) for path in changed)])
         except _Aborted as aborted:
             click.echo(

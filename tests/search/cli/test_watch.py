@@ -127,6 +127,37 @@ def test_a_folder_deleted_and_made_again_is_watched_again(watching, tmp_path):
     assert watched.process.poll() is None and "Traceback" not in watched.stderr()
 
 
+def test_a_folder_made_again_after_the_watch_found_it_gone_is_watched_again(tmp_path, fast_model):
+    """`rm -rf docs`, and `docs` made again just after the watch looked and found it gone
+    (held there), before it arms its file watcher: the watch watches the new folder, so a
+    rename in it reaches the index. Before, the catch-up run took the new folder's identity
+    for the one watched, and the watch, watching no folder at all, missed every later
+    change (the oracle machine's soak: `again.md` renamed, never indexed)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water and wait for fish.")
+    index = tmp_path / "ix"
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    args = [str(docs), "--index", str(index), "--model", fast_model, "--debounce", "200"]
+    # the second look: the first is the watch's start
+    watched = Watched(args, tmp_path, env={"CTXSEARCH_HOLD_AT": f"watch-look:2:{gate}"})
+    try:
+        watched.until(lambda: found(index, "herons") == ["herons.md"], "the first run")
+        shutil.rmtree(docs)
+        watched.until(lambda: "held at watch-look" in watched.stderr(), "the look, held")
+        docs.mkdir()
+        (docs / "again.md").write_text("Avocets sweep their bills through the mud.")
+        with open(gate, "wb"):  # let the watch go on (once it has the pipe open to read)
+            pass
+        watched.until(lambda: found(index, "avocets") == ["again.md"], "the new folder's file")
+        (docs / "again.md").rename(docs / "moved-again.md")
+        watched.until(lambda: found(index, "avocets") == ["moved-again.md"], "the rename")
+        assert watched.process.poll() is None and "Traceback" not in watched.stderr()
+    finally:
+        watched.stop()
+
+
 def test_a_root_of_its_own_inside_the_watched_folder_is_kept_in_step(tmp_path, fast_model):
     """`index docs/sub --exclude 'draft*'` and `index docs/.journal`, then `watch docs`:
     changes under them are indexed too, each with its own rules, and the watcher says so."""
