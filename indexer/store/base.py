@@ -309,8 +309,9 @@ class Store(Protocol):
         ...
 
     def snapshot(self, spaces: Iterable[str] | None = None) -> AbstractContextManager[Snapshot]:
-        """A consistent state to read from; `spaces` names the vector spaces it will
-        search (default: all), which a store may load alone."""
+        """A consistent state to read from: every read sees the state of the first one
+        (or of the snapshot's start: a store may take it there); `spaces` names the
+        vector spaces it will search (default: all), which a store may load alone."""
         ...
 
     def describe(self) -> dict[str, Any]:

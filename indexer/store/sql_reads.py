@@ -89,8 +89,13 @@ class SqlReads:
     def __init__(self, rows: Rows, dialect: str, manifest: Manifest):
         self.rows = rows
         self.dialect = dialect
-        self.manifest = manifest
+        self._manifest = manifest
         self._allowed: dict[SearchFilter, np.ndarray] = {}
+
+    @property
+    def manifest(self) -> Manifest:
+        """The manifest of the state this snapshot reads."""
+        return self._manifest
 
     def allowed_chunks(self, where: SearchFilter) -> np.ndarray:
         """The ids of the chunks of the documents `where` allows (sorted; once per snapshot)."""

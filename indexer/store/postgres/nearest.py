@@ -17,6 +17,7 @@ planner settings, and each text here always runs under the same ones.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -112,7 +113,23 @@ def _run(
     condition, values = where if where is not None else (None, {})
     sql = search_sql(vector_schema(connection), space, dim, k, quantization, condition, exact)
     found = connection.exec_driver_sql(driver_sql(sql), {**values, "query": QueryVector(query)})
-    return [(int(row[1]), -float(row[0]), tuple(row[1:])) for row in found]
+    return found_rows(found)
+
+
+def lone_statement(schema: str, space: str, dim: int, k: int, quantization: str) -> str | None:
+    """The driver SQL of an unfiltered search when it is one statement that needs no
+    setting of its own (what a snapshot may send with its BEGIN: `Reading.begin_with`;
+    its one parameter is `query`, a `QueryVector`), else None."""
+    exact = k > MAX_EF_SEARCH or EXACT_UP_TO >= ALWAYS_EXACT
+    quantization = "none" if exact else quantization
+    if not exact and candidates_for(quantization, k) > HNSW_EF_SEARCH:
+        return None
+    return driver_sql(search_sql(schema, space, dim, k, quantization, None, exact))
+
+
+def found_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, tuple[Any, ...]]]:
+    """A search statement's rows as (chunk id, cosine, the chunk's row)."""
+    return [(int(row[1]), -float(row[0]), tuple(row[1:])) for row in rows]
 
 
 @lru_cache(maxsize=256)

@@ -1,19 +1,23 @@
 """How a PostgreSQL snapshot starts and ends, in as few waits for the server as it can.
 
-A snapshot is a read-only REPEATABLE READ transaction. psycopg would send its BEGIN on
-its own and wait for the answer, and SQLAlchemy's pool would first ping the connection:
-instead the connection runs in autocommit (psycopg sends no BEGIN of its own) and the
-snapshot sends BEGIN and the manifest's SELECT together in one pipeline, one round trip.
+A snapshot is a read-only REPEATABLE READ transaction, begun by its first statement. The
+connection runs in autocommit (psycopg sends no BEGIN of its own), and the snapshot sends
+BEGIN and the manifest's SELECT together in one pipeline, one round trip. A first
+statement whose text does not depend on the manifest's contents beyond what the manifest
+last seen says (a vector search: `begin_with`) goes in the same pipeline, checked against
+the manifest the state really has once the answers are in: a query then waits for the
+server twice, its statement and the COMMIT. A snapshot that reads nothing sends nothing.
+
 The pool does not ping: a connection the server ended (a restart, an idle timeout, an
 administrator) fails that first round trip, and the snapshot starts again once on a new
-connection: nothing was read yet. Ending is the COMMIT, the second round trip; the
-query's own statements (the search, with its hits' rows) run between.
+connection: nothing was read yet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
+from typing import Any
 
 import psycopg
 from sqlalchemy import Connection, Engine
@@ -23,62 +27,139 @@ from indexer.store.manifest import Manifest
 
 BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 MANIFEST = "SELECT key, value FROM manifest"
+Statement = tuple[str, Mapping[str, Any]]  # driver SQL (psycopg's `%(name)s`) and values
+
+
+class Reading:
+    """A snapshot's connection and its transaction, begun by the first statement.
+
+    `expected` is the manifest the store saw last: what a statement sent with the BEGIN
+    (`begin_with`) is built from. `manifest` is the state's own, once begun."""
+
+    def __init__(self, engine: Engine, where: str, expected: Manifest | None):
+        self._engine = engine
+        self._where = where
+        self.expected = expected
+        self.manifest: Manifest | None = None
+        self._connection: Connection | None = None
+
+    @property
+    def connection(self) -> Connection:
+        """The connection, inside the transaction (begun now if it was not)."""
+        self.state_manifest()
+        assert self._connection is not None
+        return self._connection
+
+    def state_manifest(self) -> Manifest:
+        """The manifest of the state the transaction reads (begun now if it was not)."""
+        if self._connection is None or self.manifest is None:
+            self._begin(None)
+        assert self.manifest is not None
+        return self.manifest
+
+    def checked_out(self) -> Connection:
+        """The snapshot's connection, begun or not: for what it knows without asking the
+        server (pgvector's schema)."""
+        if self._connection is None:
+            self._connection = self._checkout()
+        return self._connection
+
+    @property
+    def begun(self) -> bool:
+        """Whether the transaction has begun."""
+        return self.manifest is not None
+
+    def begin_with(self, statement: Statement) -> list[tuple[Any, ...]] | None:
+        """Begin with `statement` sent in the same round trip; its rows, when the state's
+        manifest is the one expected (None, begun all the same, when it is not, or when the
+        statement failed: the caller builds it again from the state's manifest)."""
+        rows = self._begin(statement)
+        return rows if self.manifest == self.expected else None
+
+    def end(self, failed: bool) -> None:
+        """COMMIT (ROLLBACK after a failure) if begun, and give the connection back."""
+        connection, self._connection = self._connection, None
+        if connection is None:
+            return
+        try:
+            if self.manifest is None:
+                return
+            if not failed:
+                connection.exec_driver_sql("COMMIT")
+                return
+            try:
+                connection.exec_driver_sql("ROLLBACK")
+            except Exception:  # the session is gone, or the signal came mid-statement
+                with suppress(Exception):
+                    connection.invalidate()
+        finally:
+            connection.close()
+
+    def _checkout(self) -> Connection:
+        return self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+
+    def _begin(self, statement: Statement | None) -> list[tuple[Any, ...]] | None:
+        for attempt in (1, 2):
+            connection = self._connection or self._checkout()
+            self._connection = None
+            try:
+                found, rows = begin_reading(connection, statement)
+            except psycopg.OperationalError as error:
+                connection.invalidate()
+                connection.close()
+                if attempt == 2:
+                    raise StoreUnavailable(
+                        f"cannot use the index database {self._where}: {error}"
+                    ) from error
+                continue
+            except psycopg.Error as error:
+                connection.close()
+                if statement is not None:  # the statement's own failure: begin without it
+                    return self._begin(None)
+                if isinstance(error, psycopg.errors.UndefinedTable):
+                    raise IndexNotFound(f"{self._where}: the index was removed") from error
+                raise StoreUnavailable(
+                    f"the index database {self._where} failed: {error}"
+                ) from error
+            if found is None:
+                connection.exec_driver_sql("ROLLBACK")
+                connection.close()
+                raise IndexNotFound(f"{self._where}: the index was removed")
+            self._connection, self.manifest = connection, found
+            return rows
+        raise AssertionError("unreachable")
 
 
 @contextmanager
-def reading(engine: Engine, where: str) -> Iterator[tuple[Connection, Manifest]]:
-    """A connection inside a snapshot's transaction, and the manifest it sees."""
-    connection, manifest = _begun(engine, where)
+def reading(engine: Engine, where: str, expected: Manifest | None) -> Iterator[Reading]:
+    """A snapshot's `Reading`, ended (committed, or rolled back on an error) on leaving."""
+    state = Reading(engine, where, expected)
     try:
-        yield connection, manifest
+        yield state
     except BaseException:
-        try:
-            connection.exec_driver_sql("ROLLBACK")
-        except Exception:  # the session is gone, or the signal came mid-statement
-            with suppress(Exception):
-                connection.invalidate()
+        state.end(failed=True)
         raise
     else:
-        connection.exec_driver_sql("COMMIT")
-    finally:
-        connection.close()
+        state.end(failed=False)
 
 
-def _begun(engine: Engine, where: str) -> tuple[Connection, Manifest]:
-    for attempt in (1, 2):
-        connection = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-        try:
-            found = begin_reading(connection)
-        except psycopg.OperationalError as error:
-            connection.invalidate()
-            connection.close()
-            if attempt == 2:
-                raise StoreUnavailable(f"cannot use the index database {where}: {error}") from error
-            continue
-        except psycopg.Error as error:
-            connection.close()
-            if isinstance(error, psycopg.errors.UndefinedTable):
-                raise IndexNotFound(f"{where}: the index was removed") from error
-            raise StoreUnavailable(f"the index database {where} failed: {error}") from error
-        if found is None:
-            connection.exec_driver_sql("ROLLBACK")
-            connection.close()
-            raise IndexNotFound(f"{where}: the index was removed")
-        return connection, found
-    raise AssertionError("unreachable")
-
-
-def begin_reading(connection: Connection) -> Manifest | None:
-    """Begin the snapshot's transaction on `connection` (in autocommit) and read its
-    manifest, both sent before waiting (one Sync); None where there is no manifest."""
+def begin_reading(
+    connection: Connection, statement: Statement | None = None
+) -> tuple[Manifest | None, list[tuple[Any, ...]] | None]:
+    """Begin the snapshot's transaction on `connection` (in autocommit), read its manifest
+    and run `statement`, all sent before waiting (one Sync): the manifest (None where
+    there is none) and the statement's rows."""
     raw = connection.connection.driver_connection
     assert isinstance(raw, psycopg.Connection)
     if psycopg.Pipeline.is_supported():
         with raw.pipeline():
             raw.execute(BEGIN)
-            cursor = raw.execute(MANIFEST)
-    else:  # a libpq older than 14 has no pipeline mode: two round trips
+            manifest = raw.execute(MANIFEST)
+            answer = raw.execute(statement[0], statement[1]) if statement else None
+    else:  # a libpq older than 14 has no pipeline mode: a round trip each
         raw.execute(BEGIN)
-        cursor = raw.execute(MANIFEST)
-    found = dict(cursor.fetchall())
-    return Manifest.from_rows(found) if found else None
+        manifest = raw.execute(MANIFEST)
+        answer = raw.execute(statement[0], statement[1]) if statement else None
+    found = dict(manifest.fetchall())
+    rows = answer.fetchall() if answer is not None else None
+    return (Manifest.from_rows(found) if found else None), rows

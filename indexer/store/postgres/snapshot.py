@@ -1,19 +1,23 @@
-"""One consistent state of a PostgreSQL index: a read-only REPEATABLE READ transaction."""
+"""One consistent state of a PostgreSQL index: a read-only REPEATABLE READ transaction,
+begun by its first statement (`reading.Reading`)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from indexer.store.base import Ranked, StoredChunk
 from indexer.store.filters import SearchFilter
 from indexer.store.index_types import quantization_for, structure_for
 from indexer.store.manifest import Manifest
 from indexer.store.postgres import fulltext, nearest, vectors
-from indexer.store.records import session_rows
+from indexer.store.postgres.database import vector_schema
+from indexer.store.postgres.query_vector import QueryVector
+from indexer.store.postgres.reading import Reading
 from indexer.store.sql_reads import SqlReads
 
 
@@ -36,15 +40,33 @@ class SpaceSizes:
                 self._sizes[(*state, space)] = known
         return known
 
+    def known(self, manifest: Manifest, space: str) -> int | None:
+        """The size of `space` in the state `manifest` names, if counted already."""
+        with self._lock:
+            return self._sizes.get((manifest.index_id, manifest.generation, space))
+
 
 class PostgresSnapshot(SqlReads):
     """Rows (`SqlReads`), pgvector spaces and tsvector full text, on one connection."""
 
-    def __init__(self, connection: Connection, manifest: Manifest, sizes: SpaceSizes):
-        super().__init__(session_rows(connection), "postgresql", manifest)
-        self.connection = connection
+    def __init__(self, reading: Reading, sizes: SpaceSizes):
+        super().__init__(self._rows, "postgresql", reading.expected)  # type: ignore[arg-type]
+        self.reading = reading
         self.sizes = sizes
         self._hydrated: dict[int, StoredChunk] = {}
+
+    @property
+    def manifest(self) -> Manifest:
+        """The manifest of the state this snapshot reads (the transaction begins)."""
+        return self.reading.state_manifest()
+
+    @property
+    def connection(self) -> Connection:
+        """The connection, inside the snapshot's transaction (begun now if it was not)."""
+        return self.reading.connection
+
+    def _rows(self, sql: str, values: Mapping[str, Any]) -> Sequence[Sequence[Any]]:
+        return self.connection.execute(text(sql), values).all()
 
     def vector_search(
         self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
@@ -52,30 +74,45 @@ class PostgresSnapshot(SqlReads):
         """The `k` nearest chunks of each query row (the graph, or an exact scan: see
         `nearest.nearest`). The statement reads the chunks' rows too, kept for `chunks`:
         a query's hits need no second round trip to be hydrated."""
-        dim = self.manifest.dim_of(space)
         condition = where.sql(self.dialect) if where else None
-        form = self.graph_form(space)
         ranked = []
         for row in queries:
-            found = nearest.nearest(
-                self.connection, space, dim, row, k, condition, quantization=form
-            )
+            found = None if where else self._first_search(space, row, k)
+            if found is None:
+                dim, form = self.manifest.dim_of(space), self.graph_form(space)
+                found = nearest.nearest(
+                    self.connection, space, dim, row, k, condition, quantization=form
+                )
             self._hydrated.update((chunk_id, StoredChunk(*chunk)) for chunk_id, _, chunk in found)
             ranked.append([(chunk_id, cosine) for chunk_id, cosine, _ in found])
         return ranked
 
+    def _first_search(
+        self, space: str, query: np.ndarray, k: int
+    ) -> list[tuple[int, float, tuple[Any, ...]]] | None:
+        """A search sent with the snapshot's BEGIN, one round trip for both, built from the
+        manifest the store saw last and kept only if the state's is the same; None when the
+        snapshot has begun, the search is more than one statement, or its graph's form
+        hangs on a count not at hand."""
+        expected = self.reading.expected
+        if self.reading.begun or expected is None or space not in expected.spaces:
+            return None
+        form = _graph_form(expected, space, lambda name: self.sizes.known(expected, name))
+        if form is None:
+            return None
+        schema = vector_schema(self.reading.checked_out())
+        sql = nearest.lone_statement(schema, space, expected.dim_of(space), k, form)
+        if sql is None:
+            return None
+        rows = self.reading.begin_with((sql, {"query": QueryVector(query)}))
+        return None if rows is None else nearest.found_rows(rows)
+
     def graph_form(self, space: str) -> str:
         """The form of the space's graph as this state's publish made it: `none` (float32,
         or no graph: an exact scan), `halfvec` or `binary`."""
-        manifest = self.manifest
-        if manifest.quantize == "none":
-            return "none"  # the float32 graph, or none: the same statement
-        # the size decides only where `auto` does (counted once per state)
-        automatic = "auto" in (manifest.index_type, manifest.quantize)
-        size = self.space_size(space) if automatic else 1
-        if structure_for(manifest.index_type, size) != "hnsw":
-            return "none"
-        return quantization_for(manifest.quantize, size, "pgvector")
+        form = _graph_form(self.manifest, space, self.space_size)
+        assert form is not None
+        return form
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids (those a vector search of this snapshot read already
@@ -111,3 +148,18 @@ class PostgresSnapshot(SqlReads):
     def term_counts(self, terms: list[str]) -> dict[str, int]:
         """How many chunks hold each of these query terms (for their IDF)."""
         return fulltext.term_counts(self.connection, terms)
+
+
+def _graph_form(manifest: Manifest, space: str, size_of: Callable[[str], int | None]) -> str | None:
+    """The form of a space's graph in the state `manifest` names (see
+    `PostgresSnapshot.graph_form`); None when it hangs on a size `size_of` does not know."""
+    if manifest.quantize == "none":
+        return "none"  # the float32 graph, or none: the same statement
+    # the size decides only where `auto` does (counted once per state)
+    automatic = "auto" in (manifest.index_type, manifest.quantize)
+    size = size_of(space) if automatic else 1
+    if size is None:
+        return None
+    if structure_for(manifest.index_type, size) != "hnsw":
+        return "none"
+    return quantization_for(manifest.quantize, size, "pgvector")

@@ -66,6 +66,8 @@ class PostgresStore:
         self.engine = postgres_engine(self.location)
         self._lock: AdvisoryLock | None = None
         self._sizes = SpaceSizes()
+        # the manifest the last snapshot read: what a snapshot's first search is built from
+        self._seen: Manifest | None = None
         self._closed = False
         try:
             with database_errors(self.target):
@@ -286,15 +288,16 @@ class PostgresStore:
     @contextmanager
     def snapshot(self, spaces: Iterable[str] | None = None) -> Iterator[PostgresSnapshot]:
         """A read-only REPEATABLE READ transaction: one committed state throughout (every
-        space is in the database, so `spaces` changes nothing). Starting it and reading
-        its manifest is one round trip, ending it another (`reading.begin_reading`)."""
+        space is in the database, so `spaces` changes nothing). It begins with its first
+        statement, which a vector search sends in the same round trip as the BEGIN; ending
+        it is another (`reading.Reading`)."""
         if self._closed:
             raise IndexClosed(f"{self.target}: the index was closed")
-        with (
-            database_errors(self.target),
-            reading(self.engine, self.target) as (connection, manifest),
-        ):
-            yield PostgresSnapshot(connection, manifest, self._sizes)
+        with database_errors(self.target), reading(self.engine, self.target, self._seen) as state:
+            try:
+                yield PostgresSnapshot(state, self._sizes)
+            finally:
+                self._seen = state.manifest or self._seen
 
     # -- describing, checking ------------------------------------------------------------
 

@@ -93,7 +93,7 @@ def round_trips(store, action, tmp_path) -> list[str]:
     return [message for message in sent if message in ("Sync", "Query")]
 
 
-def test_a_vector_query_waits_for_the_server_three_times(store, tmp_path):
+def test_a_vector_query_waits_for_the_server_twice(store, tmp_path):
     with store.snapshot() as snapshot:
         [query] = snapshot.vectors("contextual", [1]).values()
 
@@ -104,8 +104,44 @@ def test_a_vector_query_waits_for_the_server_three_times(store, tmp_path):
 
     for _ in range(6):  # past psycopg's prepare threshold
         search()
-    # the transaction's start and the manifest, the search with its hydration, the commit
-    assert len(round_trips(store, search, tmp_path)) == 3
+    # the transaction's start, the manifest and the search with its hydration; the commit
+    assert len(round_trips(store, search, tmp_path)) == 2
+
+
+def test_a_snapshot_that_reads_nothing_sends_nothing(store, tmp_path):
+    with store.snapshot() as snapshot:
+        snapshot.vectors("contextual", [1])
+
+    def nothing() -> None:
+        with store.snapshot():
+            pass
+
+    assert round_trips(store, nothing, tmp_path) == []
+
+
+def test_a_first_search_built_from_an_older_manifest_is_made_again(
+    store, postgres_index, notes, fast_model
+):
+    """The search sent with the BEGIN is built from the manifest the store saw last; a
+    publish since (here: a new file, a new generation) makes it run again in the state's
+    own terms, and it finds what the publish added."""
+    with store.snapshot() as snapshot:
+        before = snapshot.manifest.generation
+    (notes / "otters.txt").write_text("Otters float on their backs and hold paws asleep.\n")
+    Indexer(postgres_index, model=fast_model).index_folder(notes)
+    added = open_store(postgres_index)
+    try:
+        with added.snapshot() as snapshot:
+            [otters] = [c for c in snapshot.chunks(range(1, 100)).values() if "Otters" in c.text]
+            [vector] = snapshot.vectors("contextual", [otters.id]).values()
+    finally:
+        added.close()
+    sent = statements_of(store)  # what goes through SQLAlchemy: the search made again
+    with store.snapshot() as snapshot:
+        [hits] = snapshot.vector_search("contextual", vector[None], 1)
+        assert snapshot.manifest.generation > before
+    assert hits[0][0] == otters.id
+    assert len([s for s in sent if s.startswith("SELECT nearest.distance")]) == 1, sent
 
 
 def test_a_snapshot_whose_connection_the_server_ended_still_answers(store):

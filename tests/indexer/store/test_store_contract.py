@@ -214,6 +214,9 @@ def test_a_snapshot_sees_one_state_while_a_writer_publishes(any_index):
     add(store, "/docs/a.txt", ["alpha"])
     reader = open_store(any_index)
     with reader.snapshot() as before:
+        # the state is the one of the first read (PostgreSQL begins there; the folder
+        # store at the snapshot's start): every later read sees it, whatever is published
+        assert before.counts() == {"documents": 1, "chunks": 1}
         add(store, "/docs/b.txt", ["beta"], first_axis=1)
         assert before.counts() == {"documents": 1, "chunks": 1}
         assert before.lexical_search("beta", 5) == []
