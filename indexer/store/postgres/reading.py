@@ -83,6 +83,8 @@ class Reading:
             return
         try:
             if self.manifest is None:
+                if failed:  # a signal may have come while it began: its session is unknown
+                    connection.invalidate()
                 return
             if not failed:
                 connection.exec_driver_sql("COMMIT")
@@ -100,11 +102,12 @@ class Reading:
 
     def _begin(self, statement: Statement | None) -> list[tuple[Any, ...]] | None:
         for attempt in (1, 2):
-            connection = self._connection or self._checkout()
-            self._connection = None
+            # held while it begins, so that `end` still finds it after a signal
+            connection = self._connection = self._connection or self._checkout()
             try:
                 found, rows = begin_reading(connection, statement)
             except psycopg.OperationalError as error:
+                self._connection = None
                 connection.invalidate()
                 connection.close()
                 if attempt == 2:
@@ -113,6 +116,7 @@ class Reading:
                     ) from error
                 continue
             except psycopg.Error as error:
+                self._connection = None
                 connection.close()
                 if statement is not None:  # the statement's own failure: begin without it
                     return self._begin(None)
@@ -122,10 +126,11 @@ class Reading:
                     f"the index database {self._where} failed: {error}"
                 ) from error
             if found is None:
+                self._connection = None
                 connection.exec_driver_sql("ROLLBACK")
                 connection.close()
                 raise IndexNotFound(f"{self._where}: the index was removed")
-            self._connection, self.manifest = connection, found
+            self.manifest = found
             return rows
         raise AssertionError("unreachable")
 
