@@ -81,7 +81,7 @@ def nearest(
     present has), the graph finds `candidates_for` rows by the quantized distance and
     they are ranked again by the float32 vectors: the cosines are float32's."""
     exact_up_to = EXACT_UP_TO if exact_up_to is None else exact_up_to
-    exact = k > MAX_EF_SEARCH or exact_up_to >= ALWAYS_EXACT
+    exact = _always_exact(k, exact_up_to)
     if where is not None and not exact:
         exact = _allowed_up_to(connection, where, exact_up_to + 1) <= exact_up_to
     quantization = "none" if exact else quantization
@@ -121,11 +121,17 @@ def lone_statement(schema: str, space: str, dim: int, k: int, quantization: str)
     """The driver SQL of an unfiltered search when it is one statement that needs no
     setting of its own (what a snapshot may send with its BEGIN: `Reading.begin_with`;
     its one parameter is `query`, a `QueryVector`), else None."""
-    exact = k > MAX_EF_SEARCH or EXACT_UP_TO >= ALWAYS_EXACT
+    exact = _always_exact(k, EXACT_UP_TO)
     quantization = "none" if exact else quantization
     if not exact and candidates_for(quantization, k) > HNSW_EF_SEARCH:
-        return None
+        return None  # `nearest` sets ef_search for it first
     return driver_sql(search_sql(schema, space, dim, k, quantization, None, exact))
+
+
+def _always_exact(k: int, exact_up_to: int) -> bool:
+    """Whether a search scans exactly whatever its filter: `k` past what the graph
+    returns, or the graph turned off (`ALWAYS_EXACT`)."""
+    return k > MAX_EF_SEARCH or exact_up_to >= ALWAYS_EXACT
 
 
 def found_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, tuple[Any, ...]]]:
