@@ -224,9 +224,11 @@ def postgres_rows(
 
 
 def prewarm(url: str) -> int:
-    """Read the space's table and graph into `shared_buffers` (pg_prewarm, as
-    docs/postgres.md tells a server after a restart); the pages read. The extension is
-    made in the first index's schema it is asked from: later indexes call it there."""
+    """Write what the last build left dirty (CHECKPOINT: else the server writes it while
+    the queries are timed), then read the space's table and graph into `shared_buffers`
+    (pg_prewarm, as docs/postgres.md tells a server after a restart); the pages read. The
+    extension is made in the first index's schema it is asked from: later indexes call
+    it there."""
     from sqlalchemy import text
 
     from indexer.store.postgres.database import quoted
@@ -234,6 +236,7 @@ def prewarm(url: str) -> int:
     store = open_store(url)
     try:
         with store.engine.begin() as connection:
+            connection.execute(text("CHECKPOINT"))
             connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_prewarm"))
             schema = connection.execute(
                 text("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
