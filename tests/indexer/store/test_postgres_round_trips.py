@@ -155,6 +155,22 @@ def test_a_first_search_built_from_an_older_manifest_is_made_again(
     assert len([s for s in sent if s.startswith("SELECT nearest.distance")]) == 1, sent
 
 
+def test_the_chunks_are_counted_once_per_published_state(store, postgres_index, notes, fast_model):
+    """Every query's match signal needs the chunk count (a term's IDF): a whole-table
+    count, read once per state, not per query; a publish counts again."""
+    with store.snapshot() as snapshot:
+        counted = snapshot.rows("SELECT count(*) FROM chunks", {})[0][0]
+        assert snapshot.chunk_count() == counted
+    sent = statements_of(store)
+    with store.snapshot() as snapshot:
+        assert snapshot.chunk_count() == counted
+    assert not [statement for statement in sent if "count(*)" in statement], sent
+    (notes / "otters.txt").write_text("Otters float on their backs and hold paws asleep.\n")
+    Indexer(postgres_index, model=fast_model).index_folder(notes)
+    with store.snapshot() as snapshot:
+        assert snapshot.chunk_count() == counted + 1
+
+
 def test_a_snapshot_whose_connection_the_server_ended_still_answers(store):
     with store.snapshot() as snapshot:
         [query] = snapshot.vectors("contextual", [1]).values()
