@@ -57,7 +57,7 @@ def term_coverage(snapshot: Snapshot, terms: list[str], chunk_ids: list[int]) ->
     weights = {term: idf(total, held) for term, held in snapshot.term_counts(terms).items()}
     mass = sum(weights.values())
     covered = dict.fromkeys(chunk_ids, 0.0)
-    for term, weight in weights.items():
-        for chunk_id in snapshot.lexical_scores(term, chunk_ids):
-            covered[chunk_id] += weight
+    for term, holders in snapshot.term_holders(list(weights), chunk_ids).items():
+        for chunk_id in holders:
+            covered[chunk_id] += weights[term]
     return {chunk_id: (held / mass if mass else 0.0) for chunk_id, held in covered.items()}

@@ -230,6 +230,11 @@ class Snapshot(Protocol):
         tokenizer and stemmer (the document frequencies behind a term's IDF)."""
         ...
 
+    def term_holders(self, terms: list[str], chunk_ids: list[int]) -> dict[str, set[int]]:
+        """Which of these chunks hold each of these query terms (as `term_counts` counts
+        them): the chunks `lexical_scores(term, chunk_ids)` scores, for every term at once."""
+        ...
+
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids, with their documents' paths; unknown ids left out."""
         ...

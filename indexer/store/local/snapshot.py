@@ -70,3 +70,8 @@ class LocalSnapshot(SqlReads):
     def term_counts(self, terms: list[str]) -> dict[str, int]:
         """How many chunks hold each of these query terms (for their IDF)."""
         return term_counts(self.rows, terms)
+
+    def term_holders(self, terms: list[str], chunk_ids: list[int]) -> dict[str, set[int]]:
+        """Which of these chunks hold each of these query terms (FTS5, a term at a time:
+        in-process statements cost no round trip)."""
+        return {term: set(bm25_scores(self.rows, term, chunk_ids)) for term in terms}

@@ -150,6 +150,25 @@ def term_counts(connection: Connection, terms: list[str]) -> dict[str, int]:
     return {word: int(held) for word, held in rows}
 
 
+_TERM_HOLDERS = (
+    "SELECT term.word, chunks.id FROM unnest(CAST(:terms AS text[])) AS term(word) "
+    f"JOIN chunks ON chunks.id = ANY(:ids) AND chunks.tsv @@ {phrase_expression('term.word')}"
+)
+
+
+def term_holders(
+    connection: Connection, terms: list[str], chunk_ids: list[int]
+) -> dict[str, set[int]]:
+    """Which of these chunks hold each of these terms (as `term_counts` counts them), one
+    statement whatever the number of terms."""
+    held: dict[str, set[int]] = {term: set() for term in terms}
+    if terms and chunk_ids:
+        values = {"terms": list(terms), "ids": [int(i) for i in chunk_ids]}
+        for word, chunk_id in connection.execute(text(_TERM_HOLDERS), values):
+            held[word].add(int(chunk_id))
+    return held
+
+
 def _tsquery(terms: list[str]) -> str:
     """The tsquery of any of the terms (parameters `:t0`, `:t1` ...)."""
     return " || ".join(phrase_expression(f":t{i}") for i in range(len(terms)))

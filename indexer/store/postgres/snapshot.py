@@ -165,6 +165,10 @@ class PostgresSnapshot(SqlReads):
         """How many chunks hold each of these query terms (for their IDF)."""
         return fulltext.term_counts(self.connection, terms)
 
+    def term_holders(self, terms: list[str], chunk_ids: list[int]) -> dict[str, set[int]]:
+        """Which of these chunks hold each of these query terms (one statement)."""
+        return fulltext.term_holders(self.connection, terms, chunk_ids)
+
 
 def _graph_form(manifest: Manifest, space: str, size_of: Callable[[str], int | None]) -> str | None:
     """The form of a space's graph in the state `manifest` names (see

@@ -707,6 +707,25 @@ def test_the_reads_behind_hints_answer_alike_on_every_backend(any_index):
     store.close()
 
 
+def test_term_holders_are_the_chunks_each_term_scores_on_every_backend(any_index):
+    """The match signal's coverage asks, for all a query's terms at once, which hits hold
+    each: the chunks `lexical_scores` scores for that term alone, stems and phrases alike."""
+    store = new_store(any_index)
+    texts = ["Otters float while sleeping", "a snake_case name", "the otter sleeps", "kettles"]
+    with store.writer(), store.change() as change:
+        change.add_documents([new_document("/docs/a.md", texts)])
+    terms = ["otters", "sleep", "snake_case", "the", "absent"]
+    with store.snapshot() as snapshot:
+        ids = sorted(snapshot.chunks(range(1, 10)))
+        held = snapshot.term_holders(terms, ids)
+        alone = {term: set(snapshot.lexical_scores(term, ids)) for term in terms}
+        assert snapshot.term_holders(terms, []) == {term: set() for term in terms}
+    store.close()
+    assert held == alone
+    assert len(held["otters"]) == 2 and len(held["sleep"]) == 2 and len(held["snake_case"]) == 1
+    assert held["absent"] == set()
+
+
 def test_replacing_a_document_keeps_the_rows_and_vectors_of_its_unchanged_passages(any_index):
     """An edited file is written in place: its passages whose text is unchanged keep their
     ids (so their vectors and lexical entries stay), moved to their new places; only the
