@@ -117,15 +117,19 @@ def _run(
     return found_rows(found)
 
 
-def lone_statement(schema: str, space: str, dim: int, k: int, quantization: str) -> str | None:
-    """The driver SQL of an unfiltered search when it is one statement that needs no
-    setting of its own (what a snapshot may send with its BEGIN: `Reading.begin_with`;
-    its one parameter is `query`, a `QueryVector`), else None."""
+def unfiltered_statements(
+    schema: str, space: str, dim: int, query: np.ndarray, k: int, quantization: str
+) -> list[tuple[str, dict[str, Any]]]:
+    """An unfiltered search as driver SQL and values, what `nearest` would send (what a
+    snapshot sends with its BEGIN: `Reading.begin_with`): the graph's setting when the
+    search wants more than `HNSW_EF_SEARCH` candidates (the default depth of a search
+    does, 200), then the search, whose rows are the hits."""
     exact = _always_exact(k, EXACT_UP_TO)
     quantization = "none" if exact else quantization
-    if not exact and candidates_for(quantization, k) > HNSW_EF_SEARCH:
-        return None  # `nearest` sets ef_search for it first
-    return driver_sql(search_sql(schema, space, dim, k, quantization, None, exact))
+    wanted = candidates_for(quantization, k)
+    search = driver_sql(search_sql(schema, space, dim, k, quantization, None, exact))
+    settings = [] if exact or wanted <= HNSW_EF_SEARCH else [_settings(wanted, filtered=False)]
+    return [*settings, (search, {"query": QueryVector(query)})]
 
 
 def _always_exact(k: int, exact_up_to: int) -> bool:
@@ -211,15 +215,25 @@ def _graph_settings(connection: Connection, k: int, filtered: bool) -> None:
     guessing a filter's share (often far too small), prefers reading the allowed chunks
     and sorting them: the count already chose the graph, so sorting is off for this
     transaction (the k rows found are still put in order; disabling only costs a plan)."""
-    connection.execute(
-        text("SELECT set_config('hnsw.ef_search', :ef, true), "
-             "set_config('hnsw.iterative_scan', :scan, true), "
-             "set_config('hnsw.max_scan_tuples', :tuples, true), "
-             "set_config('enable_sort', :sort, true)"),
-        {"ef": str(min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, k))),
-         "scan": "relaxed_order" if filtered else "off", "tuples": str(MAX_SCAN_TUPLES),
-         "sort": "off" if filtered else "on"},
-    )  # fmt: skip
+    connection.exec_driver_sql(*_settings(k, filtered))
+
+
+_SETTINGS = (
+    "SELECT set_config('hnsw.ef_search', :ef, true), "
+    "set_config('hnsw.iterative_scan', :scan, true), "
+    "set_config('hnsw.max_scan_tuples', :tuples, true), "
+    "set_config('enable_sort', :sort, true)"
+)
+
+
+def _settings(k: int, filtered: bool) -> tuple[str, dict[str, Any]]:
+    """`_graph_settings`'s statement as driver SQL, and its values."""
+    return driver_sql(_SETTINGS), {
+        "ef": str(min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, k))),
+        "scan": "relaxed_order" if filtered else "off",
+        "tuples": str(MAX_SCAN_TUPLES),
+        "sort": "off" if filtered else "on",
+    }
 
 
 def _allowed_up_to(connection: Connection, where: Where, limit: int) -> int:

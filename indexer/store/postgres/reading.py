@@ -2,11 +2,12 @@
 
 A snapshot is a read-only REPEATABLE READ transaction, begun by its first statement. The
 connection runs in autocommit (psycopg sends no BEGIN of its own), and the snapshot sends
-BEGIN and the manifest's SELECT together in one pipeline, one round trip. A first
-statement whose text does not depend on the manifest's contents beyond what the manifest
-last seen says (a vector search: `begin_with`) goes in the same pipeline, checked against
-the manifest the state really has once the answers are in: a query then waits for the
-server twice, its statement and the COMMIT. A snapshot that reads nothing sends nothing.
+BEGIN and the manifest's SELECT together in one pipeline, one round trip. First
+statements whose text does not depend on the manifest's contents beyond what the manifest
+last seen says (a vector search and its graph setting: `begin_with`) go in the same
+pipeline, checked against the manifest the state really has once the answers are in: a
+query then waits for the server twice, its statements and the COMMIT. A snapshot that
+reads nothing sends nothing.
 
 The pool does not ping: a connection the server ended (a restart, an idle timeout, an
 administrator) fails that first round trip, and the snapshot starts again once on a new
@@ -15,7 +16,7 @@ connection: nothing was read yet.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -53,7 +54,7 @@ class Reading:
     def state_manifest(self) -> Manifest:
         """The manifest of the state the transaction reads (begun now if it was not)."""
         if self._connection is None or self.manifest is None:
-            self._begin(None)
+            self._begin(())
         assert self.manifest is not None
         return self.manifest
 
@@ -69,11 +70,11 @@ class Reading:
         """Whether the transaction has begun."""
         return self.manifest is not None
 
-    def begin_with(self, statement: Statement) -> list[tuple[Any, ...]] | None:
-        """Begin with `statement` sent in the same round trip; its rows, when the state's
-        manifest is the one expected (None, begun all the same, when it is not, or when the
-        statement failed: the caller builds it again from the state's manifest)."""
-        rows = self._begin(statement)
+    def begin_with(self, statements: Sequence[Statement]) -> list[tuple[Any, ...]] | None:
+        """Begin with `statements` sent in the same round trip; the last one's rows, when
+        the state's manifest is the one expected (None, begun all the same, when it is not,
+        or when one failed: the caller builds them again from the state's manifest)."""
+        rows = self._begin(statements)
         return rows if self.manifest == self.expected else None
 
     def end(self, failed: bool) -> None:
@@ -100,12 +101,12 @@ class Reading:
     def _checkout(self) -> Connection:
         return self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
 
-    def _begin(self, statement: Statement | None) -> list[tuple[Any, ...]] | None:
+    def _begin(self, statements: Sequence[Statement]) -> list[tuple[Any, ...]] | None:
         for attempt in (1, 2):
             # held while it begins, so that `end` still finds it after a signal
             connection = self._connection = self._connection or self._checkout()
             try:
-                found, rows = begin_reading(connection, statement)
+                found, rows = begin_reading(connection, statements)
             except psycopg.OperationalError as error:
                 self._connection = None
                 connection.invalidate()
@@ -118,8 +119,8 @@ class Reading:
             except psycopg.Error as error:
                 self._connection = None
                 connection.close()
-                if statement is not None:  # the statement's own failure: begin without it
-                    return self._begin(None)
+                if statements:  # the statements' own failure: begin without them
+                    return self._begin(())
                 if isinstance(error, psycopg.errors.UndefinedTable):
                     raise IndexNotFound(f"{self._where}: the index was removed") from error
                 raise StoreUnavailable(
@@ -149,22 +150,26 @@ def reading(engine: Engine, where: str, expected: Manifest | None) -> Iterator[R
 
 
 def begin_reading(
-    connection: Connection, statement: Statement | None = None
+    connection: Connection, statements: Sequence[Statement] = ()
 ) -> tuple[Manifest | None, list[tuple[Any, ...]] | None]:
     """Begin the snapshot's transaction on `connection` (in autocommit), read its manifest
-    and run `statement`, all sent before waiting (one Sync): the manifest (None where
-    there is none) and the statement's rows."""
+    and run `statements`, all sent before waiting (one Sync): the manifest (None where
+    there is none) and the last statement's rows (None without statements)."""
     raw = connection.connection.driver_connection
     assert isinstance(raw, psycopg.Connection)
     if psycopg.Pipeline.is_supported():
         with raw.pipeline():
-            raw.execute(BEGIN)
-            manifest = raw.execute(MANIFEST)
-            answer = raw.execute(statement[0], statement[1]) if statement else None
+            manifest, answers = _send(raw, statements)
     else:  # a libpq older than 14 has no pipeline mode: a round trip each
-        raw.execute(BEGIN)
-        manifest = raw.execute(MANIFEST)
-        answer = raw.execute(statement[0], statement[1]) if statement else None
+        manifest, answers = _send(raw, statements)
     found = dict(manifest.fetchall())
-    rows = answer.fetchall() if answer is not None else None
+    rows = answers[-1].fetchall() if answers else None
     return (Manifest.from_rows(found) if found else None), rows
+
+
+def _send(
+    raw: psycopg.Connection, statements: Sequence[Statement]
+) -> tuple[psycopg.Cursor, list[psycopg.Cursor]]:
+    raw.execute(BEGIN)
+    manifest = raw.execute(MANIFEST)
+    return manifest, [raw.execute(sql, values) for sql, values in statements]

@@ -16,7 +16,6 @@ from indexer.store.index_types import quantization_for, structure_for
 from indexer.store.manifest import Manifest
 from indexer.store.postgres import fulltext, nearest, vectors
 from indexer.store.postgres.database import vector_schema
-from indexer.store.postgres.query_vector import QueryVector
 from indexer.store.postgres.reading import Reading
 from indexer.store.sql_reads import SqlReads
 
@@ -111,10 +110,10 @@ class PostgresSnapshot(SqlReads):
         if form is None:
             return None
         schema = vector_schema(self.reading.checked_out())
-        sql = nearest.lone_statement(schema, space, expected.dim_of(space), k, form)
-        if sql is None:
-            return None
-        rows = self.reading.begin_with((sql, {"query": QueryVector(query)}))
+        dim = expected.dim_of(space)
+        rows = self.reading.begin_with(
+            nearest.unfiltered_statements(schema, space, dim, query, k, form)
+        )
         return None if rows is None else nearest.found_rows(rows)
 
     def graph_form(self, space: str) -> str:

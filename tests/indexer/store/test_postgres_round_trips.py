@@ -104,18 +104,20 @@ def round_trips(store, action, tmp_path) -> list[str]:
     return [message for message in sent if message in ("Sync", "Query")]
 
 
-def test_a_vector_query_waits_for_the_server_twice(store, tmp_path):
+@pytest.mark.parametrize("k", [3, 200])  # 200: a search's default depth, past ef_search
+def test_a_vector_query_waits_for_the_server_twice(store, tmp_path, k):
     with store.snapshot() as snapshot:
         [query] = snapshot.vectors("contextual", [1]).values()
 
     def search() -> None:
         with store.snapshot() as snapshot:
-            [hits] = snapshot.vector_search("contextual", query[None], 3)
+            [hits] = snapshot.vector_search("contextual", query[None], k)
             snapshot.chunks([chunk_id for chunk_id, _ in hits])
 
     for _ in range(6):  # past psycopg's prepare threshold
         search()
-    # the transaction's start, the manifest and the search with its hydration; the commit
+    # the transaction's start, the manifest, the graph's setting (k 200) and the search
+    # with its hydration; the commit
     assert len(round_trips(store, search, tmp_path)) == 2
 
 
