@@ -46,10 +46,14 @@ def batches(values: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]
         yield values[first : first + size]
 
 
-def id_list(ids: Sequence[int]) -> tuple[str, dict[str, int]]:
-    """`(:i0, :i1, ...)` and its values: a list of ids as parameters of one statement."""
-    values = {f"i{n}": int(chunk_id) for n, chunk_id in enumerate(ids)}
-    return "(" + ", ".join(f":{name}" for name in values) + ")", values
+def among(column: str, values: Sequence[Any], dialect: str, name: str = "i") -> tuple[str, dict]:
+    """The condition `column` is one of `values`, and its parameters: one array on
+    PostgreSQL (`= ANY`: one statement text whatever the count, so it is prepared and
+    planned once; an `IN` list of 200 ids cost 4 ms a query to plan), a list on SQLite."""
+    if dialect == "postgresql":
+        return f"{column} = ANY(:{name})", {name: list(values)}
+    marks = ", ".join(f":{name}{n}" for n in range(len(values)))
+    return f"{column} IN ({marks})", {f"{name}{n}": value for n, value in enumerate(values)}
 
 
 def allowed_chunks_sql(condition: str) -> str:
@@ -114,20 +118,20 @@ class SqlReads:
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids, with their documents' paths; unknown ids left out."""
         found: dict[int, StoredChunk] = {}
-        for batch in batches(list(chunk_ids)):
-            marks, values = id_list(batch)
-            for row in self.rows(f"{CHUNKS} WHERE chunks.id IN {marks}", values):
+        for batch in batches([int(i) for i in chunk_ids]):
+            condition, values = among("chunks.id", batch, self.dialect)
+            for row in self.rows(f"{CHUNKS} WHERE {condition}", values):
                 found[row[0]] = StoredChunk(*row)
         return found
 
     def content_keys(self, document_ids: Iterable[int]) -> dict[int, str]:
         """The content key of each of these documents that is a file (records left out)."""
         found: dict[int, str] = {}
-        for batch in batches(sorted(set(document_ids))):
-            marks, values = id_list(batch)
+        for batch in batches(sorted({int(i) for i in document_ids})):
+            condition, values = among("documents.id", batch, self.dialect)
             statement = (
                 f"SELECT documents.id, {CONTENT_KEY} FROM documents "
-                f"WHERE documents.id IN {marks} AND documents.metadata_json IS NULL"
+                f"WHERE {condition} AND documents.metadata_json IS NULL"
             )
             found.update((int(row[0]), row[1]) for row in self.rows(statement, values))
         return found
@@ -140,14 +144,15 @@ class SqlReads:
         found: dict[str, list[tuple[int, str]]] = {}
         condition, allowed = where.sql(self.dialect) if where else ("1 = 1", {})
         for batch in batches(sorted(set(keys))):
-            marks = ", ".join(f":k{n}" for n in range(len(batch)))
-            values = {f"k{n}": key for n, key in enumerate(batch)} | allowed
+            by_text, values = among("documents.text_sha256", batch, self.dialect, "k")
+            by_bytes, _ = among("documents.sha256", batch, self.dialect, "k")
+            values |= allowed
             # Either hash column may hold the key (old rows have only `sha256`); each
             # is indexed, so the OR stays two index lookups.
             statement = (
                 f"SELECT {CONTENT_KEY}, documents.id, documents.path FROM documents "
-                f"WHERE (documents.text_sha256 IN ({marks}) OR (documents.text_sha256 IS NULL "
-                f"AND documents.sha256 IN ({marks}))) AND documents.metadata_json IS NULL "
+                f"WHERE ({by_text} OR (documents.text_sha256 IS NULL AND {by_bytes})) "
+                "AND documents.metadata_json IS NULL "
                 f"AND ({condition}) ORDER BY documents.path, documents.id"
             )
             for key, document_id, path in self.rows(statement, values):

@@ -18,7 +18,7 @@ from pathlib import Path
 from indexer.store.local.bm25 import FTS_TABLE, bm25_scores, bm25_search
 from indexer.store.local.connections import ReadConnections, sqlite_rows
 from indexer.store.local.sqlite_uri import sqlite_uri
-from indexer.store.sql_reads import id_list
+from indexer.store.sql_reads import among
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 SETTINGS = {
@@ -84,10 +84,10 @@ class TextCollection:
 
     def texts(self, rows: list[int]) -> dict[int, str]:
         """The texts of these rows."""
-        marks, values = id_list(rows)
+        condition, values = among("id", rows, "sqlite")
         with self._reads.transaction() as connection:
             found = sqlite_rows(connection, str(self.path))(
-                f"SELECT id, text FROM chunks WHERE id IN {marks}", values
+                f"SELECT id, text FROM chunks WHERE {condition}", values
             )
         return {int(row): text for row, text in found}
 
