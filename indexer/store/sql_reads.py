@@ -49,7 +49,8 @@ def batches(values: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]
 def among(column: str, values: Sequence[Any], dialect: str, name: str = "i") -> tuple[str, dict]:
     """The condition `column` is one of `values`, and its parameters: one array on
     PostgreSQL (`= ANY`: one statement text whatever the count, so it is prepared and
-    planned once; an `IN` list of 200 ids cost 4 ms a query to plan), a list on SQLite."""
+    planned once; the content keys of 200 candidates as an `IN` list took 3.9 ms a query,
+    0.6 ms so), a list of parameters on SQLite."""
     if dialect == "postgresql":
         return f"{column} = ANY(:{name})", {name: list(values)}
     marks = ", ".join(f":{name}{n}" for n in range(len(values)))
