@@ -5,18 +5,21 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from search.cli.common import echo_json, json_option, translate_errors
+from search.cli.common import IndexTarget, echo_json, json_option, translate_errors
+
+if TYPE_CHECKING:
+    from indexer.store.base import Target
 
 SECTIONS = (
     "encoding", "overhead", "startup", "faiss", "stores", "scaling", "incremental", "fusion",
-    "quantize", "postgres",
+    "quantize", "postgres", "queries",
 )  # fmt: skip
 # Sections that run only when named in --only.
-ON_REQUEST = ("fusion", "quantize", "postgres")
+ON_REQUEST = ("fusion", "quantize", "postgres", "queries")
 
 
 # The most vectors, chunks or files a section is asked to build: past this a run would
@@ -63,15 +66,23 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
 @click.option(
     "--index",
     "index_dir",
-    type=click.Path(path_type=Path),
-    help="An index to time `info` on (and hybrid queries on, for `fusion`).",
+    type=IndexTarget(),
+    help="An index to time `info` on (and queries on, for `fusion` and `queries`): a "
+    "folder or a postgresql+psycopg:// URL.",
+)
+@click.option(
+    "--baseline-index",
+    type=IndexTarget(),
+    help="For `queries`: an index of the same documents to compare --index with (a "
+    "folder against a PostgreSQL index, say).",
 )
 @click.option(
     "--queries",
     "queries_path",
     type=click.Path(exists=True, path_type=Path),
     default=None,
-    help="A BEIR queries.jsonl (or its folder) for the fusion section; --limit of them.",
+    help="A BEIR queries.jsonl (or its folder) for the fusion, postgres and queries "
+    "sections; --limit of them.",
 )
 @click.option(
     "--only",
@@ -147,7 +158,8 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
 def bench(
     texts_path: Path | None,
     limit: int,
-    index_dir: Path | None,
+    index_dir: Target | None,
+    baseline_index: Target | None,
     queries_path: Path | None,
     only: str,
     faiss_sizes: list[int],
@@ -189,6 +201,11 @@ def bench(
                    recall@10; then the graph as float32, halfvec and binary
                    (`index --quantize`): build s, table + index bytes per vector,
                    recall@10, p50/p99
+      queries      (only when named) whole queries (`Searcher.search`) on --index per
+                   mode, contextual, lexical and hybrid, alternating with
+                   --baseline-index (the same documents in another store): p50/p95 ms
+                   of the search (encoding left out), waits for PostgreSQL per query,
+                   ratios
 
     \b
     Examples:
@@ -202,6 +219,8 @@ def bench(
           --queries ../shared/eval/scifact --limit 200 --postgres URL
       ctxsearch bench --only postgres --vectors passages-1m.npy --store-size 1000000 \\
           --queries ../shared/eval/scifact --limit 100 --postgres URL
+      ctxsearch bench --only queries --index URL --baseline-index scifact.idx \\
+          --queries ../shared/eval/scifact --limit 100
     """
     sections = [part.strip() for part in only.split(",") if part.strip()]
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -210,8 +229,9 @@ def bench(
             f"unknown section {', '.join(unknown)}; choose from {', '.join(SECTIONS)}",
             param_hint="--only",
         )
-    if "fusion" in sections and (index_dir is None or queries_path is None):
-        raise click.UsageError("the fusion section needs --index and --queries")
+    for needy in ("fusion", "queries"):
+        if needy in sections and (index_dir is None or queries_path is None):
+            raise click.UsageError(f"the {needy} section needs --index and --queries")
     if "quantize" in sections and vectors_path is None:
         raise click.UsageError("the quantize section needs --vectors (a float32 .npy file)")
     forms = _quantize_forms(quantize_forms)
@@ -245,6 +265,7 @@ def bench(
                 quantize_forms=forms,
                 postgres_forms=postgres_forms,
                 postgres_quantize=postgres_quantize,
+                baseline_index=baseline_index,
             )
             table["rows"] += rows
             if section == "scaling" and out is not None:
@@ -266,7 +287,7 @@ def _run_section(
     section: str,
     texts_path: Path | None,
     limit: int,
-    index_dir: Path | None,
+    index_dir: Target | None,
     scratch: Path,
     faiss_sizes: list[int],
     store_size: int,
@@ -279,6 +300,7 @@ def _run_section(
     quantize_forms: tuple[str, ...] | None = None,
     postgres_forms: bool = True,
     postgres_quantize: str = "none",
+    baseline_index: Target | None = None,
 ) -> list[dict[str, Any]]:
     from search.lab import bench, bench_indexing
 
@@ -293,6 +315,13 @@ def _run_section(
 
         assert index_dir is not None and queries_path is not None
         return fusion_latency_rows(index_dir, read_queries(queries_path, limit))
+
+    if section == "queries":
+        from search.lab.bench_fusion import read_queries
+        from search.lab.bench_queries import query_rows
+
+        assert index_dir is not None and queries_path is not None
+        return query_rows(index_dir, read_queries(queries_path, limit), baseline_index)
 
     if section == "postgres":
         from search.lab.bench_postgres import postgres_rows
@@ -375,6 +404,7 @@ _COLUMNS = {
     ],
     "scaling": ["chunks", "seconds", "peak_megabytes", "chunks_per_second"],
     "fusion": ["queries", "p50_ms", "p95_ms", "ratio_p50", "ratio_p95"],
+    "queries": ["queries", "p50_ms", "p95_ms", "total_p50_ms", "server_waits", "ratio"],
     "quantize": ["build_seconds", "bytes_per_vector", "recall@10", "p50_ms", "p99_ms", "ratio"],
 }
 _DEFAULT_COLUMNS = ["baseline_seconds", "seconds", "ratio", "target"]

@@ -304,6 +304,13 @@ def test_a_model_that_cannot_be_loaded_offline(tmp_path, notes):
     assert not (tmp_path / "new").exists()
 
 
+@pytest.mark.parametrize("section", ["fusion", "queries"])
+def test_bench_sections_that_search_an_index_need_one_and_queries(section, tmp_path):
+    assert_error(
+        run("bench", "--only", section, "--index", tmp_path), 2, "needs --index and --queries"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -10,6 +10,7 @@ from sqlalchemy import event, text
 
 from indexer import Indexer
 from indexer.store.backends import open_store
+from search.lab.bench_queries import server_waits
 
 pytestmark = pytest.mark.postgres
 
@@ -87,25 +88,8 @@ def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(stor
     assert len(counting) == 1, counting
 
 
-def round_trips(store, action, tmp_path) -> list[str]:
-    """What the client sends while `action` runs on the store's (one, pooled) connection,
-    from libpq's protocol trace: a `Sync` or a `Query` is one wait for the server."""
-    with store.engine.connect() as connection:
-        raw = connection.connection.dbapi_connection
-    trace = tmp_path / "libpq.trace"
-    with trace.open("w") as out:
-        raw.pgconn.trace(out.fileno())
-        try:
-            action()
-        finally:
-            raw.pgconn.untrace()
-    sent = [line.split("\t")[3].strip().split(" ")[0] for line in trace.read_text().splitlines()
-            if "\tF\t" in line]  # fmt: skip
-    return [message for message in sent if message in ("Sync", "Query")]
-
-
 @pytest.mark.parametrize("k", [3, 200])  # 200: a search's default depth, past ef_search
-def test_a_vector_query_waits_for_the_server_twice(store, tmp_path, k):
+def test_a_vector_query_waits_for_the_server_twice(store, k):
     with store.snapshot() as snapshot:
         [query] = snapshot.vectors("contextual", [1]).values()
 
@@ -118,10 +102,10 @@ def test_a_vector_query_waits_for_the_server_twice(store, tmp_path, k):
         search()
     # the transaction's start, the manifest, the graph's setting (k 200) and the search
     # with its hydration; the commit
-    assert len(round_trips(store, search, tmp_path)) == 2
+    assert len(server_waits(store, search)) == 2
 
 
-def test_a_snapshot_that_reads_nothing_sends_nothing(store, tmp_path):
+def test_a_snapshot_that_reads_nothing_sends_nothing(store):
     with store.snapshot() as snapshot:
         snapshot.vectors("contextual", [1])
 
@@ -129,7 +113,7 @@ def test_a_snapshot_that_reads_nothing_sends_nothing(store, tmp_path):
         with store.snapshot():
             pass
 
-    assert round_trips(store, nothing, tmp_path) == []
+    assert server_waits(store, nothing) == []
 
 
 def test_a_first_search_built_from_an_older_manifest_is_made_again(
