@@ -52,10 +52,13 @@ _WEIGHTS = (
 )
 # The chunks holding any term (`{among}`: more conditions), scored. `setweight` marks the
 # query's lexemes in the chunk's tsvector and `ts_filter` keeps only those, so a chunk's
-# term frequencies are read from its few matching lexemes, not all of them.
+# term frequencies are read from its few matching lexemes, not all of them. The query is
+# MATERIALIZED so that the planner does not see its terms: seeing that common terms match
+# a quarter of the chunks, it read them all and tested each tsvector (27.7 of a 43 ms
+# statement on 10,799 chunks); not seeing them, it finds them in the GIN index (3 ms).
 _BM25 = (
     f"WITH weights AS MATERIALIZED ({_WEIGHTS}), "
-    "query AS (SELECT {tsquery} AS match, "
+    "query AS MATERIALIZED (SELECT {tsquery} AS match, "
     "(SELECT array_agg(DISTINCT lexeme) FROM weights) AS lexemes, "
     "(SELECT tokens::float8 / GREATEST(chunks, 1) FROM lexical_totals) AS average) "
     "SELECT chunks.id, sum(weights.idf * hits.tf * "
