@@ -53,9 +53,10 @@ _WEIGHTS = (
 # The chunks holding any term (`{among}`: more conditions), scored. `setweight` marks the
 # query's lexemes in the chunk's tsvector and `ts_filter` keeps only those, so a chunk's
 # term frequencies are read from its few matching lexemes, not all of them. The query is
-# MATERIALIZED so that the planner does not see its terms: seeing that common terms match
-# a quarter of the chunks, it read them all and tested each tsvector (27.7 of a 43 ms
-# statement on 10,799 chunks); not seeing them, it finds them in the GIN index (3 ms).
+# MATERIALIZED so that no plan sees its terms, the first runs' custom plans included (a
+# generic plan never did): seeing that common terms match a quarter of the chunks, the
+# planner read them all and tested each tsvector (27.7 of a 43 ms statement on 10,799
+# chunks); not seeing them, it finds them in the GIN index (3 ms).
 _BM25 = (
     f"WITH weights AS MATERIALIZED ({_WEIGHTS}), "
     "query AS MATERIALIZED (SELECT {tsquery} AS match, "
