@@ -16,6 +16,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -40,9 +41,9 @@ def query_rows(
     from search.engine import Searcher
 
     targets = {"index": index} if baseline is None else {"index": index, "baseline": baseline}
-    searchers = {name: Searcher(target) for name, target in targets.items()}
     rows: list[dict[str, Any]] = []
-    try:
+    with ExitStack() as opened:
+        searchers = {name: opened.enter_context(Searcher(at)) for name, at in targets.items()}
         for mode in modes:
             search_ms: dict[str, list[float]] = {name: [] for name in searchers}
             total_ms: dict[str, list[float]] = {name: [] for name in searchers}
@@ -66,9 +67,6 @@ def query_rows(
                     row["ratio"] = round(mode_rows["baseline"]["p50_ms"] / row["p50_ms"], 2)
                     row["note"] = "ratio = the baseline's p50 / this p50; encoding left out"
             rows += mode_rows.values()
-    finally:
-        for searcher in searchers.values():
-            searcher.close()
     return rows
 
 
