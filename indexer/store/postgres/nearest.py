@@ -28,6 +28,7 @@ from sqlalchemy import Connection, text
 from indexer.store.index_types import HNSW_EF_SEARCH
 from indexer.store.postgres.database import vector_schema
 from indexer.store.postgres.query_vector import QueryVector
+from indexer.store.postgres.reading import Statement
 from indexer.store.postgres.vectors import table_name
 from indexer.store.sql_reads import CHUNK_COLUMNS
 
@@ -84,13 +85,12 @@ def nearest(
     exact = _always_exact(k, exact_up_to)
     if where is not None and not exact:
         exact = _allowed_up_to(connection, where, exact_up_to + 1) <= exact_up_to
-    quantization = "none" if exact else quantization
-    wanted = candidates_for(quantization, k)
-    if not exact and (wanted > HNSW_EF_SEARCH or where is not None):
-        _graph_settings(connection, wanted, filtered=where is not None)
-    rows = _run(connection, space, dim, query, k, where, quantization, exact)
+    schema = vector_schema(connection)
+    statements = _statements(schema, space, dim, query, k, where, quantization, exact)
+    rows = _run(connection, statements)
     if where is not None and not exact and len(rows) < k:
-        rows = _run(connection, space, dim, query, k, where, "none", exact=True)
+        statements = _statements(schema, space, dim, query, k, where, "none", exact=True)
+        rows = _run(connection, statements)
     return rows
 
 
@@ -101,8 +101,26 @@ def candidates_for(quantization: str, k: int) -> int:
     return max(k, min(MAX_EF_SEARCH, wanted))
 
 
-def _run(
-    connection: Connection,
+def _run(connection: Connection, statements: list[Statement]) -> list[tuple[int, float, tuple]]:
+    """Run a search's statements in order: the last one's rows, as `found_rows`."""
+    *settings, (search, values) = statements
+    for sql, setting in settings:
+        connection.exec_driver_sql(sql, setting)
+    return found_rows(connection.exec_driver_sql(search, values))
+
+
+def unfiltered_statements(
+    schema: str, space: str, dim: int, query: np.ndarray, k: int, quantization: str
+) -> list[Statement]:
+    """An unfiltered search's statements, what `nearest` sends for it (and what a
+    snapshot sends with its BEGIN: `Reading.begin_with`); the last one's rows are the
+    hits."""
+    exact = _always_exact(k, EXACT_UP_TO)
+    return _statements(schema, space, dim, query, k, None, quantization, exact)
+
+
+def _statements(
+    schema: str,
     space: str,
     dim: int,
     query: np.ndarray,
@@ -110,26 +128,18 @@ def _run(
     where: Where | None,
     quantization: str,
     exact: bool,
-) -> list[tuple[int, float, tuple[Any, ...]]]:
-    condition, values = where if where is not None else (None, {})
-    sql = search_sql(vector_schema(connection), space, dim, k, quantization, condition, exact)
-    found = connection.exec_driver_sql(driver_sql(sql), {**values, "query": QueryVector(query)})
-    return found_rows(found)
-
-
-def unfiltered_statements(
-    schema: str, space: str, dim: int, query: np.ndarray, k: int, quantization: str
-) -> list[tuple[str, dict[str, Any]]]:
-    """An unfiltered search as driver SQL and values, what `nearest` would send (what a
-    snapshot sends with its BEGIN: `Reading.begin_with`): the graph's setting when the
-    search wants more than `HNSW_EF_SEARCH` candidates (the default depth of a search
-    does, 200), then the search, whose rows are the hits."""
-    exact = _always_exact(k, EXACT_UP_TO)
+) -> list[Statement]:
+    """A search as driver SQL and values: the graph's settings first when it needs its
+    own (more candidates than `HNSW_EF_SEARCH`: a search's default depth, 200, is; or a
+    filter's iterative scan), then the search itself."""
     quantization = "none" if exact else quantization
     wanted = candidates_for(quantization, k)
-    search = driver_sql(search_sql(schema, space, dim, k, quantization, None, exact))
-    settings = [] if exact or wanted <= HNSW_EF_SEARCH else [_settings(wanted, filtered=False)]
-    return [*settings, (search, {"query": QueryVector(query)})]
+    condition, values = where if where is not None else (None, {})
+    sql = search_sql(schema, space, dim, k, quantization, condition, exact)
+    search = (driver_sql(sql), {**values, "query": QueryVector(query)})
+    if exact or (wanted <= HNSW_EF_SEARCH and where is None):
+        return [search]
+    return [_settings(wanted, filtered=where is not None), search]
 
 
 def _always_exact(k: int, exact_up_to: int) -> bool:
@@ -209,15 +219,6 @@ def _quantized_distance(schema: str, table: str, dim: int, query: str, quantizat
     )
 
 
-def _graph_settings(connection: Connection, k: int, filtered: bool) -> None:
-    """ef_search for `k`, and for a filter the iterative scan that keeps walking the graph
-    until `k` allowed rows are found (or `MAX_SCAN_TUPLES` were visited). The planner,
-    guessing a filter's share (often far too small), prefers reading the allowed chunks
-    and sorting them: the count already chose the graph, so sorting is off for this
-    transaction (the k rows found are still put in order; disabling only costs a plan)."""
-    connection.exec_driver_sql(*_settings(k, filtered))
-
-
 _SETTINGS = (
     "SELECT set_config('hnsw.ef_search', :ef, true), "
     "set_config('hnsw.iterative_scan', :scan, true), "
@@ -226,8 +227,12 @@ _SETTINGS = (
 )
 
 
-def _settings(k: int, filtered: bool) -> tuple[str, dict[str, Any]]:
-    """`_graph_settings`'s statement as driver SQL, and its values."""
+def _settings(k: int, filtered: bool) -> Statement:
+    """ef_search for `k`, and for a filter the iterative scan that keeps walking the graph
+    until `k` allowed rows are found (or `MAX_SCAN_TUPLES` were visited). The planner,
+    guessing a filter's share (often far too small), prefers reading the allowed chunks
+    and sorting them: the count already chose the graph, so sorting is off for this
+    transaction (the k rows found are still put in order; disabling only costs a plan)."""
     return driver_sql(_SETTINGS), {
         "ef": str(min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, k))),
         "scan": "relaxed_order" if filtered else "off",

@@ -31,14 +31,11 @@ class SpaceSizes:
 
     def size(self, connection: Connection, manifest: Manifest, space: str) -> int:
         """The size of `space` in the state `manifest` names (read on `connection`)."""
-        return self._counted(manifest, space, lambda: vectors.count(connection, space))
+        return self.counted(manifest, space, lambda: vectors.count(connection, space))
 
-    def chunks(self, connection: Connection, manifest: Manifest) -> int:
-        """How many chunks the state `manifest` names holds (read on `connection`)."""
-        count = "SELECT count(*) FROM chunks"
-        return self._counted(manifest, "", lambda: connection.execute(text(count)).scalar_one())
-
-    def _counted(self, manifest: Manifest, table: str, count: Callable[[], int]) -> int:
+    def counted(self, manifest: Manifest, table: str, count: Callable[[], int]) -> int:
+        """How many rows `table` holds in the state `manifest` names: `count()` the first
+        time it is asked for that state."""
         state = (manifest.index_id, manifest.generation)
         with self._lock:
             known = self._sizes.get((*state, table))
@@ -149,7 +146,7 @@ class PostgresSnapshot(SqlReads):
         """How many chunks there are (counted once per state), or how many `where` allows."""
         if where:
             return super().chunk_count(where)
-        return self.sizes.chunks(self.connection, self.manifest)
+        return self.sizes.counted(self.manifest, "chunks", lambda: SqlReads.chunk_count(self))
 
     def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
         """Full-text search over the chunks' tsvectors (of the documents `where` allows)."""
