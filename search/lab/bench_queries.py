@@ -98,8 +98,12 @@ def _waits(searcher: Any, query: str, mode: str, k: int) -> int | None:
 
 
 def server_waits(store: Store, action: Callable[[], object]) -> list[str]:
-    """What the client sends while `action` runs on the PostgreSQL store's (one, pooled)
-    connection that makes it wait, from libpq's protocol trace: each `Sync` or `Query`."""
+    """The messages the client sends while `action` runs on the PostgreSQL store's (one,
+    pooled) connection and waits for, from libpq's protocol trace: each `Sync` or `Query`
+    answered (its `ReadyForQuery` read) before `action` returns. A COMMIT sent and parked
+    (`indexer.store.postgres.parked`) is not waited for; connections parked before are
+    given back to the pool first, so that `action` starts on the one traced."""
+    store.parked.release()  # type: ignore[attr-defined]
     with store.engine.connect() as connection:  # type: ignore[attr-defined]
         raw = connection.connection.dbapi_connection
     with tempfile.TemporaryDirectory(prefix="ctxsearch-trace-") as folder:
@@ -111,5 +115,13 @@ def server_waits(store: Store, action: Callable[[], object]) -> list[str]:
             finally:
                 raw.pgconn.untrace()
         lines = trace.read_text().splitlines()
-    sent = [line.split("\t")[3].strip().split(" ")[0] for line in lines if "\tF\t" in line]
-    return [message for message in sent if message in ("Sync", "Query")]
+    sent: list[str] = []
+    answered = 0
+    for line in lines:
+        fields = line.split("\t")
+        message = fields[3].strip().split(" ")[0]
+        if fields[1] == "F" and message in ("Sync", "Query"):
+            sent.append(message)
+        elif fields[1] == "B" and message == "ReadyForQuery":
+            answered += 1
+    return sent[:answered]

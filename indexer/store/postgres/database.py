@@ -34,8 +34,11 @@ KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10,
               "keepalives_count": 3}  # fmt: skip
 
 
-def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") -> Engine:
-    """An engine whose connections see the index's schema and no other.
+def postgres_engine(
+    location: PostgresLocation, application: str = "ctxsearch", pooled: int | None = None
+) -> Engine:
+    """An engine whose connections see the index's schema and no other, keeping `pooled`
+    of them between uses (default $CTXSEARCH_POSTGRES_POOL).
 
     `search_path` is the index's schema alone (with the system catalogs PostgreSQL always
     searches), so an unqualified name can never resolve to a table of another index:
@@ -60,7 +63,7 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
         # the searches running at once keep their connections between queries (a new
         # connection costs a server process and several round trips); past the pool, up
         # to OVERFLOW more are opened for a query each
-        pool_size=postgres_pool(),
+        pool_size=postgres_pool() if pooled is None else pooled,
         max_overflow=OVERFLOW,
         pool_timeout=POOL_WAIT_SECONDS,
         connect_args={
@@ -70,6 +73,9 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
         },
     )
     schema = location.schema
+    from psycopg.pq import TransactionStatus
+
+    from indexer.store.postgres.parked import settle
     from indexer.store.postgres.query_vector import register_query_vectors
 
     @event.listens_for(engine, "connect")
@@ -87,6 +93,13 @@ def postgres_engine(location: PostgresLocation, application: str = "ctxsearch") 
         connection.commit()
         register_query_vectors(connection)
         record.info[_VECTOR_SCHEMA] = found[0] if found else None
+
+    @event.listens_for(engine, "reset")
+    def _settle_parked(connection, record, state) -> None:  # type: ignore[no-untyped-def]
+        # a connection parked with its COMMIT's answer unread, its store dropped without
+        # `close` (parked.py): psycopg's ROLLBACK would fail on it
+        if connection.pgconn.transaction_status == TransactionStatus.ACTIVE:
+            settle(connection)
 
     return engine
 

@@ -5,9 +5,9 @@ connection runs in autocommit (psycopg sends no BEGIN of its own), and the snaps
 BEGIN and the manifest's SELECT together in one pipeline, one round trip. First
 statements whose text does not depend on the manifest's contents beyond what the manifest
 last seen says (a vector search and its graph setting: `begin_with`) go in the same
-pipeline, checked against the manifest the state really has once the answers are in: a
-query then waits for the server twice, its statements and the COMMIT. A snapshot that
-reads nothing sends nothing.
+pipeline, checked against the manifest the state really has once the answers are in. The
+COMMIT is sent and not waited for (`parked.py`): a vector query waits for the server once.
+A snapshot that reads nothing sends nothing.
 
 The pool does not ping: a connection the server ended (a restart, an idle timeout, an
 administrator) fails that first round trip, and the snapshot starts again once on a new
@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Engine
 
 from indexer.errors import IndexNotFound, StoreUnavailable
 from indexer.store.manifest import Manifest
+from indexer.store.postgres.parked import ParkedConnections
 
 BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 MANIFEST = "SELECT key, value FROM manifest"
@@ -35,10 +36,14 @@ class Reading:
     """A snapshot's connection and its transaction, begun by the first statement.
 
     `expected` is the manifest the store saw last: what a statement sent with the BEGIN
-    (`begin_with`) is built from. `manifest` is the state's own, once begun."""
+    (`begin_with`) is built from. `manifest` is the state's own, once begun. Connections
+    come from `parked` first, and go back there once committed."""
 
-    def __init__(self, engine: Engine, where: str, expected: Manifest | None):
+    def __init__(
+        self, engine: Engine, parked: ParkedConnections, where: str, expected: Manifest | None
+    ):
         self._engine = engine
+        self._parked = parked
         self._where = where
         self.expected = expected
         self.manifest: Manifest | None = None
@@ -78,7 +83,8 @@ class Reading:
         return rows if self.manifest == self.expected else None
 
     def end(self, failed: bool) -> None:
-        """COMMIT (ROLLBACK after a failure) if begun, and give the connection back."""
+        """COMMIT if begun (sent, the connection parked), or ROLLBACK after a failure
+        (waited for, the connection given back to the pool)."""
         connection, self._connection = self._connection, None
         if connection is None:
             return
@@ -88,7 +94,10 @@ class Reading:
                     connection.invalidate()
                 return
             if not failed:
-                connection.exec_driver_sql("COMMIT")
+                if self._parked.park(connection):
+                    connection = None
+                else:
+                    connection.exec_driver_sql("COMMIT")
                 return
             try:
                 connection.exec_driver_sql("ROLLBACK")
@@ -96,10 +105,13 @@ class Reading:
                 with suppress(Exception):
                     connection.invalidate()
         finally:
-            connection.close()
+            if connection is not None:
+                connection.close()
 
     def _checkout(self) -> Connection:
-        return self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        return self._parked.take() or self._engine.connect().execution_options(
+            isolation_level="AUTOCOMMIT"
+        )
 
     def _begin(self, statements: Sequence[Statement]) -> list[tuple[Any, ...]] | None:
         for attempt in (1, 2):
@@ -137,9 +149,11 @@ class Reading:
 
 
 @contextmanager
-def reading(engine: Engine, where: str, expected: Manifest | None) -> Iterator[Reading]:
+def reading(
+    engine: Engine, parked: ParkedConnections, where: str, expected: Manifest | None
+) -> Iterator[Reading]:
     """A snapshot's `Reading`, ended (committed, or rolled back on an error) on leaving."""
-    state = Reading(engine, where, expected)
+    state = Reading(engine, parked, where, expected)
     try:
         yield state
     except BaseException:

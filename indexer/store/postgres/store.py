@@ -25,7 +25,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, InvalidRequestError
 from sqlalchemy.orm import Session
 
-from indexer.config import host_name
+from indexer.config import host_name, postgres_pool
 from indexer.errors import IndexClosed, IndexCorrupt, IndexLocked, IndexNotFound, StoreUnavailable
 from indexer.faults import kill_point
 from indexer.store import records
@@ -45,6 +45,7 @@ from indexer.store.postgres import fulltext, vectors
 from indexer.store.postgres.database import database_errors, first_line, postgres_engine
 from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
+from indexer.store.postgres.parked import ParkedConnections
 from indexer.store.postgres.reading import reading
 from indexer.store.postgres.snapshot import PostgresSnapshot, SpaceSizes
 from indexer.store.postgres.term_counts import defer_term_counts, recount_terms
@@ -63,7 +64,11 @@ class PostgresStore:
         self.target = self.location.display
         self.host = host_name()
         self.schema = self.location.schema
-        self.engine = postgres_engine(self.location)
+        # the connections of ended snapshots, their COMMIT sent (parked.py): half of the
+        # $CTXSEARCH_POSTGRES_POOL a store keeps, the engine's pool the other half
+        pool = postgres_pool()
+        self.parked = ParkedConnections(limit=pool // 2)
+        self.engine = postgres_engine(self.location, pooled=pool - pool // 2)
         self._lock: AdvisoryLock | None = None
         self._sizes = SpaceSizes()
         # the manifest the last snapshot read: what a snapshot's first search is built from
@@ -293,7 +298,10 @@ class PostgresStore:
         it is another (`reading.Reading`)."""
         if self._closed:
             raise IndexClosed(f"{self.target}: the index was closed")
-        with database_errors(self.target), reading(self.engine, self.target, self._seen) as state:
+        with (
+            database_errors(self.target),
+            reading(self.engine, self.parked, self.target, self._seen) as state,
+        ):
             try:
                 yield PostgresSnapshot(state, self._sizes)
             finally:
@@ -324,6 +332,7 @@ class PostgresStore:
     def close(self) -> None:
         """Release the database connections; the store answers no more."""
         self._closed = True
+        self.parked.release()
         self.engine.dispose()
 
 
