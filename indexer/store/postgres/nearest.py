@@ -29,7 +29,7 @@ from indexer.store.index_types import HNSW_EF_SEARCH
 from indexer.store.postgres.database import vector_schema
 from indexer.store.postgres.query_vector import QueryVector
 from indexer.store.postgres.reading import Statement
-from indexer.store.postgres.vectors import table_name
+from indexer.store.postgres.vectors import GRAPH_EF_SEARCH, table_name
 from indexer.store.sql_reads import CHUNK_COLUMNS
 
 # pgvector's HNSW returns at most ef_search rows, and ef_search is capped at 1000.
@@ -130,16 +130,17 @@ def _statements(
     exact: bool,
 ) -> list[Statement]:
     """A search as driver SQL and values: the graph's settings first when it needs its
-    own (more candidates than `HNSW_EF_SEARCH`: a search's default depth, 200, is; or a
-    filter's iterative scan), then the search itself."""
+    own (a depth other than the session's `HNSW_EF_SEARCH`: the halfvec graph's, or more
+    candidates, as a search's default depth, 200, wants; or a filter's iterative scan),
+    then the search itself."""
     quantization = "none" if exact else quantization
-    wanted = candidates_for(quantization, k)
+    depth = min(MAX_EF_SEARCH, max(GRAPH_EF_SEARCH[quantization], candidates_for(quantization, k)))
     condition, values = where if where is not None else (None, {})
     sql = search_sql(schema, space, dim, k, quantization, condition, exact)
     search = (driver_sql(sql), {**values, "query": QueryVector(query)})
-    if exact or (wanted <= HNSW_EF_SEARCH and where is None):
+    if exact or (depth == HNSW_EF_SEARCH and where is None):
         return [search]
-    return [_settings(wanted, filtered=where is not None), search]
+    return [_settings(depth, filtered=where is not None), search]
 
 
 def _always_exact(k: int, exact_up_to: int) -> bool:
@@ -227,14 +228,14 @@ _SETTINGS = (
 )
 
 
-def _settings(k: int, filtered: bool) -> Statement:
-    """ef_search for `k`, and for a filter the iterative scan that keeps walking the graph
+def _settings(depth: int, filtered: bool) -> Statement:
+    """ef_search `depth`, and for a filter the iterative scan that keeps walking the graph
     until `k` allowed rows are found (or `MAX_SCAN_TUPLES` were visited). The planner,
     guessing a filter's share (often far too small), prefers reading the allowed chunks
     and sorting them: the count already chose the graph, so sorting is off for this
     transaction (the k rows found are still put in order; disabling only costs a plan)."""
     return driver_sql(_SETTINGS), {
-        "ef": str(min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, k))),
+        "ef": str(depth),
         "scan": "relaxed_order" if filtered else "off",
         "tuples": str(MAX_SCAN_TUPLES),
         "sort": "off" if filtered else "on",

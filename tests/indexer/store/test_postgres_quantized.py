@@ -78,3 +78,48 @@ def test_a_postgres_index_is_made_switched_and_kept_in_each_form(postgres_index,
             store.close()
         assert shown["quantization"] == expected and shown["manifest"]["quantize"] == expected
         assert dict(nearest(postgres_index, expected)) == pytest.approx(dict(float32)), form
+
+
+def test_a_halfvec_graph_is_built_as_its_form_wants_and_searched_as_deep(
+    postgres_index, notes, fast_model
+):
+    """The halfvec graph is built with ef_construction 160 and searched at ef_search 100
+    (`vectors.GRAPH_BUILD`, `GRAPH_EF_SEARCH`); one an older version built otherwise is
+    built again at the next publish."""
+    from sqlalchemy import text
+
+    from indexer.store.postgres import vectors
+
+    def index() -> None:
+        indexer = Indexer(postgres_index, model=fast_model, index_type="hnsw", quantize="halfvec")
+        indexer.index_folder(notes)
+
+    def built() -> tuple[int, int] | None:
+        store = open_store(postgres_index)
+        try:
+            with store.engine.connect() as connection:
+                return vectors.graph_build(connection, "contextual", "halfvec")
+        finally:
+            store.close()
+
+    index()
+    assert built() == vectors.GRAPH_BUILD["halfvec"] == (16, 160)
+    store = open_store(postgres_index)
+    try:
+        with store.snapshot() as snapshot:
+            [query] = snapshot.vectors("contextual", [1]).values()
+        with store.snapshot() as snapshot:
+            snapshot.vector_search("contextual", query[None], 3)
+            assert snapshot.rows("SELECT current_setting('hnsw.ef_search')", {}) == [("100",)]
+        with store.engine.begin() as connection:  # as an older version built it
+            dim = vectors.dim_of(connection, "contextual")
+            older = vectors.graph_statement(connection, "contextual", dim, "halfvec")
+            connection.execute(text(f"DROP INDEX {index_name('contextual', 'halfvec')}"))
+            connection.execute(text(older.replace("ef_construction = 160", "ef_construction = 80")))
+    finally:
+        store.close()
+    assert built() == (16, 80)
+    (notes / "new.txt").write_text("river bank stone\n")
+    index()
+    assert built() == (16, 160)
+    assert verify_target(postgres_index).consistent
