@@ -15,14 +15,6 @@ from indexer.store.backends import open_store
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def store(postgres_index, notes, fast_model):
-    Indexer(postgres_index, model=fast_model).index_folder(notes)
-    opened = open_store(postgres_index)
-    yield opened
-    opened.close()
-
-
 def server_session(store) -> psycopg.Connection:
     url = store.engine.url
     return psycopg.connect(
@@ -50,20 +42,20 @@ def pid_of(snapshot) -> int:
     return snapshot.rows("SELECT pg_backend_pid()", {})[0][0]
 
 
-def test_an_ended_snapshot_holds_no_transaction_on_the_server(store):
+def test_an_ended_snapshot_holds_no_transaction_on_the_server(notes_store):
     """Its COMMIT's answer unread, the session is idle all the same: no snapshot (xmin)
     holding back VACUUM, no lock holding back a writer's DDL."""
-    with store.snapshot() as snapshot:
+    with notes_store.snapshot() as snapshot:
         pid = pid_of(snapshot)
-    with server_session(store) as other:
+    with server_session(notes_store) as other:
         assert settles_to(other, pid, ("idle", None)) == ("idle", None)
 
 
-def test_the_next_snapshot_reads_the_answer_and_goes_on_on_the_same_connection(store):
-    with store.snapshot() as snapshot:
+def test_the_next_snapshot_reads_the_answer_and_goes_on_on_the_same_connection(notes_store):
+    with notes_store.snapshot() as snapshot:
         pid, generation = pid_of(snapshot), snapshot.manifest.generation
     for _ in range(3):
-        with store.snapshot() as snapshot:
+        with notes_store.snapshot() as snapshot:
             assert pid_of(snapshot) == pid and snapshot.manifest.generation == generation
 
 

@@ -15,14 +15,6 @@ from search.lab.bench_queries import server_waits
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def store(postgres_index, notes, fast_model):
-    Indexer(postgres_index, model=fast_model).index_folder(notes)
-    opened = open_store(postgres_index)
-    yield opened
-    opened.close()
-
-
 def statements_of(store) -> list[str]:
     """A list that fills with every statement the store's connections send from now on."""
     sent: list[str] = []
@@ -34,10 +26,10 @@ def statements_of(store) -> list[str]:
     return sent
 
 
-def test_a_vector_query_and_its_hydration_are_one_statement(store):
-    with store.snapshot() as snapshot:
+def test_a_vector_query_and_its_hydration_are_one_statement(notes_store):
+    with notes_store.snapshot() as snapshot:
         [query] = snapshot.vectors("contextual", [1]).values()
-        sent = statements_of(store)
+        sent = statements_of(notes_store)
         [hits] = snapshot.vector_search("contextual", query[None], 3)
         chunks = snapshot.chunks([chunk_id for chunk_id, _ in hits])
         searched = list(sent)  # the commit left out
@@ -46,17 +38,17 @@ def test_a_vector_query_and_its_hydration_are_one_statement(store):
     assert len(searched) == 1, searched
 
 
-def test_repeated_searches_run_as_one_prepared_statement_with_one_generic_plan(store):
+def test_repeated_searches_run_as_one_prepared_statement_with_one_generic_plan(notes_store):
     """The search's text is fixed by its shape (the vector and filter values are
     parameters), so psycopg prepares it and PostgreSQL plans it once instead of at every
     query."""
-    with store.snapshot() as snapshot:
+    with notes_store.snapshot() as snapshot:
         [query] = snapshot.vectors("contextual", [1]).values()
     # psycopg prepares a text at its 5th run; PostgreSQL plans its first 5 runs each
     for _ in range(15):
-        with store.snapshot() as snapshot:
+        with notes_store.snapshot() as snapshot:
             snapshot.vector_search("contextual", query[None], 3)
-    with store.snapshot() as snapshot:
+    with notes_store.snapshot() as snapshot:
         prepared = snapshot.connection.execute(
             text("SELECT statement, generic_plans FROM pg_prepared_statements")
         ).all()
@@ -70,9 +62,9 @@ def test_repeated_searches_run_as_one_prepared_statement_with_one_generic_plan(s
     assert plans and max(plans) >= 1, prepared
 
 
-def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(store):
+def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(notes_store):
     terms = ["roses", "bank", "river", "snake_case", "nowhere"]
-    with store.snapshot() as snapshot:
+    with notes_store.snapshot() as snapshot:
         counted = {
             term: snapshot.rows(
                 "SELECT count(*) FROM chunks "
@@ -81,7 +73,7 @@ def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(stor
             )[0][0]
             for term in terms
         }
-        sent = statements_of(store)
+        sent = statements_of(notes_store)
         held = snapshot.term_counts(terms)
         counting = list(sent)  # the commit left out
     assert held == counted and held["roses"] >= 1 and held["nowhere"] == 0
@@ -89,12 +81,12 @@ def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(stor
 
 
 @pytest.mark.parametrize("k", [3, 200])  # 200: a search's default depth, past ef_search
-def test_a_vector_query_waits_for_the_server_once(store, k):
-    with store.snapshot() as snapshot:
+def test_a_vector_query_waits_for_the_server_once(notes_store, k):
+    with notes_store.snapshot() as snapshot:
         [query] = snapshot.vectors("contextual", [1]).values()
 
     def search() -> None:
-        with store.snapshot() as snapshot:
+        with notes_store.snapshot() as snapshot:
             [hits] = snapshot.vector_search("contextual", query[None], k)
             snapshot.chunks([chunk_id for chunk_id, _ in hits])
 
@@ -102,27 +94,27 @@ def test_a_vector_query_waits_for_the_server_once(store, k):
         search()
     # the transaction's start, the manifest, the graph's setting (k 200) and the search
     # with its hydration; the COMMIT is sent, its answer read by the next snapshot
-    assert server_waits(store, search) == ["Sync"]
+    assert server_waits(notes_store, search) == ["Sync"]
 
 
-def test_a_snapshot_that_reads_nothing_sends_nothing(store):
-    with store.snapshot() as snapshot:
+def test_a_snapshot_that_reads_nothing_sends_nothing(notes_store):
+    with notes_store.snapshot() as snapshot:
         snapshot.vectors("contextual", [1])
 
     def nothing() -> None:
-        with store.snapshot():
+        with notes_store.snapshot():
             pass
 
-    assert server_waits(store, nothing) == []
+    assert server_waits(notes_store, nothing) == []
 
 
 def test_a_first_search_built_from_an_older_manifest_is_made_again(
-    store, postgres_index, notes, fast_model
+    notes_store, postgres_index, notes, fast_model
 ):
     """The search sent with the BEGIN is built from the manifest the store saw last; a
     publish since (here: a new file, a new generation) makes it run again in the state's
     own terms, and it finds what the publish added."""
-    with store.snapshot() as snapshot:
+    with notes_store.snapshot() as snapshot:
         before = snapshot.manifest.generation
     (notes / "otters.txt").write_text("Otters float on their backs and hold paws asleep.\n")
     Indexer(postgres_index, model=fast_model).index_folder(notes)
@@ -133,40 +125,42 @@ def test_a_first_search_built_from_an_older_manifest_is_made_again(
             [vector] = snapshot.vectors("contextual", [otters.id]).values()
     finally:
         added.close()
-    sent = statements_of(store)  # what goes through SQLAlchemy: the search made again
-    with store.snapshot() as snapshot:
+    sent = statements_of(notes_store)  # what goes through SQLAlchemy: the search made again
+    with notes_store.snapshot() as snapshot:
         [hits] = snapshot.vector_search("contextual", vector[None], 1)
         assert snapshot.manifest.generation > before
     assert hits[0][0] == otters.id
     assert len([s for s in sent if s.startswith("SELECT nearest.distance")]) == 1, sent
 
 
-def test_the_chunks_are_counted_once_per_published_state(store, postgres_index, notes, fast_model):
+def test_the_chunks_are_counted_once_per_published_state(
+    notes_store, postgres_index, notes, fast_model
+):
     """Every query's match signal needs the chunk count (a term's IDF): a whole-table
     count, read once per state, not per query; a publish counts again."""
-    with store.snapshot() as snapshot:
+    with notes_store.snapshot() as snapshot:
         counted = snapshot.rows("SELECT count(*) FROM chunks", {})[0][0]
         assert snapshot.chunk_count() == counted
-    sent = statements_of(store)
-    with store.snapshot() as snapshot:
+    sent = statements_of(notes_store)
+    with notes_store.snapshot() as snapshot:
         assert snapshot.chunk_count() == counted
     assert not [statement for statement in sent if "count(*)" in statement], sent
     (notes / "otters.txt").write_text("Otters float on their backs and hold paws asleep.\n")
     Indexer(postgres_index, model=fast_model).index_folder(notes)
-    with store.snapshot() as snapshot:
+    with notes_store.snapshot() as snapshot:
         assert snapshot.chunk_count() == counted + 1
 
 
-def test_a_snapshot_whose_connection_the_server_ended_still_answers(store):
-    with store.snapshot() as snapshot:
+def test_a_snapshot_whose_connection_the_server_ended_still_answers(notes_store):
+    with notes_store.snapshot() as snapshot:
         [query] = snapshot.vectors("contextual", [1]).values()
         pid = snapshot.rows("SELECT pg_backend_pid()", {})[0][0]
-    url = store.engine.url
+    url = notes_store.engine.url
     with psycopg.connect(
         host=url.host, port=url.port, user=url.username, dbname=url.database, autocommit=True
     ) as other:
         assert other.execute("SELECT pg_terminate_backend(%s, 10000)", (pid,)).fetchone()[0]
-    with store.snapshot() as snapshot:
+    with notes_store.snapshot() as snapshot:
         [hits] = snapshot.vector_search("contextual", query[None], 3)
         assert snapshot.rows("SELECT pg_backend_pid()", {})[0][0] != pid
     assert len(hits) == 3
