@@ -294,8 +294,8 @@ class PostgresStore:
     def snapshot(self, spaces: Iterable[str] | None = None) -> Iterator[PostgresSnapshot]:
         """A read-only REPEATABLE READ transaction: one committed state throughout (every
         space is in the database, so `spaces` changes nothing). It begins with its first
-        statement, which a vector search sends in the same round trip as the BEGIN; ending
-        it is another (`reading.Reading`)."""
+        statement, which a vector search sends in the same round trip as the BEGIN; its
+        COMMIT is sent and not waited for (`reading.Reading`, `parked.py`)."""
         if self._closed:
             raise IndexClosed(f"{self.target}: the index was closed")
         with (
