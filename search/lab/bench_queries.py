@@ -6,8 +6,8 @@ Each query runs on both indexes, the one that goes first alternating, so a busy 
 the machine hurts both. A row's `p50_ms` is the response's `search_seconds`: everything a
 search does but encoding the query (the snapshot, the searches, hydration, duplicates,
 the match signal, snippets); `total_p50_ms` is the whole call. On PostgreSQL a row also
-counts the waits for the server of one query (libpq's protocol trace: each `Sync` or
-`Query` the client sends is one).
+counts the waits for the server of one query (`server_waits`: each `Sync` or `Query` sent
+and answered before the query returns).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
+from indexer.store.backends import is_database_url
 from indexer.store.base import Store, Target
 
 MODES = ("contextual", "lexical", "hybrid")
@@ -59,7 +59,7 @@ def query_rows(
                     search_ms[name].append(response.timings["search_seconds"] * 1000)
             mode_rows = {
                 name: _row(name, targets[name], mode, search_ms[name], total_ms[name])
-                | {"server_waits": _waits(searchers[name], queries[0], mode, k)}
+                | {"server_waits": _waits(searchers[name], targets[name], queries[0], mode, k)}
                 for name in searchers
             }
             if baseline is not None:
@@ -73,9 +73,10 @@ def query_rows(
 def _row(
     name: str, target: Target, mode: str, search_ms: list[float], total_ms: list[float]
 ) -> dict[str, Any]:
-    if "://" in str(target):
-        named = parse_qs(urlsplit(str(target)).query).get("index", ["(default)"])[0]
-        where = f"postgresql {named}"
+    if is_database_url(target):
+        from indexer.store.postgres.location import PostgresLocation
+
+        where = f"postgresql {PostgresLocation.parse(str(target)).schema}"
     else:
         where = f"folder {Path(target).name}"
     return {
@@ -89,12 +90,11 @@ def _row(
     }
 
 
-def _waits(searcher: Any, query: str, mode: str, k: int) -> int | None:
+def _waits(searcher: Any, target: Target, query: str, mode: str, k: int) -> int | None:
     """How many times one query waits for the server (None: not PostgreSQL)."""
-    store = searcher.store
-    if not hasattr(store, "engine"):
+    if not is_database_url(target):
         return None
-    return len(server_waits(store, lambda: searcher.search(query, mode=mode, k=k)))
+    return len(server_waits(searcher.store, lambda: searcher.search(query, mode=mode, k=k)))
 
 
 def server_waits(store: Store, action: Callable[[], object]) -> list[str]:

@@ -134,7 +134,7 @@ def _statements(
     candidates, as a search's default depth, 200, wants; or a filter's iterative scan),
     then the search itself."""
     quantization = "none" if exact else quantization
-    depth = min(MAX_EF_SEARCH, max(GRAPH_EF_SEARCH[quantization], candidates_for(quantization, k)))
+    depth = max(GRAPH_EF_SEARCH[quantization], candidates_for(quantization, k))
     condition, values = where if where is not None else (None, {})
     sql = search_sql(schema, space, dim, k, quantization, condition, exact)
     search = (driver_sql(sql), {**values, "query": QueryVector(query)})
