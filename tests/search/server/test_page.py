@@ -2,6 +2,7 @@
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -283,9 +284,21 @@ def docs_api(server, **parameters) -> list[dict]:
 
 
 def shown_paths(page: Page) -> list[str]:
-    return [
-        link.get_attribute("title") for link in page.locator("[data-mode=hybrid] .location").all()
-    ]
+    """The hybrid column's paths, read in one evaluation (never half of a re-render)."""
+    return page.eval_on_selector_all(
+        "[data-mode=hybrid] .location", "links => links.map(link => link.title)"
+    )
+
+
+def expect_shown(page: Page, paths: list[str], timeout_s: float = 30.0) -> None:
+    """Wait until the hybrid column shows exactly `paths`, in order.
+
+    A count alone can match the previous search's results before the new ones arrive.
+    """
+    deadline = time.monotonic() + timeout_s
+    while (shown := shown_paths(page)) != paths and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert shown == paths
 
 
 def test_the_filter_controls_and_k_change_the_results(wide_page, docs_server):
@@ -298,8 +311,8 @@ def test_the_filter_controls_and_k_change_the_results(wide_page, docs_server):
     expect(wide_page.locator("[data-mode=hybrid] .location").first).to_have_attribute(
         "title", str(folder / "flask/docs/quickstart.rst")
     )
-    rst = shown_paths(wide_page)
-    assert rst == [hit["path"] for hit in docs_api(server, type="rst")]
+    rst = [hit["path"] for hit in docs_api(server, type="rst")]
+    expect_shown(wide_page, rst)
     assert set(rst) == {
         str(folder / "flask/docs/quickstart.rst"),
         str(folder / "flask/docs/security.rst"),
@@ -309,8 +322,7 @@ def test_the_filter_controls_and_k_change_the_results(wide_page, docs_server):
     wide_page.get_by_label("Type").fill("")
     wide_page.get_by_label("k", exact=True).fill("2")
     wide_page.get_by_label("k", exact=True).press("Enter")
-    expect(wide_page.locator("[data-mode=hybrid] .result")).to_have_count(2)
-    assert shown_paths(wide_page) == [hit["path"] for hit in docs_api(server, k=2)]
+    expect_shown(wide_page, [hit["path"] for hit in docs_api(server, k=2)])
 
     # under, a folder offered from /info's roots, and path, a glob; several at once
     wide_page.get_by_label("Folder").fill(f"{folder / 'fastapi'}, {folder / 'notes'}")
@@ -318,8 +330,7 @@ def test_the_filter_controls_and_k_change_the_results(wide_page, docs_server):
     wide_page.get_by_label("k", exact=True).fill("10")
     wide_page.get_by_label("k", exact=True).press("Enter")
     expected = docs_api(server, under=[str(folder / "fastapi"), str(folder / "notes")], path="*.md")
-    expect(wide_page.locator("[data-mode=hybrid] .result")).to_have_count(len(expected))
-    assert shown_paths(wide_page) == [hit["path"] for hit in expected]
+    expect_shown(wide_page, [hit["path"] for hit in expected])
     assert all("/fastapi/" in path and path.endswith(".md") for path in shown_paths(wide_page))
     assert wide_page.locator("#roots option").first.get_attribute("value") == str(folder)
 
