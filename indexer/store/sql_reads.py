@@ -31,12 +31,16 @@ CHUNK_COLUMNS = (
     "chunks.heading", "chunks.page", "documents.metadata_json", "chunks.line_map",
     "chunks.section",
 )  # fmt: skip
-CHUNKS = (
-    f"SELECT {', '.join(CHUNK_COLUMNS)} "
-    "FROM chunks JOIN documents ON chunks.document_id = documents.id"
-)
 # A file's content key: the hash of its text, or of its bytes in rows from before 0008.
 CONTENT_KEY = "COALESCE(documents.text_sha256, documents.sha256)"
+# Read after `CHUNK_COLUMNS` with every chunk: its document's content key, None for a
+# record. The keys of a query's hits then need no statement of their own (on PostgreSQL,
+# no wait for the server: `SqlReads.content_keys`).
+FILE_CONTENT_KEY = f"CASE WHEN documents.metadata_json IS NULL THEN {CONTENT_KEY} END"
+CHUNKS = (
+    f"SELECT {', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY} "
+    "FROM chunks JOIN documents ON chunks.document_id = documents.id"
+)
 DOCUMENT = "SELECT id, path, size, mtime_ns, sha256, host, metadata_json FROM documents"
 
 
@@ -96,6 +100,7 @@ class SqlReads:
         self.dialect = dialect
         self._manifest = manifest
         self._allowed: dict[SearchFilter, np.ndarray] = {}
+        self._content_keys: dict[int, str | None] = {}  # document id -> key (None: a record)
 
     @property
     def manifest(self) -> Manifest:
@@ -122,13 +127,24 @@ class SqlReads:
         for batch in batches([int(i) for i in chunk_ids]):
             condition, values = among("chunks.id", batch, self.dialect)
             for row in self.rows(f"{CHUNKS} WHERE {condition}", values):
-                found[row[0]] = StoredChunk(*row)
+                found[row[0]] = self.chunk_of(row)
         return found
 
+    def chunk_of(self, row: Sequence[Any]) -> StoredChunk:
+        """The chunk of a row of `CHUNK_COLUMNS` and `FILE_CONTENT_KEY`; its document's
+        content key is kept for `content_keys`."""
+        chunk = StoredChunk(*row[:-1])
+        self._content_keys[chunk.document_id] = row[-1]
+        return chunk
+
     def content_keys(self, document_ids: Iterable[int]) -> dict[int, str]:
-        """The content key of each of these documents that is a file (records left out)."""
-        found: dict[int, str] = {}
-        for batch in batches(sorted({int(i) for i in document_ids})):
+        """The content key of each of these documents that is a file (records left out):
+        those of the documents whose chunks this snapshot read already without asking
+        the database again."""
+        wanted = {int(i) for i in document_ids}
+        known = {i: self._content_keys[i] for i in wanted if i in self._content_keys}
+        found = {i: key for i, key in known.items() if key is not None}
+        for batch in batches(sorted(wanted - known.keys())):
             condition, values = among("documents.id", batch, self.dialect)
             statement = (
                 f"SELECT documents.id, {CONTENT_KEY} FROM documents "
@@ -169,7 +185,7 @@ class SqlReads:
         rows = self.rows(
             f"{CHUNKS} WHERE chunks.document_id = :id ORDER BY chunks.ordinal", {"id": document_id}
         )
-        return StoredDocument(*found[0]), [StoredChunk(*row) for row in rows]
+        return StoredDocument(*found[0]), [self.chunk_of(row) for row in rows]
 
     def documents_at(self, path: str) -> list[StoredDocument]:
         """The documents stored at exactly this path, one per host, by id."""

@@ -30,7 +30,7 @@ from indexer.store.postgres.database import vector_schema
 from indexer.store.postgres.query_vector import QueryVector
 from indexer.store.postgres.reading import Statement
 from indexer.store.postgres.vectors import GRAPH_EF_SEARCH, table_name
-from indexer.store.sql_reads import CHUNK_COLUMNS
+from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
 
 # pgvector's HNSW returns at most ef_search rows, and ef_search is capped at 1000.
 MAX_EF_SEARCH = 1000
@@ -67,9 +67,9 @@ def nearest(
     quantization: str = "none",
 ) -> list[tuple[int, float, tuple[Any, ...]]]:
     """The `k` nearest chunks of one query vector: id, cosine and the chunk's row
-    (`sql_reads.CHUNK_COLUMNS`, read by the same statement); with `where` (a condition
-    on `documents` and its values, see `SearchFilter.sql`), only among the chunks of
-    the documents it allows.
+    (`sql_reads.CHUNK_COLUMNS` and `FILE_CONTENT_KEY`, read by the same statement); with
+    `where` (a condition on `documents` and its values, see `SearchFilter.sql`), only
+    among the chunks of the documents it allows.
 
     A filtered search walks the HNSW graph with pgvector's iterative index scans, which
     go on past `ef_search` until `k` allowed rows are found; when the filter allows at
@@ -150,7 +150,8 @@ def _always_exact(k: int, exact_up_to: int) -> bool:
 
 
 def found_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, tuple[Any, ...]]]:
-    """A search statement's rows as (chunk id, cosine, the chunk's row)."""
+    """A search statement's rows as (chunk id, cosine, the chunk's row: `CHUNK_COLUMNS` and
+    `FILE_CONTENT_KEY`)."""
     return [(int(row[1]), -float(row[0]), tuple(row[1:])) for row in rows]
 
 
@@ -199,7 +200,8 @@ def search_sql(
         )
     # relaxed_order may hand rows back slightly out of order: the k found are sorted again
     return (
-        f"SELECT nearest.distance, {', '.join(CHUNK_COLUMNS)} FROM ({found}) AS nearest "
+        f"SELECT nearest.distance, {', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY} "
+        f"FROM ({found}) AS nearest "
         "JOIN chunks ON chunks.id = nearest.chunk_id "
         "JOIN documents ON documents.id = chunks.document_id "
         "ORDER BY nearest.distance, nearest.chunk_id"

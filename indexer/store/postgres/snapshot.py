@@ -78,8 +78,9 @@ class PostgresSnapshot(SqlReads):
         self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
     ) -> list[Ranked]:
         """The `k` nearest chunks of each query row (the graph, or an exact scan: see
-        `nearest.nearest`). The statement reads the chunks' rows too, kept for `chunks`:
-        a query's hits need no second round trip to be hydrated."""
+        `nearest.nearest`). The statement reads the chunks' rows and their documents'
+        content keys too, kept for `chunks` and `content_keys`: a query's hits need no
+        second round trip to be hydrated."""
         condition = where.sql(self.dialect) if where else None
         ranked = []
         for row in queries:
@@ -89,7 +90,7 @@ class PostgresSnapshot(SqlReads):
                 found = nearest.nearest(
                     self.connection, space, dim, row, k, condition, quantization=form
                 )
-            self._hydrated.update((chunk_id, StoredChunk(*chunk)) for chunk_id, _, chunk in found)
+            self._hydrated.update((chunk_id, self.chunk_of(row)) for chunk_id, _, row in found)
             ranked.append([(chunk_id, cosine) for chunk_id, cosine, _ in found])
         return ranked
 

@@ -1,5 +1,5 @@
 """What a PostgreSQL query sends: one statement finds the nearest chunks and reads their
-rows, so hydrating the hits needs no other; and psycopg prepares the statements a
+rows and content keys, so hydrating the hits needs no other; and psycopg prepares the statements a
 connection runs again and again."""
 
 from __future__ import annotations
@@ -32,10 +32,13 @@ def test_a_vector_query_and_its_hydration_are_one_statement(notes_store):
         sent = statements_of(notes_store)
         [hits] = snapshot.vector_search("contextual", query[None], 3)
         chunks = snapshot.chunks([chunk_id for chunk_id, _ in hits])
+        keys = snapshot.content_keys({chunk.document_id for chunk in chunks.values()})
         searched = list(sent)  # the commit left out
     assert len(hits) == 3 and sorted(chunks) == sorted(chunk_id for chunk_id, _ in hits)
     assert chunks[hits[0][0]].text
     assert len(searched) == 1, searched
+    with notes_store.snapshot() as fresh:  # read on their own, as they were before
+        assert keys and fresh.content_keys(keys) == keys
 
 
 def test_repeated_searches_run_as_one_prepared_statement_with_one_generic_plan(notes_store):

@@ -638,6 +638,35 @@ def test_stored_vectors_are_found_by_content_key_in_every_space(any_index):
     store.close()
 
 
+def test_the_content_keys_read_with_chunks_are_the_stored_ones(any_index):
+    """A snapshot keeps the content keys of the documents whose chunks it read (the
+    hydration of hits: on PostgreSQL the search's own statement), and answers
+    `content_keys` from them as reading them on their own does: one key for one text,
+    records left out."""
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [
+                new_document("/docs/a.txt", ["alpha"], 0),
+                new_document("/docs/b.txt", ["beta"], 1),
+                new_document("/docs/c.txt", ["alpha"], 2),
+                new_record("r1", ["alpha"], {"lang": "en"}, 3),
+            ]
+        )
+    with store.snapshot() as snapshot:
+        [hits] = snapshot.vector_search("contextual", unit(0)[None, :], 4)
+        chunks = snapshot.chunks(chunk_id for chunk_id, _ in hits)
+        documents = {chunk.path: chunk.document_id for chunk in chunks.values()}
+        kept = snapshot.content_keys(documents.values())
+    with store.snapshot() as snapshot:
+        read = snapshot.content_keys(documents.values())
+    assert kept == read
+    assert sorted(documents) == ["/docs/a.txt", "/docs/b.txt", "/docs/c.txt", "record:r1"]
+    a, b, c = (read[documents[f"/docs/{name}.txt"]] for name in "abc")
+    assert a == c != b and documents["record:r1"] not in read
+    store.close()
+
+
 def test_vectors_of_chunks_removed_in_the_change_are_still_found(any_index):
     """An edited file's old rows are replaced in the same transaction that encodes its new
     passages: the vectors of the removed chunks stay findable until the change ends."""
