@@ -54,10 +54,11 @@ def term_coverage(snapshot: Snapshot, terms: list[str], chunk_ids: list[int]) ->
     if not terms or not chunk_ids:
         return dict.fromkeys(chunk_ids, 0.0)
     total = snapshot.chunk_count()
-    weights = {term: idf(total, held) for term, held in snapshot.term_counts(terms).items()}
+    counts, holding = snapshot.term_evidence(terms, chunk_ids)
+    weights = {term: idf(total, held) for term, held in counts.items()}
     mass = sum(weights.values())
     covered = dict.fromkeys(chunk_ids, 0.0)
-    for term, holders in snapshot.term_holders(list(weights), chunk_ids).items():
+    for term, holders in holding.items():
         for chunk_id in holders:
             covered[chunk_id] += weights[term]
     return {chunk_id: (held / mass if mass else 0.0) for chunk_id, held in covered.items()}

@@ -235,6 +235,13 @@ class Snapshot(Protocol):
         them): the chunks `lexical_scores(term, chunk_ids)` scores, for every term at once."""
         ...
 
+    def term_evidence(
+        self, terms: list[str], chunk_ids: list[int]
+    ) -> tuple[dict[str, int], dict[str, set[int]]]:
+        """`term_counts(terms)` and `term_holders(terms, chunk_ids)` at once, what a
+        query's match signal reads (`search.match`): one statement on PostgreSQL."""
+        ...
+
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids, with their documents' paths; unknown ids left out."""
         ...

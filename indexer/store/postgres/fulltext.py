@@ -154,9 +154,16 @@ def term_counts(connection: Connection, terms: list[str]) -> dict[str, int]:
     return {word: int(held) for word, held in rows}
 
 
-_TERM_HOLDERS = (
-    "SELECT term.word, chunks.id FROM unnest(CAST(:terms AS text[])) AS term(word) "
+# the chunks among `:ids` that hold each term (its word and their ids)
+_HOLDING = (
+    "FROM unnest(CAST(:terms AS text[])) AS term(word) "
     f"JOIN chunks ON chunks.id = ANY(:ids) AND chunks.tsv @@ {phrase_expression('term.word')}"
+)
+_TERM_HOLDERS = f"SELECT term.word, chunks.id {_HOLDING}"
+# Both, as (word, count, NULL) and (word, NULL, chunk id) rows.
+_TERM_EVIDENCE = (
+    f"SELECT word, held, CAST(NULL AS bigint) FROM ({_TERM_COUNTS}) AS counted(word, held) "
+    f"UNION ALL SELECT term.word, NULL, chunks.id {_HOLDING}"
 )
 
 
@@ -171,6 +178,24 @@ def term_holders(
         for word, chunk_id in connection.execute(text(_TERM_HOLDERS), values):
             held[word].add(int(chunk_id))
     return held
+
+
+def term_evidence(
+    connection: Connection, terms: list[str], chunk_ids: list[int]
+) -> tuple[dict[str, int], dict[str, set[int]]]:
+    """`term_counts` and `term_holders` read by one statement."""
+    if not chunk_ids:
+        return term_counts(connection, terms), {term: set() for term in terms}
+    counts: dict[str, int] = {}
+    held: dict[str, set[int]] = {term: set() for term in terms}
+    if terms:
+        values = {"terms": list(terms), "ids": [int(i) for i in chunk_ids]}
+        for word, count, chunk_id in connection.execute(text(_TERM_EVIDENCE), values):
+            if chunk_id is None:
+                counts[word] = int(count)
+            else:
+                held[word].add(int(chunk_id))
+    return counts, held
 
 
 def _tsquery(terms: list[str]) -> str:

@@ -65,7 +65,7 @@ def test_repeated_searches_run_as_one_prepared_statement_with_one_generic_plan(n
     assert plans and max(plans) >= 1, prepared
 
 
-def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(notes_store):
+def test_term_counts_and_the_match_signals_evidence_are_one_statement_each(notes_store):
     terms = ["roses", "bank", "river", "snake_case", "nowhere"]
     with notes_store.snapshot() as snapshot:
         counted = {
@@ -79,8 +79,15 @@ def test_term_counts_are_one_statement_that_agrees_with_counting_the_chunks(note
         sent = statements_of(notes_store)
         held = snapshot.term_counts(terms)
         counting = list(sent)  # the commit left out
+        ids = sorted(snapshot.chunks(range(1, 40)))
+        sent.clear()
+        evidence = snapshot.term_evidence(terms, ids)
+        both = list(sent)
+        holders = snapshot.term_holders(terms, ids)
     assert held == counted and held["roses"] >= 1 and held["nowhere"] == 0
     assert len(counting) == 1, counting
+    assert evidence == (held, holders) and holders["roses"]
+    assert len(both) == 1, both  # the match signal's two reads: one wait for the server
 
 
 @pytest.mark.parametrize("k", [3, 200])  # 200: a search's default depth, past ef_search

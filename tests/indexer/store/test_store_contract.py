@@ -738,7 +738,8 @@ def test_the_reads_behind_hints_answer_alike_on_every_backend(any_index):
 
 def test_term_holders_are_the_chunks_each_term_scores_on_every_backend(any_index):
     """The match signal's coverage asks, for all a query's terms at once, which hits hold
-    each: the chunks `lexical_scores` scores for that term alone, stems and phrases alike."""
+    each: the chunks `lexical_scores` scores for that term alone, stems and phrases alike;
+    `term_evidence` answers it with the terms' counts, as the two reads do."""
     store = new_store(any_index)
     texts = ["Otters float while sleeping", "a snake_case name", "the otter sleeps", "kettles"]
     with store.writer(), store.change() as change:
@@ -749,6 +750,9 @@ def test_term_holders_are_the_chunks_each_term_scores_on_every_backend(any_index
         held = snapshot.term_holders(terms, ids)
         alone = {term: set(snapshot.lexical_scores(term, ids)) for term in terms}
         assert snapshot.term_holders(terms, []) == {term: set() for term in terms}
+        counts = snapshot.term_counts(terms)
+        assert snapshot.term_evidence(terms, ids) == (counts, held)
+        assert snapshot.term_evidence(terms, []) == (counts, {term: set() for term in terms})
     store.close()
     assert held == alone
     assert len(held["otters"]) == 2 and len(held["sleep"]) == 2 and len(held["snake_case"]) == 1
