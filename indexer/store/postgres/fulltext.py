@@ -18,10 +18,15 @@ token (FTS5 scores the phrase).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 from sqlalchemy import Connection, text
 
 from indexer.store.postgres.fts5_tokens import phrase_expression, vector_expression
+from indexer.store.postgres.reading import Statement, driver_sql
 from indexer.store.postgres.term_counts import recount_terms
+from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
 from indexer.terms import query_terms
 
 # Migration 0009's configuration (PostgreSQL's parser, the Porter stemmer), which 0010
@@ -103,23 +108,35 @@ def use_porter_configuration(connection: Connection) -> None:
     create_fulltext_space(connection, PORTER_CONFIG)
 
 
-def fulltext_search(
-    connection: Connection, query: str, k: int, where: tuple[str, dict[str, str]] | None = None
-) -> list[tuple[int, float]]:
-    """The best `k` chunks for any of the query's terms by BM25 (higher is better); with
-    `where` (a condition on `documents` and its values, see `SearchFilter.sql`), only the
-    chunks of the documents it allows."""
+def search_statement(
+    query: str, k: int, where: tuple[str, dict[str, str]] | None = None
+) -> Statement | None:
+    """The best `k` chunks for any of the query's terms by BM25, best first, with their
+    rows (`sql_reads.CHUNK_COLUMNS` and `FILE_CONTENT_KEY`: the hits need no statement of
+    their own to be hydrated), as driver SQL and values (`found_rows` reads its rows);
+    with `where` (a condition on `documents` and its values, see `SearchFilter.sql`), only
+    the chunks of the documents it allows. None for a query with no terms."""
     terms = query_terms(query)
     if not terms:
-        return []
+        return None
     join, among, values = "", "", {"k": k, **_term_values(terms)}
     if where is not None:
         join = "JOIN documents ON documents.id = chunks.document_id "
         among = f" AND ({where[0]})"
         values |= where[1]
-    sql = _BM25.format(tsquery=_tsquery(terms), join=join, among=among)
-    rows = connection.execute(text(f"{sql} ORDER BY score DESC, chunks.id LIMIT :k"), values)
-    return [(int(i), float(s)) for i, s in rows]
+    ranked = _BM25.format(tsquery=_tsquery(terms), join=join, among=among)
+    sql = (
+        f"SELECT found.score, {', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY} "
+        f"FROM ({ranked} ORDER BY score DESC, chunks.id LIMIT :k) AS found "
+        "JOIN chunks ON chunks.id = found.id JOIN documents ON documents.id = chunks.document_id "
+        "ORDER BY found.score DESC, found.id"
+    )
+    return driver_sql(sql), values
+
+
+def found_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, tuple[Any, ...]]]:
+    """`search_statement`'s rows as (chunk id, BM25, the chunk's row)."""
+    return [(int(row[1]), float(row[0]), tuple(row[1:])) for row in rows]
 
 
 def fulltext_scores(connection: Connection, query: str, chunk_ids: list[int]) -> dict[int, float]:

@@ -28,7 +28,7 @@ from sqlalchemy import Connection, text
 from indexer.store.index_types import HNSW_EF_SEARCH
 from indexer.store.postgres.database import vector_schema
 from indexer.store.postgres.query_vector import QueryVector
-from indexer.store.postgres.reading import Statement
+from indexer.store.postgres.reading import Statement, driver_sql
 from indexer.store.postgres.vectors import GRAPH_EF_SEARCH, table_name
 from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
 
@@ -153,15 +153,6 @@ def found_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, tuple[An
     """A search statement's rows as (chunk id, cosine, the chunk's row: `CHUNK_COLUMNS` and
     `FILE_CONTENT_KEY`)."""
     return [(int(row[1]), -float(row[0]), tuple(row[1:])) for row in rows]
-
-
-@lru_cache(maxsize=256)
-def driver_sql(sql: str) -> str:
-    """`sql` (`:name` parameters) as psycopg takes it, compiled once: a search runs it
-    through `exec_driver_sql`, not `text()`, which compiles it again at every query."""
-    from sqlalchemy.dialects.postgresql.psycopg import dialect
-
-    return str(text(sql).compile(dialect=dialect()))
 
 
 @lru_cache(maxsize=256)

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from functools import lru_cache
 from typing import Any
 
 import psycopg
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, text
 
 from indexer.errors import IndexNotFound, StoreUnavailable
 from indexer.store.manifest import Manifest
@@ -30,6 +31,15 @@ from indexer.store.postgres.parked import ParkedConnections
 BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 MANIFEST = "SELECT key, value FROM manifest"
 Statement = tuple[str, Mapping[str, Any]]  # driver SQL (psycopg's `%(name)s`) and values
+
+
+@lru_cache(maxsize=256)
+def driver_sql(sql: str) -> str:
+    """`sql` (`:name` parameters) as psycopg takes it, compiled once: a search runs it
+    through `exec_driver_sql`, not `text()`, which compiles it again at every query."""
+    from sqlalchemy.dialects.postgresql.psycopg import dialect
+
+    return str(text(sql).compile(dialect=dialect()))
 
 
 class Reading:

@@ -150,9 +150,20 @@ class PostgresSnapshot(SqlReads):
         return self.sizes.counted(self.manifest, "chunks", lambda: SqlReads.chunk_count(self))
 
     def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
-        """Full-text search over the chunks' tsvectors (of the documents `where` allows)."""
+        """Full-text search over the chunks' tsvectors (of the documents `where` allows).
+        The statement reads the chunks' rows too, kept as `vector_search` keeps its own;
+        the first of a snapshot goes with its BEGIN (its text needs nothing from the
+        manifest), one round trip for both."""
         condition = where.sql(self.dialect) if where else None
-        return fulltext.fulltext_search(self.connection, query, k, condition)
+        statement = fulltext.search_statement(query, k, condition)
+        if statement is None:
+            return []
+        rows = None if self.reading.begun else self.reading.begin_with([statement])
+        if rows is None:
+            rows = self.connection.exec_driver_sql(*statement).all()
+        found = fulltext.found_rows(rows)
+        self._hydrated.update((chunk_id, self.chunk_of(row)) for chunk_id, _, row in found)
+        return [(chunk_id, score) for chunk_id, score, _ in found]
 
     def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
         """The full-text rank of each of these chunks that holds a query term."""

@@ -107,6 +107,21 @@ def test_a_vector_query_waits_for_the_server_once(notes_store, k):
     assert server_waits(notes_store, search) == ["Sync"]
 
 
+def test_a_lexical_query_and_its_hydration_wait_for_the_server_once(notes_store):
+    """The BM25 statement reads its hits' rows, and a snapshot's first goes with the BEGIN."""
+
+    def search() -> None:
+        with notes_store.snapshot() as snapshot:
+            hits = snapshot.lexical_search("roses by the river bank", 5)
+            chunks = snapshot.chunks([chunk_id for chunk_id, _ in hits])
+            keys = snapshot.content_keys({chunk.document_id for chunk in chunks.values()})
+        assert hits and sorted(chunks) == sorted(chunk_id for chunk_id, _ in hits) and keys
+
+    for _ in range(6):  # past psycopg's prepare threshold
+        search()
+    assert server_waits(notes_store, search) == ["Sync"]
+
+
 def test_a_snapshot_that_reads_nothing_sends_nothing(notes_store):
     with notes_store.snapshot() as snapshot:
         snapshot.vectors("contextual", [1])

@@ -32,12 +32,12 @@ def test_a_postgresql_index_counts_its_waits_for_the_server(
     tmp_path, notes, fast_model, postgres_index
 ):
     Indexer(postgres_index, model=fast_model).index_folder(notes)
-    rows = query_rows(postgres_index, QUERIES, modes=("contextual", "hybrid"))
+    rows = query_rows(postgres_index, QUERIES, modes=("contextual", "lexical", "hybrid"))
     waits = {row["mode"]: row["server_waits"] for row in rows}
     assert rows[0]["benchmark"].startswith("contextual, index: postgresql ")
     # the BEGIN with the manifest and the search (its hits' rows and content keys with
     # it), the duplicates', the match signal's counts and holders in one (the COMMIT is
-    # sent, not waited for); hybrid adds its lexical search and may add the other side's
-    # exact scores
-    assert waits["contextual"] == 3 and 4 <= waits["hybrid"] <= 5
+    # sent, not waited for); lexical adds its hits' cosines, hybrid its lexical search
+    # and may add the other side's exact scores
+    assert waits["contextual"] == 3 and waits["lexical"] == 4 and 4 <= waits["hybrid"] <= 5
     assert "ratio" not in rows[0]  # no baseline, no ratio
