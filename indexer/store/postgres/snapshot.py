@@ -90,7 +90,7 @@ class PostgresSnapshot(SqlReads):
                 found = nearest.nearest(
                     self.connection, space, dim, row, k, condition, quantization=form
                 )
-            self._hydrated.update((chunk_id, self.chunk_of(row)) for chunk_id, _, row in found)
+            self._keep(found)
             ranked.append([(chunk_id, cosine) for chunk_id, cosine, _ in found])
         return ranked
 
@@ -113,6 +113,10 @@ class PostgresSnapshot(SqlReads):
             nearest.unfiltered_statements(schema, space, dim, query, k, form)
         )
         return None if rows is None else nearest.found_rows(rows)
+
+    def _keep(self, found: list[tuple[int, float, tuple[Any, ...]]]) -> None:
+        """Keep the chunks a search statement read with its hits, for `chunks`."""
+        self._hydrated.update((chunk_id, self.chunk_of(chunk)) for chunk_id, _, chunk in found)
 
     def graph_form(self, space: str) -> str:
         """The form of the space's graph as this state's publish made it: `none` (float32,
@@ -162,7 +166,7 @@ class PostgresSnapshot(SqlReads):
         if rows is None:
             rows = self.connection.exec_driver_sql(*statement).all()
         found = fulltext.found_rows(rows)
-        self._hydrated.update((chunk_id, self.chunk_of(row)) for chunk_id, _, row in found)
+        self._keep(found)
         return [(chunk_id, score) for chunk_id, score, _ in found]
 
     def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
