@@ -230,16 +230,13 @@ class Snapshot(Protocol):
         tokenizer and stemmer (the document frequencies behind a term's IDF)."""
         ...
 
-    def term_holders(self, terms: list[str], chunk_ids: list[int]) -> dict[str, set[int]]:
-        """Which of these chunks hold each of these query terms (as `term_counts` counts
-        them): the chunks `lexical_scores(term, chunk_ids)` scores, for every term at once."""
-        ...
-
     def term_evidence(
         self, terms: list[str], chunk_ids: list[int]
     ) -> tuple[dict[str, int], dict[str, set[int]]]:
-        """`term_counts(terms)` and `term_holders(terms, chunk_ids)` at once, what a
-        query's match signal reads (`search.match`): one statement on PostgreSQL."""
+        """What a query's match signal reads (`search.match`): `term_counts(terms)`, and
+        which of these chunks hold each term (as it counts them: the chunks
+        `lexical_scores(term, chunk_ids)` scores), for every term at once; one statement
+        on PostgreSQL."""
         ...
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:

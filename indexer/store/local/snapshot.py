@@ -71,13 +71,10 @@ class LocalSnapshot(SqlReads):
         """How many chunks hold each of these query terms (for their IDF)."""
         return term_counts(self.rows, terms)
 
-    def term_holders(self, terms: list[str], chunk_ids: list[int]) -> dict[str, set[int]]:
-        """Which of these chunks hold each of these query terms (FTS5, a term at a time:
-        in-process statements cost no round trip)."""
-        return {term: set(bm25_scores(self.rows, term, chunk_ids)) for term in terms}
-
     def term_evidence(
         self, terms: list[str], chunk_ids: list[int]
     ) -> tuple[dict[str, int], dict[str, set[int]]]:
-        """`term_counts` and `term_holders` (in-process: nothing to save by joining them)."""
-        return self.term_counts(terms), self.term_holders(terms, chunk_ids)
+        """`term_counts`, and which of these chunks hold each term (FTS5, a term at a
+        time: in-process statements cost no round trip)."""
+        holders = {term: set(bm25_scores(self.rows, term, chunk_ids)) for term in terms}
+        return self.term_counts(terms), holders

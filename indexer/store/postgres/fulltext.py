@@ -171,36 +171,21 @@ def term_counts(connection: Connection, terms: list[str]) -> dict[str, int]:
     return {word: int(held) for word, held in rows}
 
 
-# the chunks among `:ids` that hold each term (its word and their ids)
-_HOLDING = (
-    "FROM unnest(CAST(:terms AS text[])) AS term(word) "
-    f"JOIN chunks ON chunks.id = ANY(:ids) AND chunks.tsv @@ {phrase_expression('term.word')}"
-)
-_TERM_HOLDERS = f"SELECT term.word, chunks.id {_HOLDING}"
-# Both, as (word, count, NULL) and (word, NULL, chunk id) rows.
+# The counts of `_TERM_COUNTS` as (word, count, NULL) rows, and the chunks among `:ids`
+# that hold each term as (word, NULL, chunk id) rows.
 _TERM_EVIDENCE = (
     f"SELECT word, held, CAST(NULL AS bigint) FROM ({_TERM_COUNTS}) AS counted(word, held) "
-    f"UNION ALL SELECT term.word, NULL, chunks.id {_HOLDING}"
+    "UNION ALL SELECT term.word, NULL, chunks.id FROM unnest(CAST(:terms AS text[])) AS "
+    "term(word) JOIN chunks ON chunks.id = ANY(:ids) AND chunks.tsv @@ "
+    f"{phrase_expression('term.word')}"
 )
-
-
-def term_holders(
-    connection: Connection, terms: list[str], chunk_ids: list[int]
-) -> dict[str, set[int]]:
-    """Which of these chunks hold each of these terms (as `term_counts` counts them), one
-    statement whatever the number of terms."""
-    held: dict[str, set[int]] = {term: set() for term in terms}
-    if terms and chunk_ids:
-        values = {"terms": list(terms), "ids": [int(i) for i in chunk_ids]}
-        for word, chunk_id in connection.execute(text(_TERM_HOLDERS), values):
-            held[word].add(int(chunk_id))
-    return held
 
 
 def term_evidence(
     connection: Connection, terms: list[str], chunk_ids: list[int]
 ) -> tuple[dict[str, int], dict[str, set[int]]]:
-    """`term_counts` and `term_holders` read by one statement."""
+    """`term_counts`, and which of these chunks hold each term (as it counts them), read
+    by one statement whatever the number of terms."""
     if not chunk_ids:
         return term_counts(connection, terms), {term: set() for term in terms}
     counts: dict[str, int] = {}

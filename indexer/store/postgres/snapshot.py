@@ -177,14 +177,11 @@ class PostgresSnapshot(SqlReads):
         """How many chunks hold each of these query terms (for their IDF)."""
         return fulltext.term_counts(self.connection, terms)
 
-    def term_holders(self, terms: list[str], chunk_ids: list[int]) -> dict[str, set[int]]:
-        """Which of these chunks hold each of these query terms (one statement)."""
-        return fulltext.term_holders(self.connection, terms, chunk_ids)
-
     def term_evidence(
         self, terms: list[str], chunk_ids: list[int]
     ) -> tuple[dict[str, int], dict[str, set[int]]]:
-        """`term_counts` and `term_holders` in one statement: one wait for the server."""
+        """`term_counts`, and which of these chunks hold each term, in one statement: one
+        wait for the server."""
         return fulltext.term_evidence(self.connection, terms, chunk_ids)
 
 

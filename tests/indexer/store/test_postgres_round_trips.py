@@ -1,6 +1,6 @@
 """What a PostgreSQL query sends: one statement finds the nearest chunks and reads their
-rows and content keys, so hydrating the hits needs no other; and psycopg prepares the statements a
-connection runs again and again."""
+rows and content keys, so hydrating the hits needs no other; and psycopg prepares the
+statements a connection runs again and again."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_term_counts_and_the_match_signals_evidence_are_one_statement_each(notes
         sent.clear()
         evidence = snapshot.term_evidence(terms, ids)
         both = list(sent)
-        holders = snapshot.term_holders(terms, ids)
+        holders = {term: set(snapshot.lexical_scores(term, ids)) for term in terms}
     assert held == counted and held["roses"] >= 1 and held["nowhere"] == 0
     assert len(counting) == 1, counting
     assert evidence == (held, holders) and holders["roses"]

@@ -736,10 +736,10 @@ def test_the_reads_behind_hints_answer_alike_on_every_backend(any_index):
     store.close()
 
 
-def test_term_holders_are_the_chunks_each_term_scores_on_every_backend(any_index):
+def test_term_evidence_holders_are_the_chunks_each_term_scores_on_every_backend(any_index):
     """The match signal's coverage asks, for all a query's terms at once, which hits hold
     each: the chunks `lexical_scores` scores for that term alone, stems and phrases alike;
-    `term_evidence` answers it with the terms' counts, as the two reads do."""
+    `term_evidence` answers it with the terms' counts, as `term_counts` reads them."""
     store = new_store(any_index)
     texts = ["Otters float while sleeping", "a snake_case name", "the otter sleeps", "kettles"]
     with store.writer(), store.change() as change:
@@ -747,11 +747,9 @@ def test_term_holders_are_the_chunks_each_term_scores_on_every_backend(any_index
     terms = ["otters", "sleep", "snake_case", "the", "absent"]
     with store.snapshot() as snapshot:
         ids = sorted(snapshot.chunks(range(1, 10)))
-        held = snapshot.term_holders(terms, ids)
+        counts, held = snapshot.term_evidence(terms, ids)
         alone = {term: set(snapshot.lexical_scores(term, ids)) for term in terms}
-        assert snapshot.term_holders(terms, []) == {term: set() for term in terms}
-        counts = snapshot.term_counts(terms)
-        assert snapshot.term_evidence(terms, ids) == (counts, held)
+        assert counts == snapshot.term_counts(terms)
         assert snapshot.term_evidence(terms, []) == (counts, {term: set() for term in terms})
     store.close()
     assert held == alone
