@@ -10,6 +10,13 @@ each folder's identity (device and inode) is looked at before a watcher is armed
 again after every batch of changes and once a second while nothing happens. A folder
 that is gone is indexed as empty (its files leave the index) and looked for until it is
 back; one that came back, or was swapped, is indexed and watched again.
+
+watchfiles cannot pass on a name that is not UTF-8: its watcher stops with an error when
+it arms over a folder of such a name, and at any event on such a file, a read included
+(so a file that fails to index, read again by each run, would stop it again and again).
+While such a name lies under a watched folder, the watch polls instead (watchfiles'
+`force_polling`: each file's time and size looked at every second), which sees writes,
+not reads.
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ _LONGEST_WAIT_MS = 10_000
 _LOCK_RETRY_SECONDS = 1.0
 # How often, while nothing happens, a folder that is gone or was swapped is looked for.
 _LOOK_AGAIN_MS = 1_000
+# How often the folders are looked at while a name the watcher cannot pass on is there.
+_POLL_MS = 1_000
 EXIT_ABORTED = 130  # the shell's code for a command ended by a signal
 
 
@@ -258,10 +267,13 @@ def _batches(
         while not stop.requested.wait(_LOOK_AGAIN_MS / 1000):
             yield set()
         return
+    polling = told.undecodable and any(_holds_undecodable_name(root) for root in present)
     try:
         yield from watchfiles.watch(
             *present,
             watch_filter=relevant,
+            force_polling=polling,
+            poll_delay_ms=_POLL_MS,
             step=debounce,
             debounce=max(_LONGEST_WAIT_MS, debounce),
             stop_event=stop.requested,
@@ -278,11 +290,24 @@ def _batches(
         if not told.undecodable:
             told.undecodable = True
             click.echo(
-                "ctxsearch: a file whose name is not UTF-8 changed, which the file watcher "
-                "cannot name: each such change makes a run over the whole folder",
+                "ctxsearch: a name that is not UTF-8 is under a watched folder, which the file "
+                f"watcher cannot pass on: the folders are looked at every {_POLL_MS / 1000:g} s "
+                "instead while one is there",
                 err=True,
             )
         # the watcher has stopped: the loop arms a new one and catches up
+
+
+def _holds_undecodable_name(folder: Path) -> bool:
+    """Whether any name under `folder`, hidden or skipped ones too (the watcher sees
+    them all), is not UTF-8."""
+    for _parent, folders, files in os.walk(os.fsencode(folder)):
+        for name in (*folders, *files):
+            try:
+                name.decode("utf-8")
+            except UnicodeDecodeError:
+                return True
+    return False
 
 
 def _identity(folder: Path) -> tuple[int, int] | None:

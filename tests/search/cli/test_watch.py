@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 
 from indexer.runs.indexer import WARM_SPLIT_BYTES
 from search.cli import cli
-from search.cli.watch import _Relevant
+from search.cli.watch import _POLL_MS, _Relevant
 from tests.indexer.store.test_concurrency import hold_lock
 from tests.support.watching import PATIENCE_SECONDS, Watched
 
@@ -309,6 +310,54 @@ def test_a_name_that_is_not_utf8_neither_stops_watch_nor_is_missed(watching):
     (docs / "herons.md").write_text("Herons and spoonbills wade in shallow water.")
     watched.until(lambda: found(index, "spoonbills") == ["herons.md"], "a later edit")
     assert watched.process.poll() is None and "Traceback" not in watched.stderr()
+
+
+def test_a_folder_whose_name_is_not_utf8_is_watched_from_the_start(tmp_path, fast_model):
+    """A folder of such a name stops watchfiles' watcher as it arms: the watch polls
+    instead, so the files in it and later edits anywhere are indexed. Before, the watcher
+    failed at every arming and no run was ever made: the index stayed empty."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water and wait for fish.")
+    odd = os.fsencode(docs) + b"/caf\xe9"
+    os.mkdir(odd)
+    with open(odd + b"/egrets.md", "w") as file:
+        file.write("Egrets follow cattle across the wet field.")
+    index = tmp_path / "ix"
+    watched = start_watch(docs, index, fast_model)
+    try:
+        watched.until(lambda: found(index, "egrets") == ["egrets.md"], "the odd folder's file")
+        watched.until(lambda: "looked at every 1 s" in watched.stderr(), "the note")
+        (docs / "herons.md").write_text("Herons and spoonbills wade in shallow water.")
+        watched.until(lambda: found(index, "spoonbills") == ["herons.md"], "a later edit")
+        with open(odd + b"/egrets.md", "w") as file:
+            file.write("Egrets and ibises follow cattle across the wet field.")
+        watched.until(lambda: found(index, "ibises") == ["egrets.md"], "an edit in the folder")
+        assert watched.process.poll() is None and "Traceback" not in watched.stderr()
+    finally:
+        watched.stop()
+
+
+def test_a_file_whose_name_is_not_utf8_and_fails_to_index_is_not_read_over_and_over(
+    watching,
+):
+    """Each run reads a file that failed again, and the watcher stopped at that read of a
+    name it cannot pass on: a run, a read, a stop, a catch-up run, every second, for as
+    long as the file was there. Polling sees writes only: the file fails once, in the
+    run its arrival makes, and the watch is quiet until the next change."""
+    docs, index, watched = watching
+    (docs / ".broken.tmp").write_bytes(b"not a pdf at all\n")
+    os.rename(docs / ".broken.tmp", os.fsencode(docs) + b"/caf\xe9.pdf")  # whole at once
+
+    def failures() -> int:
+        return watched.stderr().count("caf\\xe9.pdf: ")
+
+    watched.until(lambda: failures() >= 1, "the file's failure")
+    runs = watched.runs()
+    time.sleep(5 * _POLL_MS / 1000)  # quiet time in which a loop would have run again
+    assert (watched.runs(), failures()) == (runs, 1), watched.stderr()
+    (docs / "herons.md").write_text("Herons and spoonbills wade in shallow water.")
+    watched.until(lambda: found(index, "spoonbills") == ["herons.md"], "a later edit")
 
 
 def an_index_whose_model_is_gone(tmp_path, tiny_model_dir) -> tuple[Path, Path]:
