@@ -11,7 +11,10 @@ tokenises only the texts an edit changed.
 
 A memo is only a cache: it is written whole and renamed into place (a crash leaves the
 old one or none), a file that cannot be read or is of another tokenizer is passed over,
-and one that cannot be written only means tokenising again next time.
+and one that cannot be written only means tokenising again next time. The folder of
+memos is kept within `MEMO_BUDGET_BYTES`: after a memo is written, the least recently
+used ones (a read marks a memo used) are deleted until the rest fit, so that the memos
+of files long renamed, deleted or no longer indexed do not pile up.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import numpy as np
 # Bumped if what a memo file holds changes shape; other files are passed over.
 MEMO_FORMAT = 1
 _DIGEST_BYTES = 16
+# What the memos of all documents may take on disk (a 1.4M-character page's: 2.4 MB).
+MEMO_BUDGET_BYTES = 256 * 2**20
 
 
 def digest(text: str) -> bytes:
@@ -65,6 +70,8 @@ class TokenMemo:
             return {}, {}
         if len(offsets) != len(keys) + 1 or len(count_keys) != len(counts):
             return {}, {}
+        with contextlib.suppress(OSError):  # used now: the last to go when the folder is full
+            os.utime(self.path)
         spans = spans.astype(np.int64).reshape(-1, 2)
         sections = {
             bytes(key): spans[offsets[row] : offsets[row + 1]] for row, key in enumerate(keys)
@@ -98,6 +105,25 @@ class TokenMemo:
         except OSError:
             with contextlib.suppress(OSError):
                 temporary.unlink()
+            return
+        _keep_within_budget(path.parent, MEMO_BUDGET_BYTES)
+
+
+def _keep_within_budget(folder: Path, budget: int) -> None:
+    """Delete the least recently used memos of `folder` until the rest take at most
+    `budget` bytes (another process may be deleting too: what is gone is passed over)."""
+    memos = []
+    for entry in folder.glob("*.npz"):
+        with contextlib.suppress(OSError):
+            status = entry.stat()
+            memos.append((status.st_mtime_ns, status.st_size, entry))
+    total = sum(size for _used, size, _entry in memos)
+    for _used, size, entry in sorted(memos):
+        if total <= budget:
+            return
+        with contextlib.suppress(OSError):
+            entry.unlink()
+        total -= size
 
 
 def _keys(digests: list[bytes]) -> np.ndarray:
