@@ -302,12 +302,17 @@ def _holds_undecodable_name(folder: Path) -> bool:
     """Whether any name under `folder`, hidden or skipped ones too (the watcher sees
     them all), is not UTF-8."""
     for _parent, folders, files in os.walk(os.fsencode(folder)):
-        for name in (*folders, *files):
-            try:
-                name.decode("utf-8")
-            except UnicodeDecodeError:
-                return True
+        if not all(_is_utf8(name) for name in (*folders, *files)):
+            return True
     return False
+
+
+def _is_utf8(name: bytes) -> bool:
+    try:
+        name.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _identity(folder: Path) -> tuple[int, int] | None:
@@ -335,6 +340,11 @@ def _roots(paths: tuple[Path, ...]) -> list[Path]:
         if not root.is_dir():
             why = "no such folder" if not root.exists() else "not a folder"
             raise SourceNotFound(f"{given}: {why}")
+        if not _is_utf8(os.fsencode(root)):
+            raise SourceNotFound(
+                f"{display_path(str(root))}: the file watcher cannot watch a folder whose path "
+                "is not UTF-8 (`ctxsearch index` can index it)"
+            )
         if root not in roots:
             roots.append(root)
     return roots

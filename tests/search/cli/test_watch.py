@@ -338,6 +338,18 @@ def test_a_folder_whose_name_is_not_utf8_is_watched_from_the_start(tmp_path, fas
         watched.stop()
 
 
+def test_a_folder_whose_own_path_is_not_utf8_is_refused_in_one_line(tmp_path):
+    """The watcher takes only UTF-8 paths: such a folder is an error of one line (exit 2),
+    where it was a traceback (`UnicodeEncodeError ... while processing 'watch_paths'`)."""
+    odd = os.fsencode(tmp_path) + b"/caf\xe9"
+    os.mkdir(odd)
+    result = CliRunner().invoke(cli, ["watch", os.fsdecode(odd), "--index", str(tmp_path / "ix")])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("Error: ") and "caf\\xe9: the file watcher cannot watch" in line
+    assert not (tmp_path / "ix").exists()
+
+
 def test_a_file_whose_name_is_not_utf8_and_fails_to_index_is_not_read_over_and_over(
     watching,
 ):
