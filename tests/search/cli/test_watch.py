@@ -364,7 +364,10 @@ def test_a_file_whose_name_is_not_utf8_and_fails_to_index_is_not_read_over_and_o
     def failures() -> int:
         return watched.stderr().count("caf\\xe9.pdf: ")
 
-    watched.until(lambda: failures() >= 1, "the file's failure")
+    def failed_runs() -> int:  # a run's JSON line comes after the failures it names
+        return sum(json.loads(line)["failed"] for line in watched.out.read_text().splitlines())
+
+    watched.until(lambda: failed_runs() >= 1, "the run the file failed in")
     runs = watched.runs()
     time.sleep(5 * _POLL_MS / 1000)  # quiet time in which a loop would have run again
     assert (watched.runs(), failures()) == (runs, 1), watched.stderr()
