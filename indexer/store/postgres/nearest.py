@@ -29,7 +29,7 @@ from indexer.store.index_types import HNSW_EF_SEARCH
 from indexer.store.postgres.database import vector_schema
 from indexer.store.postgres.query_vector import QueryVector
 from indexer.store.postgres.reading import Statement, driver_sql
-from indexer.store.postgres.vectors import GRAPH_EF_SEARCH, table_name
+from indexer.store.postgres.vectors import graph_ef_search, table_name
 from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
 
 # pgvector's HNSW returns at most ef_search rows, and ef_search is capped at 1000.
@@ -65,6 +65,7 @@ def nearest(
     where: Where | None = None,
     exact_up_to: int | None = None,
     quantization: str = "none",
+    size: int = 0,
 ) -> list[tuple[int, float, tuple[Any, ...]]]:
     """The `k` nearest chunks of one query vector: id, cosine and the chunk's row
     (`sql_reads.CHUNK_COLUMNS` and `FILE_CONTENT_KEY`, read by the same statement); with
@@ -80,16 +81,17 @@ def nearest(
 
     Through a quantized graph (`quantization` `halfvec` or `binary`, the form the graph
     present has), the graph finds `candidates_for` rows by the quantized distance and
-    they are ranked again by the float32 vectors: the cosines are float32's."""
+    they are ranked again by the float32 vectors: the cosines are float32's. `size`, the
+    vectors the space holds, sets how deep the graph is walked (`graph_ef_search`)."""
     exact_up_to = EXACT_UP_TO if exact_up_to is None else exact_up_to
     exact = _always_exact(k, exact_up_to)
     if where is not None and not exact:
         exact = _allowed_up_to(connection, where, exact_up_to + 1) <= exact_up_to
     schema = vector_schema(connection)
-    statements = _statements(schema, space, dim, query, k, where, quantization, exact)
+    statements = _statements(schema, space, dim, query, k, where, quantization, exact, size)
     rows = _run(connection, statements)
     if where is not None and not exact and len(rows) < k:
-        statements = _statements(schema, space, dim, query, k, where, "none", exact=True)
+        statements = _statements(schema, space, dim, query, k, where, "none", True, size)
         rows = _run(connection, statements)
     return rows
 
@@ -110,13 +112,13 @@ def _run(connection: Connection, statements: list[Statement]) -> list[tuple[int,
 
 
 def unfiltered_statements(
-    schema: str, space: str, dim: int, query: np.ndarray, k: int, quantization: str
+    schema: str, space: str, dim: int, query: np.ndarray, k: int, quantization: str, size: int
 ) -> list[Statement]:
     """An unfiltered search's statements, what `nearest` sends for it (and what a
     snapshot sends with its BEGIN: `Reading.begin_with`); the last one's rows are the
     hits."""
     exact = _always_exact(k, EXACT_UP_TO)
-    return _statements(schema, space, dim, query, k, None, quantization, exact)
+    return _statements(schema, space, dim, query, k, None, quantization, exact, size)
 
 
 def _statements(
@@ -128,13 +130,14 @@ def _statements(
     where: Where | None,
     quantization: str,
     exact: bool,
+    size: int,
 ) -> list[Statement]:
     """A search as driver SQL and values: the graph's settings first when it needs its
     own (a depth other than the session's `HNSW_EF_SEARCH`: the halfvec graph's, or more
     candidates, as a search's default depth, 200, wants; or a filter's iterative scan),
     then the search itself."""
     quantization = "none" if exact else quantization
-    depth = max(GRAPH_EF_SEARCH[quantization], candidates_for(quantization, k))
+    depth = max(graph_ef_search(quantization, size), candidates_for(quantization, k))
     condition, values = where if where is not None else (None, {})
     sql = search_sql(schema, space, dim, k, quantization, condition, exact)
     search = (driver_sql(sql), {**values, "query": QueryVector(query)})

@@ -87,8 +87,9 @@ class PostgresSnapshot(SqlReads):
             found = None if where else self._first_search(space, row, k)
             if found is None:
                 dim, form = self.manifest.dim_of(space), self.graph_form(space)
+                size = self.space_size(space) if form == "halfvec" else 0  # its depth's
                 found = nearest.nearest(
-                    self.connection, space, dim, row, k, condition, quantization=form
+                    self.connection, space, dim, row, k, condition, quantization=form, size=size
                 )
             self._keep(found)
             ranked.append([(chunk_id, cosine) for chunk_id, cosine, _ in found])
@@ -99,18 +100,19 @@ class PostgresSnapshot(SqlReads):
     ) -> list[tuple[int, float, tuple[Any, ...]]] | None:
         """A search sent with the snapshot's BEGIN, one round trip for both, built from the
         manifest the store saw last and kept only if the state's is the same; None when the
-        snapshot has begun, the search is more than one statement, or its graph's form
-        hangs on a count not at hand."""
+        snapshot has begun, the search is more than one statement, or its graph's form or
+        depth hangs on a count not at hand."""
         expected = self.reading.expected
         if self.reading.begun or expected is None or space not in expected.spaces:
             return None
         form = _graph_form(expected, space, lambda name: self.sizes.known(expected, name))
-        if form is None:
+        size = self.sizes.known(expected, space) if form == "halfvec" else 0
+        if form is None or size is None:
             return None
         schema = vector_schema(self.reading.checked_out())
         dim = expected.dim_of(space)
         rows = self.reading.begin_with(
-            nearest.unfiltered_statements(schema, space, dim, query, k, form)
+            nearest.unfiltered_statements(schema, space, dim, query, k, form, size)
         )
         return None if rows is None else nearest.found_rows(rows)
 
