@@ -87,7 +87,7 @@ class PostgresSnapshot(SqlReads):
             found = None if where else self._first_search(space, row, k)
             if found is None:
                 dim, form = self.manifest.dim_of(space), self.graph_form(space)
-                size = self.space_size(space) if form == "halfvec" else 0  # its depth's
+                size = self.space_size(space) if form == "halfvec" else 0  # sets the walk's depth
                 found = nearest.nearest(
                     self.connection, space, dim, row, k, condition, quantization=form, size=size
                 )
