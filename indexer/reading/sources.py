@@ -9,7 +9,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISREG
 
-from indexer.errors import InvalidIgnoreFile, SourceNotFound, UnreadableFile
+from indexer.errors import (
+    InvalidIgnoreFile,
+    ReadingTooSlow,
+    SourceNotFound,
+    UnindexableContent,
+    UnreadableFile,
+)
 from indexer.reading.layout import Layout, text_kind, text_layout
 from indexer.reading.limits import MAX_TEXT_CHARACTERS, text_over_limit
 from indexer.reading.readers import LAYOUT_READERS, READERS
@@ -127,7 +133,7 @@ def _read_bounded(path: Path, max_bytes: int) -> bytes:
         if not S_ISREG(status.st_mode):
             raise UnreadableFile("not a regular file any more (a FIFO, socket or device)")
         if status.st_size > max_bytes:
-            raise UnreadableFile(
+            raise UnindexableContent(
                 f"{status.st_size / _MB:.1f} MB is over the {max_bytes / _MB:.0f} MB size cap"
             )
         chunks, total = [], 0
@@ -181,6 +187,10 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
     `max_bytes` are read, whatever its size became. Its text may not pass
     `MAX_TEXT_CHARACTERS` (the readers of containers also stop their work at the limits
     of `indexer.reading.limits`).
+
+    Once its bytes are read whole, a failure to make text of them is a verdict on those
+    bytes (`UnindexableContent`: the same bytes always fail), but for the time limit
+    (`ReadingTooSlow`); a failure to read them (`UnreadableFile`) may pass.
     """
     data = _read_bounded(source.path, max_bytes)
     suffix = source.path.suffix.lower()
@@ -193,10 +203,12 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
             raise text_over_limit(_kind(source.path))
         if layout is None:
             layout = text_layout(text, text_kind(source.path.name))
-    except UnreadableFile:
+    except ReadingTooSlow:
         raise
+    except UnreadableFile as error:  # a reader's own verdict on these bytes
+        raise UnindexableContent(str(error)) from error
     except Exception as error:  # a reader's bug or an unsupported feature: this file only
-        raise UnreadableFile(_reader_failure(source.path, error)) from error
+        raise UnindexableContent(_reader_failure(source.path, error)) from error
     return Document(
         path=source.path,
         text=text,

@@ -5,9 +5,11 @@ For each run (a `Run`, see `indexer.runs.run`):
 2. delete the documents whose files are gone (the store drops them from every space);
 3. stream the files that may have changed: read and chunk one file at a time (a file
    whose hash is unchanged only gets its new mtime; a file that fails is reported and
-   counted, its old version kept), and encode and store about `batch_chunks` chunks at a
-   time into the run's change; the encoding runs in this process, or on a Ray cluster
-   (`ray=`, see `indexer.runs.encoding`), and nothing else changes with it;
+   counted; its old version is kept if the failure may pass, and removed if the file's
+   content is now what cannot be indexed, see `UnindexableContent`), and encode and
+   store about `batch_chunks` chunks at a time into the run's change; the encoding runs
+   in this process, or on a Ray cluster (`ray=`, see `indexer.runs.encoding`), and
+   nothing else changes with it;
 4. publish everything at once (see `Store.change`), or nothing if nothing changed.
 
 The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
@@ -21,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from indexer.errors import SourceNotFound, UnreadableFile
+from indexer.errors import SourceNotFound, UnindexableContent, UnreadableFile
 from indexer.faults import kill_point
 from indexer.reading.content import why_not_prose
 from indexer.reading.rules import RootRules, merged
@@ -35,6 +37,8 @@ from indexer.store.base import Change, Store, StoredDocument, Target
 # A file with this much extracted text is indexed, but named in the run summary: one
 # 700 KB release-notes file made over half of a documentation index's chunks.
 LARGE_TEXT_CHARACTERS = 250_000
+# The end of the reason of a failed or skipped file whose indexed version the run removed.
+REMOVED_NOTE = "; its indexed version is removed"
 
 
 @dataclass(frozen=True)
@@ -67,10 +71,15 @@ class IndexSummary:
     """What one indexing run did.
 
     `failed`/`failures`: files (and folders) that could not be read; an older indexed
-    version is kept. `chunks`: the chunks written for added and updated files;
-    `encoded`: how many of them went through the model (the others' text and settings
-    were known: their stored vectors were reused). `skipped`/`skipped_files`: files
-    read but not indexed, with why (text that is not language, such as a base64 blob).
+    version is kept when the failure may pass (no permission, an I/O error, the time
+    limit) and removed when the file's content cannot be indexed (binary, corrupt, over
+    a limit: `UnindexableContent`). `chunks`: the chunks written for added and updated
+    files; `encoded`: how many of them went through the model (the others' text and
+    settings were known: their stored vectors were reused). `skipped`/`skipped_files`:
+    files read but not indexed, with why (text that is not language, such as a base64
+    blob); an older indexed version is removed. `removed` counts the documents removed
+    for either reason as well as those whose files are gone; the reason of each such
+    failed or skipped file ends with `REMOVED_NOTE`.
     `workers`: how many processes encoded this run's chunks (1 in this process, the Ray
     actors with `ray=`; 0 when nothing needed encoding). `query_export`: how queries of
     this index can skip torch: `ready` (the model's ONNX export, made once per model, is
@@ -176,16 +185,20 @@ def index_folder(
             for document in gone:
                 key = move_key(document.sha256, document.path)
                 movable.setdefault(key, []).append(document)
+            # Stored documents whose files' content can no longer be indexed: removed
+            # with the gone once every candidate has been read.
+            unindexable: list[int] = []
             run.encode_and_store(
-                change, _read_candidates(run, change, candidates, summary, movable)
+                change,
+                _read_candidates(run, change, candidates, summary, movable, unindexable),
             )
             left = [document.id for same in movable.values() for document in same]
-            change.remove_documents(left)
+            change.remove_documents(left + unindexable)
             kill_point("after-delete")
         stored = run.stored
         summary.added, summary.updated, summary.chunks = stored.added, stored.updated, stored.chunks
         summary.workers, summary.encoded = stored.workers, stored.encoded
-        summary.removed = len(left)
+        summary.removed = len(left) + len(unindexable)
         summary.total_documents, summary.total_chunks = index_totals(store)
     summary.query_export = run.export_query_model()
     summary.seconds = round(time.perf_counter() - started, 3)
@@ -282,13 +295,15 @@ def _read_candidates(
     candidates: list[tuple[SourceFile, StoredDocument | None]],
     summary: IndexSummary,
     movable: dict[MoveKey, list[StoredDocument]],
+    unindexable: list[int],
 ) -> Iterator[Pending]:
     """Read and chunk the files that may have changed, one at a time.
 
     A file whose content hash is unchanged only has its mtime recorded; a new file
     with the content of a gone document, read the same way (in `movable`, see
     `indexer.runs.moves`), takes that document over under its new path, keeping its
-    chunks and vectors.
+    chunks and vectors. A stored file whose content can no longer be indexed (skipped,
+    or `UnindexableContent`) has its document's id put in `unindexable`, to remove.
     """
     if not candidates:
         return  # a run that only removes files or changes the index type needs no model
@@ -298,10 +313,14 @@ def _read_candidates(
         try:
             document = read_document(source)
         except UnreadableFile as error:
+            reason = str(error)
+            if isinstance(error, UnindexableContent):
+                reason += _removed(old, unindexable)
             summary.failed += 1
-            summary.failures.append(FileFailure(path_text(source.path), str(error)))
+            summary.failures.append(FileFailure(path_text(source.path), reason))
         else:
             if reason := why_not_prose(document.text):
+                reason += _removed(old, unindexable)
                 summary.skipped += 1
                 summary.skipped_files.append(FileFailure(path_text(source.path), reason))
             elif old is not None and old.sha256 == document.sha256:
@@ -324,6 +343,15 @@ def _read_candidates(
                 yield Pending(document, chunks, old.id if old else None)
                 continue
         run.read(done, source.size)
+
+
+def _removed(old: StoredDocument | None, unindexable: list[int]) -> str:
+    """Put the stored document of a file whose content cannot be indexed among those to
+    remove; what its failure's reason says of that ("" when none was stored)."""
+    if old is None:
+        return ""
+    unindexable.append(old.id)
+    return REMOVED_NOTE
 
 
 def _no_folder_at(path: Path) -> bool:

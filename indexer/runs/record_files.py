@@ -3,11 +3,12 @@ before anything is written.
 
 - JSON lines: one `{id, text, metadata}` object a line (`read_jsonl`).
 - JSON: an array of those objects.
-- CSV and TSV (Python's `csv` module): a header row naming the columns; the `id` and
-  `text` columns are the record's id and text, as in JSON; every other column is a
-  metadata key, its cells typed as a `where` value given as text is: a cell that spells a
-  JSON number is that number (`2023`, `0.5`, `1e3`), any other is a string (`007`, `en`,
-  `true`); an empty cell leaves the key out of that record's metadata.
+- CSV (Python's `csv` module) and TSV (tab-separated, no quoting: `tsv_rows`): a header
+  row naming the columns; the `id` and `text` columns are the record's id and text, as in
+  JSON; every other column is a metadata key, its cells typed as a `where` value given as
+  text is: a cell that spells a JSON number is that number (`2023`, `0.5`, `1e3`), any
+  other is a string (`007`, `en`, `true`); an empty cell leaves the key out of that
+  record's metadata. A cell may be as long as a record's text may be, in every format.
 
 The first problem raises `InvalidRecord`: one line naming the file and the line (`item`
 for a JSON array's element), e.g. `kb.csv line 3: 2 fields, the header has 3`.
@@ -18,16 +19,22 @@ from __future__ import annotations
 import csv
 import io
 import json
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import PurePath
 from typing import IO, Any
 
 from indexer.errors import InvalidRecord
 from indexer.runs.record_input import Record, check_record, check_records, number_of, read_jsonl
+from indexer.runs.tsv_rows import tsv_rows
 
 RECORD_FORMATS = ("jsonl", "json", "csv", "tsv")
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}
 _EXTENSIONS[".tsv"] = _EXTENSIONS[".tab"] = "tsv"
 _RECORD_COLUMNS = ("id", "text")
+# `csv.field_size_limit` is one setting of the whole process: changed under this lock only.
+_FIELD_LIMIT = threading.Lock()
 
 
 def record_format(name: str, given: str | None = None) -> str:
@@ -49,7 +56,10 @@ def read_records(stream: IO[bytes], name: str, form: str) -> list[Record]:
     text = _text(stream.read(), name)
     if form == "json":
         return _json_records(text, name)
-    return _table_records(text, name, "\t" if form == "tsv" else ",")
+    if form == "tsv":
+        return _table_records(tsv_rows(text), name)
+    with _fields_up_to(len(text)):
+        return _table_records(_csv_rows(text, name), name)
 
 
 def _text(data: bytes, name: str) -> str:
@@ -76,28 +86,48 @@ def _json_records(text: str, name: str) -> list[Record]:
     return check_records(values, f"{name} item")
 
 
-def _table_records(text: str, name: str, delimiter: str) -> list[Record]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    records: list[Record] = []
-    seen: dict[str, int] = {}
-    header: list[str] | None = None
+@contextmanager
+def _fields_up_to(characters: int) -> Iterator[None]:
+    """Let Python's csv read fields of up to `characters` (it refuses any over 131,072
+    by default), then set its limit back: a text is refused by the record's own limit,
+    in the words JSON lines use, and the process keeps its setting."""
+    with _FIELD_LIMIT:
+        previous = csv.field_size_limit()
+        csv.field_size_limit(max(previous, characters + 1))
+        try:
+            yield
+        finally:
+            csv.field_size_limit(previous)
+
+
+def _csv_rows(text: str, name: str) -> Iterator[tuple[int, list[str]]]:
+    """Each row of a CSV text with the number of the line it starts on."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     line = 1
     try:
         for row in reader:
-            if header is None:
-                header = _header(row, name)
-            elif row:  # a blank line is no record
-                record = _row_record(header, row, f"{name} line {line}")
-                first = seen.get(record.id)
-                if first is not None:
-                    raise InvalidRecord(
-                        f"{name} line {line}: the id {record.id!r} is also on line {first}"
-                    )
-                seen[record.id] = line
-                records.append(record)
+            yield line, row
             line = reader.line_num + 1
     except csv.Error as error:
         raise InvalidRecord(f"{name} line {reader.line_num}: {error}") from None
+
+
+def _table_records(rows: Iterable[tuple[int, list[str]]], name: str) -> list[Record]:
+    records: list[Record] = []
+    seen: dict[str, int] = {}
+    header: list[str] | None = None
+    for line, row in rows:
+        if header is None:
+            header = _header(row, name)
+        elif row:  # a blank line is no record
+            record = _row_record(header, row, f"{name} line {line}")
+            first = seen.get(record.id)
+            if first is not None:
+                raise InvalidRecord(
+                    f"{name} line {line}: the id {record.id!r} is also on line {first}"
+                )
+            seen[record.id] = line
+            records.append(record)
     return records
 
 

@@ -692,6 +692,10 @@ def verify(target: Target, as_json: bool) -> None:
     """Check that SQL, every vector space and the lexical space agree (exit 1 if not).
 
     \b
+    Each passage is also compared with its file's text at its offsets, for the files
+    that are as they were indexed (read again); a note says what was compared.
+
+    \b
     Examples:
       ctxsearch verify
       ctxsearch verify --index /tmp/ix --json

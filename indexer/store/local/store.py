@@ -244,10 +244,11 @@ class LocalStore:
             return describe_tables(snapshot, self.target, "sqlite+faiss", sizes)
 
     def verify(self) -> VerifyReport:
-        """Cross-check SQLite, every FAISS space and the FTS5 space."""
+        """Cross-check SQLite, every FAISS space and the FTS5 space, and the passages'
+        texts with their files'."""
         from indexer.store.local.verify import verify_folder
 
-        return verify_folder(self.directory, self.snapshot)
+        return verify_folder(self.directory, self.snapshot, self.host)
 
     def close(self) -> None:
         """Release the database and the loaded spaces; the store answers no more."""

@@ -324,10 +324,11 @@ class PostgresStore:
             return describe_tables(snapshot, self.target, "postgresql+pgvector", sizes)
 
     def verify(self) -> VerifyReport:
-        """Cross-check the rows, every space's vectors and the full-text column."""
+        """Cross-check the rows, every space's vectors and the full-text column, and the
+        passages' texts with this host's files."""
         from indexer.store.postgres.verify import verify_snapshot
 
-        return verify_snapshot(self.target, self.snapshot)
+        return verify_snapshot(self.target, self.snapshot, self.host)
 
     def close(self) -> None:
         """Release the database connections; the store answers no more."""

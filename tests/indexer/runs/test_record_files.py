@@ -123,3 +123,93 @@ def test_index_takes_csv_tsv_and_json_and_a_bad_file_writes_nothing(tmp_path, fa
     assert unknown.exit_code == 2 and "xml" in unknown.stderr
     folder = run("index", tmp_path, "--format", "csv", "--index", fresh)
     assert folder.exit_code == 2 and "--format" in folder.stderr
+
+
+def stored_chunks(target, record_id: str) -> list:
+    from indexer.store.backends import open_store
+
+    store = open_store(target)
+    try:
+        with store.snapshot() as snapshot:
+            [document] = snapshot.documents_at(f"record:{record_id}")
+            return snapshot.document(document.id)[1]
+    finally:
+        store.close()
+
+
+def assert_stored_as(target, record_id: str, text: str) -> None:
+    """The record's passages hold `text` at their offsets, from its start to its end."""
+    chunks = stored_chunks(target, record_id)
+    assert all(text[chunk.start : chunk.end] == chunk.text for chunk in chunks)
+    assert chunks[0].start == len(text) - len(text.lstrip())
+    assert chunks[-1].end == len(text.rstrip())
+
+
+def long_text(characters: int) -> str:
+    words = " ".join(f"gear{n}" for n in range(characters // 5))
+    return words[: characters - 1] + "."
+
+
+@pytest.mark.parametrize(("name", "separator"), [("kb.csv", ","), ("kb.tsv", "\t")])
+def test_a_long_text_is_read_from_csv_and_tsv_as_from_json_lines(
+    tmp_path, fast_model, name, separator
+):
+    """Python's csv refuses a field over 131,072 characters unless told otherwise; a
+    record's text may have up to 1,000,000, in every format, and one over is refused with
+    the message JSON lines give."""
+    import csv
+
+    limit_before = csv.field_size_limit()
+    text = long_text(233_399)
+    path = tmp_path / name
+    path.write_text(f"id{separator}text{separator}lang\nlong{separator}{text}{separator}en\n")
+    target = tmp_path / "ix"
+    made = run("index", "--records", path, "--index", target, "--model", fast_model, "--json")
+    assert made.exit_code == 0, made.output
+    assert json.loads(made.stdout)["added"] == 1
+    assert_stored_as(target, "long", text)
+    assert csv.field_size_limit() == limit_before  # the reader's setting is not left behind
+
+    over = long_text(1_000_001)
+    path.write_text(f"id{separator}text\nok{separator}short\nhuge{separator}{over}\n")
+    jsonl = tmp_path / "kb.jsonl"
+    jsonl.write_text(
+        json.dumps({"id": "ok", "text": "short"}) + "\n" + json.dumps({"id": "huge", "text": over})
+    )
+    refused = run("index", "--records", path, "--index", target)
+    assert refused.exit_code == 2
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"Error: {path} line 3: the text is 1,000,001 characters long; the most is 1,000,000"
+    )
+    as_jsonl = run("index", "--records", jsonl, "--index", target)
+    assert as_jsonl.stderr.strip().splitlines()[-1] == (
+        f"Error: {jsonl} line 2: the text is 1,000,001 characters long; the most is 1,000,000"
+    )
+    assert csv.field_size_limit() == limit_before
+
+
+def test_tsv_is_tab_separated_with_no_quoting_and_backslash_escapes(tmp_path, fast_model):
+    """TSV is not CSV with tabs: a quote is an ordinary character (a text may start with
+    one and keeps them all), and a tab, a line break or a backslash inside a field is
+    written `\\t`, `\\n` (`\\r`) or `\\\\`; a backslash before anything else is itself."""
+    rows = [
+        ("quoted", '"Quoted" at the start, and "here" too'),
+        ("lone", 'A lone " quote'),
+        ("escaped", r"one\ttab\nnext line\\n and C:\data"),
+    ]
+    path = tmp_path / "kb.tsv"
+    path.write_text("id\ttext\tnote\n" + "".join(f'{i}\t{t}\t"x"\n' for i, t in rows))
+    target = tmp_path / "ix"
+    made = run("index", "--records", path, "--index", target, "--model", fast_model, "--json")
+    assert made.exit_code == 0, made.output
+    assert json.loads(made.stdout)["added"] == 3
+    assert_stored_as(target, "quoted", '"Quoted" at the start, and "here" too')
+    assert_stored_as(target, "lone", 'A lone " quote')
+    assert_stored_as(target, "escaped", "one\ttab\nnext line\\n and C:\\data")
+    [chunk, *_] = stored_chunks(target, "quoted")
+    assert json.loads(chunk.metadata_json) == {"note": '"x"'}
+    # a CRLF file is read the same, its carriage returns ending lines
+    path.write_bytes(b'id\ttext\tnote\r\nquoted\t"Quoted" at the start, and "here" too\t"x"\r\n')
+    again = run("index", "--records", path, "--index", target, "--json")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["unchanged"] == 1

@@ -127,7 +127,7 @@ def test_a_run_that_changes_nothing_publishes_nothing(tmp_path, notes):
     index_dir = tmp_path / "ix"
     Indexer(index_dir).index_folder(notes)
     generation = published_generation(index_dir)
-    (notes / "money.txt").write_bytes(b"\x00binary\x00")
+    (notes / "new.txt").write_bytes(b"\x00binary\x00")  # a new file that fails: no change
     summary = Indexer(index_dir).index_folder(notes)
     assert summary.failed == 1
     assert published_generation(index_dir) == generation
