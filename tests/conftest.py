@@ -188,7 +188,7 @@ def token_server(sample_index, tmp_path_factory):
 @pytest.fixture(scope="session")
 def postgres_server():
     """A real PostgreSQL with pgvector on 127.0.0.1 for the whole test session."""
-    from search.lab.postgres_server import running_postgres
+    from tests.support.postgres_server import running_postgres
 
     with running_postgres() as url:
         yield url
