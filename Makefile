@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install browser demo test quick soak eval clean
+.PHONY: install browser demo test quick soak lab-test eval clean
 
 install: $(VENV)/.installed
 
@@ -66,6 +66,10 @@ test: $(VENV)/.installed-test browser
 QUICK := not postgres and not ray and not browser and not slow and not soak
 quick: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m '$(QUICK)'
+
+# The lab's tests alone (tests/lab/, marked `lab`; `make test` runs them too).
+lab-test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q tests/lab
 
 # The oracle machine's long profile (tests/reliability/test_oracle.py, -m soak): generated sequences
 # of changes and interruptions for some minutes, after the default suite.

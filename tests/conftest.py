@@ -28,8 +28,11 @@ _MARKED_BY_FIXTURES = {
 
 def pytest_collection_modifyitems(items):
     """Mark every test that starts PostgreSQL, a Ray cluster or Chromium, so that
-    `-m 'not postgres and not ray and not browser'` leaves them out (`make quick`)."""
+    `-m 'not postgres and not ray and not browser'` leaves them out (`make quick`), and
+    every test of the lab (tests/lab/), so that `-m 'not lab'` leaves the lab out."""
     for item in items:
+        if item.path.is_relative_to(ROOT / "tests" / "lab"):
+            item.add_marker("lab")
         used = set(getattr(item, "fixturenames", ()))
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("any_index") == "postgres":
