@@ -16,7 +16,7 @@ export TOKENIZERS_PARALLELISM := false
 install: $(VENV)/.installed
 
 # torch first, pinned to the CPU build on local disk: an unpinned torch pulls a CUDA build.
-# The lab extra too: `make demo` ends with `ctxsearch lab eval` and its report's plots.
+# The lab extra too: `make demo` shows `ctxsearch lab polysemy`.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -46,7 +46,7 @@ demo: install
 	    "The river bank was muddy after the flood." "I deposited the cheque at the bank." \
 	    "The bank approved the loan."
 	@echo; echo "== Static vs contextual over the sample corpus's own judged queries:"
-	$(BIN)/ctxsearch lab eval sample_corpus --work-dir .work/eval --out $(REPORTS)/sample_corpus
+	$(BIN)/ctxsearch eval-index sample_corpus --index $(DEMO_INDEX)
 
 # Debian's Chromium for the browser test (never a browser downloaded by a test tool).
 browser:

@@ -59,16 +59,21 @@ def eval_index(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Score each search mode through the real index and query path (any backend).
+    """Score each search mode, static against contextual among them, on a judged
+    collection, through the real index and query path (any backend).
 
     \b
-    The corpus of DATASET_DIR (BEIR layout) is written as one file per document,
-    indexed into --index like any folder (only what changed, on later runs), and every
-    judged query runs through `ctxsearch query`'s code in each mode. Prints nDCG@10,
-    MRR@10, Recall@100, MAP@100 and query latency per mode.
+    DATASET_DIR holds queries.jsonl and qrels/SPLIT.tsv (or qrels.tsv) beside its
+    documents: a folder of them in any readable format (like sample_corpus/), indexed
+    where it is, a document's id its path without extension; or BEIR's corpus.jsonl,
+    written first as one file per document. They are indexed into --index like any
+    folder (only what changed, on later runs), and every judged query runs through
+    `ctxsearch query`'s code in each mode. Prints nDCG@10, MRR@10, Recall@100, MAP@100
+    and query latency per mode.
 
     \b
     Examples:
+      ctxsearch eval-index sample_corpus --index /tmp/sample-ix
       ctxsearch eval-index ../shared/eval/scifact --index /tmp/scifact-ix
       ctxsearch eval-index ../shared/eval/scifact \\
           --index postgresql+psycopg://me@127.0.0.1:5432/search?index=scifact --json
