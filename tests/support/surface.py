@@ -1,8 +1,9 @@
 """What users and other programs rely on: every command and option of the CLI (the lab's
 under `lab`, and the hidden names kept for old scripts), every HTTP endpoint with its query
 parameters and JSON body keys. `python -m tests.support.surface` prints it as JSON;
-tests/data/surface-before-issue-25.json holds it as it was before issue 25's
-consolidation (commit f02984f), and a test checks that nothing of it has gone since."""
+tests/data/surface-before-issue-25.json holds it as recorded on purpose (first before issue
+25's consolidation, last when the lab's commands moved under `lab`), and a test checks
+that nothing of it has gone since."""
 
 from __future__ import annotations
 
