@@ -1,5 +1,5 @@
-"""Commands that measure what context buys: eval, tune-fusion, sts, wic, polysemy, eval-index
-and neighbours (`words` and `classify` are in `search.cli.word_commands`)."""
+"""The lab's commands that measure what context buys: eval, tune-fusion, sts, wic, polysemy
+and neighbours (`words` and `classify` are in `lab.cli.words`)."""
 
 from __future__ import annotations
 
