@@ -31,7 +31,6 @@ from indexer.store.index_types import (
     QUANTIZE_FROM_VECTORS,
 )
 from indexer.version import __version__
-from search.cli.bench import bench
 from search.cli.common import (
     EXIT_PARTIAL,
     BadInputError,
@@ -40,23 +39,15 @@ from search.cli.common import (
     json_option,
     translate_errors,
 )
+from search.cli.eval_index import eval_index
+from search.cli.extensions import ExtensibleGroup
 from search.cli.hit_location import hit_location
-from search.cli.lab import (
-    eval_command,
-    eval_index,
-    neighbours,
-    polysemy,
-    sts,
-    tune_fusion,
-    wic,
-)
 from search.cli.mcp import mcp
 from search.cli.request_options import parameter_option, request_options, takes_request
-from search.cli.serve import loadtest, serve
+from search.cli.serve import serve
 from search.cli.shown_similarity import shown_similarity
 from search.cli.similar import similar
 from search.cli.watch import watch
-from search.cli.word_commands import classify_command, words_command
 from search.limits import MAX_K
 from search.modes import Mode
 from search.paths import display_path
@@ -67,7 +58,7 @@ RAY_NOTE = "(raylet)"  # how Ray marks the notes it prints on a driver (in colou
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ExtensibleGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ctxsearch")
 def cli() -> None:
     """Semantic search over your own folders of documents.
@@ -758,18 +749,8 @@ def repair(target: Target, wait: bool, as_json: bool) -> None:
 
 
 for command, name in (
-    (eval_command, "eval"),
     (eval_index, "eval-index"),
-    (sts, "sts"),
-    (wic, "wic"),
-    (polysemy, "polysemy"),
-    (neighbours, "neighbours"),
-    (words_command, "words"),
-    (classify_command, "classify"),
-    (tune_fusion, "tune-fusion"),
     (serve, "serve"),
-    (loadtest, "loadtest"),
-    (bench, "bench"),
     (watch, "watch"),
     (similar, "similar"),
     (mcp, "mcp"),

@@ -2,8 +2,6 @@
 
 import ast
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -121,12 +119,10 @@ def _code_strings(path: Path) -> list[str]:
 def test_only_the_store_touches_sqlite_faiss_files_fts5_or_postgresql():
     """Callers go through `indexer.store.backends`: no SQL dialect, FAISS file or FTS5 leaks out.
 
-    The lab may use FAISS for its own exact benchmark indexes, the store's FTS5
-    collection for its BM25 baseline and psycopg to start a throw-away PostgreSQL;
-    nothing on the product path may.
+    The lab (`lab/`, not the product) may use FAISS for its own exact benchmark indexes
+    and the store's FTS5 collection for its BM25 baseline; nothing on the product path may.
     """
     store = Path(ROOT, "indexer", "store")
-    lab = Path(ROOT, "search", "lab")
     backend_modules = ("indexer.store.local", "indexer.store.postgres")
     for path in [*Path(ROOT, "indexer").rglob("*.py"), *Path(ROOT, "search").rglob("*.py")]:
         if path.is_relative_to(store):
@@ -137,8 +133,6 @@ def test_only_the_store_touches_sqlite_faiss_files_fts5_or_postgresql():
         assert not re.search(r"fts5|bm25\(|\bPRAGMA\b", source, re.I), path
         # FTS5's MATCH as SQL is written in capitals here; a hit's `match` is not SQL
         assert not re.search(r"\bMATCH\b", source), path
-        if path.is_relative_to(lab):
-            continue
         assert not any(n.split(".")[0] in ("faiss", "psycopg", "pgvector") for n in names), path
         assert not any(n.startswith(backend_modules) for n in names), path
 
@@ -147,8 +141,6 @@ def _product_modules() -> dict[str, Path]:
     """Every module of the product (`indexer`, `search`; not the lab) by dotted name."""
     modules = {}
     for path in [*Path(ROOT, "indexer").rglob("*.py"), *Path(ROOT, "search").rglob("*.py")]:
-        if path.is_relative_to(Path(ROOT, "search", "lab")):
-            continue
         parts = path.relative_to(ROOT).with_suffix("").parts
         modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return modules
@@ -268,9 +260,9 @@ def test_no_module_of_the_product_imports_itself_through_others():
     assert [group for group in _cycles(_import_graph()) if group not in KNOWN_CYCLES] == []
 
 
-# The evaluation commands are the lab's edge in the CLI: they import it inside the command.
-LAB_EDGES = frozenset({"search.cli.lab", "search.cli.word_commands", "search.cli.bench"})
-LAB_ONLY = ("search.lab", "scipy", "matplotlib", "sklearn", "gensim", "model2vec")
+# The lab (`lab/`) and its extras' packages. The product never imports them, at any depth
+# of its code: the lab's commands reach the CLI through entry points (`search.cli.extensions`).
+LAB_ONLY = ("lab", "scipy", "matplotlib", "sklearn", "gensim", "model2vec")
 
 
 def _lab_only(names: list[str]) -> list[str]:
@@ -278,30 +270,8 @@ def _lab_only(names: list[str]) -> list[str]:
 
 
 def test_the_product_never_imports_the_lab_or_its_packages():
-    """Searching and indexing need neither `search.lab` nor the lab extra's packages;
-    the lab's commands import them only when they run."""
-    for name, path in _product_modules().items():
-        if name in LAB_EDGES:
-            top_level = ast.Module(body=ast.parse(path.read_text()).body, type_ignores=[])
-            names = [
-                *(a.name for n in top_level.body if isinstance(n, ast.Import) for a in n.names),
-                *(n.module for n in top_level.body if isinstance(n, ast.ImportFrom) and n.module),
-            ]
-        else:
-            names = _imports(path)
-        assert _lab_only(names) == [], path
-
-
-def test_a_lab_command_without_the_lab_extra_names_it(tmp_path):
-    """scipy hidden, as on an install without `ctxsearch[lab]`: one line, exit 2."""
-    code = (
-        "import sys; sys.modules['scipy'] = None; from search.cli import main; "
-        "sys.argv = ['ctxsearch', 'polysemy', 'bank', 'a river bank', 'a bank loan']; main()"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
-    )
-    assert result.returncode == 2, result.stderr
-    assert result.stderr.strip().splitlines() == [
-        "Error: this command needs the package scipy: pip install 'ctxsearch[lab]'"
-    ]
+    """The lab depends on the product (`indexer`, `search`), never the reverse; searching
+    and indexing need neither the lab nor the packages of its extras."""
+    assert Path(ROOT, "lab").is_dir()
+    for path in _product_modules().values():
+        assert _lab_only(_imports(path)) == [], path

@@ -10,7 +10,7 @@ from sqlalchemy import event, text
 
 from indexer import Indexer
 from indexer.store.backends import open_store
-from search.lab.bench_queries import server_waits
+from lab.bench_queries import server_waits
 
 pytestmark = pytest.mark.postgres
 

@@ -526,7 +526,7 @@ def neighbour_indexes(any_index, tmp_path) -> tuple[str | Path, str | Path]:
         return tmp_path / "public", tmp_path / "default"
     import uuid
 
-    from search.lab.postgres_server import create_database
+    from tests.support.postgres_server import create_database
 
     url = create_database(any_index.split("?")[0], f"neighbours_{uuid.uuid4().hex[:8]}")
     return f"{url}?index=public", url
