@@ -4,7 +4,8 @@ A search whose filter matches nothing answers no hits, which reads the same as a
 nothing is close to. `filter_hints` names the filter values that match no document on
 their own, and what is there: the indexed roots for a folder, the file types there are for
 a type, the metadata keys for a key, and the stored spelling of a value that differs only
-in case (`public=True` where records hold `true`), and a comparison no value meets. It is
+in case (`public=True` where records hold `true`), a comparison no value meets, and an
+empty list of allowed values (which matches nothing). It is
 called only for a search that found nothing, so a search with hits pays nothing.
 """
 
@@ -49,8 +50,11 @@ def _where_hints(snapshot: Snapshot, conditions: tuple[WhereCondition, ...]) -> 
     hints = []
     for condition in conditions:
         given = f"where {condition}"
+        if condition.matches_nothing:
+            hints.append(f"{given}: an empty list of values matches nothing (give one or more)")
+            continue
         if not keys:
-            return [f"{given}: this index holds no records (only records have metadata)"]
+            return [*hints, f"{given}: this index holds no records (only records have metadata)"]
         key = condition.key
         if key not in keys:
             hints.append(

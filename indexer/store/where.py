@@ -14,6 +14,10 @@ A condition is `KEY OP VALUE` with OP one of `=`, `!=`, `<`, `<=`, `>`, `>=`: te
 - The rule for several conditions: the equalities on one key are ORed (`group=0` and
   `group=2`: either group); every other condition is ANDed with them and with each
   other (`year>=2020` and `year<2024`: both), and the keys are ANDed.
+- A `where` is a scope, and a scope never widens: an empty list of allowed values
+  (`{"tenant": []}`, `{"tenant": {"=": []}}`) matches nothing, not everything; an
+  operator without a value (`{"tenant": {}}`, `{"year": {">=": []}}`) is refused.
+  Files have no metadata, so any condition leaves them out.
 
 A malformed condition (`year>>2`, `>5`, `year=`, `year=>5`) is `InvalidQuery`, never a
 key named `year>`. A key holding `=`, `<`, `>` or `!` can be asked for only in a mapping.
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexer.errors import InvalidQuery, InvalidRecord
-from indexer.runs.record_input import check_metadata, number_text, value_text
+from indexer.runs.record_input import check_key, check_metadata, number_text, value_text
 
 MAX_WHERE_CONDITIONS = 64
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
@@ -58,11 +62,19 @@ class WhereCondition:
     number: float | None = None
     date: str | None = None
 
+    @property
+    def matches_nothing(self) -> bool:
+        """Whether this is an empty list of allowed values."""
+        return self.operator == "=" and not self.texts
+
     def __str__(self) -> str:
+        if self.matches_nothing:
+            return f"{self.key} in []"
         return f"{self.key}{self.operator}{self.given}"
 
 
 Condition = tuple[str, dict[str, Any]]  # SQL text and its values
+_NOTHING: Condition = ("1 = 0", {})
 
 
 def where_conditions(where: Any) -> tuple[WhereCondition, ...]:
@@ -108,9 +120,14 @@ def _spelt(item: Any) -> WhereCondition:
 
 
 def _mapped(key: Any, value: Any) -> list[WhereCondition]:
-    """The conditions of one key of a mapping: a value, a list of values (any of them),
-    or an object of operators and values."""
+    """The conditions of one key of a mapping: a value, a list of values (any of them;
+    none: nothing matches), or an object of operators and values."""
     if isinstance(value, Mapping):
+        if not value:
+            raise InvalidQuery(
+                f"where {key!r}: {{}} has no operator and value "
+                '(give a value, a list of values, or e.g. {">=": 2020})'
+            )
         found = []
         for operator, operand in value.items():
             if operator not in OPERATORS:
@@ -118,11 +135,25 @@ def _mapped(key: Any, value: Any) -> list[WhereCondition]:
                     f"where {key!r}: unknown operator {operator!r} (use =, !=, <, <=, > or >=)"
                 )
             operands = operand if isinstance(operand, list) else [operand]
-            found += [_condition(key, operator, each, spelt=False) for each in operands]
+            if not operands and operator != "=":
+                raise InvalidQuery(f"where {key!r}: {operator} [] has no value to compare with")
+            found += _allowed(key, operator, operands)
         return found
     if isinstance(value, list):
-        return [_condition(key, "=", each, spelt=False) for each in value]
+        return _allowed(key, "=", value)
     return [_condition(key, "=", value, spelt=False)]
+
+
+def _allowed(key: Any, operator: str, values: list[Any]) -> list[WhereCondition]:
+    """The conditions of `key OP` each value; for `=` and no value, the condition that
+    nothing meets (an empty list of allowed values)."""
+    if values:
+        return [_condition(key, operator, each, spelt=False) for each in values]
+    try:
+        check_key(key, "where")
+    except InvalidRecord as error:
+        raise InvalidQuery(str(error)) from None
+    return [WhereCondition(key, "=", "[]")]
 
 
 def _condition(key: Any, operator: str, value: Any, spelt: bool) -> WhereCondition:
@@ -173,11 +204,14 @@ def metadata_sql(conditions: tuple[WhereCondition, ...], dialect: str) -> list[C
     keys = list(dict.fromkeys(condition.key for condition in conditions))
     for n, key in enumerate(keys):
         own = [condition for condition in conditions if condition.key == key]
-        texts = [text for item in own if item.operator == "=" for text in item.texts]
+        equalities = [item for item in own if item.operator == "="]
+        texts = [text for item in equalities for text in item.texts]
         if texts:
             values = {f"f_key{n}_{m}": text for m, text in enumerate(dict.fromkeys(texts))}
             marks = ", ".join(":" + name for name in values)
             parts.append(_of_key(n, f"value IN ({marks})", key, values))
+        elif equalities:  # only empty lists of allowed values
+            parts.append(_NOTHING)
         for m, condition in enumerate(item for item in own if item.operator != "="):
             parts.append(_comparison(n, m, key, condition, dialect))
     return parts
