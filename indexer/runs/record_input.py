@@ -214,12 +214,6 @@ def number_of(text: Any) -> int | float | None:
     return number if math.isfinite(number) else None
 
 
-def number_text(text: Any) -> str | None:
-    """The value text of the number that `text` spells in JSON, or None (see `number_of`)."""
-    number = number_of(text)
-    return None if number is None else value_text(number)
-
-
 def check_key(key: Any, where: str) -> None:
     """A metadata key: a non-empty string without `=`, at most `MAX_METADATA_KEY_CHARS`."""
     if not isinstance(key, str) or not key.strip():

@@ -8,9 +8,10 @@ A condition is `KEY OP VALUE` with OP one of `=`, `!=`, `<`, `<=`, `>`, `>=`: te
   equal numbers, text that spells a number also matches that text); `!=` holds for the
   records that have the key with another value.
 - `<`, `<=`, `>`, `>=` compare numbers (a stored value that spells a number: 2020,
-  2020.0, "2020") or ISO dates (`2024-05-01`, compared with the date of a stored
-  date-time; `2024-05-01T10:00` with the whole stored text, a space read as `T`); other
-  stored values never hold. A value that is neither is refused.
+  2020.0, "2020"; exactly, as decimals: `indexer.store.numbers`) or ISO dates
+  (`2024-05-01`, compared with the date of a stored date-time; `2024-05-01T10:00` with
+  the whole stored text, a space read as `T`); other stored values never hold. A value
+  that is neither is refused.
 - The rule for several conditions: the equalities on one key are ORed (`group=0` and
   `group=2`: either group); every other condition is ANDed with them and with each
   other (`year>=2020` and `year<2024`: both), and the keys are ANDed.
@@ -29,10 +30,19 @@ import datetime
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from indexer.errors import InvalidQuery, InvalidRecord
-from indexer.runs.record_input import check_key, check_metadata, number_text, value_text
+from indexer.runs.record_input import check_key, check_metadata, value_text
+from indexer.store.numbers import (
+    NUMBER_PATTERN,
+    SQLITE_COMPARE_NUMBERS,
+    equal_texts,
+    integer_bound,
+    number_of_value,
+    spelt_number,
+)
 
 MAX_WHERE_CONDITIONS = 64
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
@@ -42,8 +52,7 @@ _ISO_DATE = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})"
     r"(?P<time>[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"
 )
-# What a stored value must look like to compare as a number or a date, per dialect.
-_NUMBER_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
+# What a stored value must look like to compare as a date, per dialect.
 _DATE_PATTERN = {
     "sqlite": "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*",
     "postgresql": "^[0-9]{4}-[0-9]{2}-[0-9]{2}",
@@ -59,7 +68,7 @@ class WhereCondition:
     operator: str
     given: str  # the value as given, as text
     texts: tuple[str, ...] = ()
-    number: float | None = None
+    number: Decimal | None = None
     date: str | None = None
 
     @property
@@ -163,19 +172,15 @@ def _condition(key: Any, operator: str, value: Any, spelt: bool) -> WhereConditi
     except InvalidRecord as error:
         raise InvalidQuery(str(error)) from None
     given = value_text(checked)
+    number = _number(checked, spelt or operator not in EQUALITIES)
     if operator in EQUALITIES:
-        texts = [given]
-        number = number_text(value) if spelt else None
-        if number is not None and number != given:
-            texts.append(number)
-        return WhereCondition(key, operator, given, tuple(texts))
+        texts = (given, *(equal_texts(number) if number is not None else ()))
+        return WhereCondition(key, operator, given, tuple(dict.fromkeys(texts)))
     written = f"{key}{operator}{given}"
     if isinstance(checked, bool):
         raise InvalidQuery(f"where {written}: {operator} compares numbers or ISO dates")
-    if isinstance(checked, (int, float)):
-        return WhereCondition(key, operator, given, number=float(checked))
-    if number_text(checked) is not None:
-        return WhereCondition(key, operator, given, number=float(checked))
+    if number is not None:
+        return WhereCondition(key, operator, given, number=number)
     date = _iso_date(checked)
     if date is None:
         raise InvalidQuery(
@@ -183,6 +188,15 @@ def _condition(key: Any, operator: str, value: Any, spelt: bool) -> WhereConditi
             f"not {checked!r}"
         )
     return WhereCondition(key, operator, given, date=date)
+
+
+def _number(value: str | int | float | bool, read_text: bool) -> Decimal | None:
+    """The number a checked value is (a string's only when `read_text`), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return number_of_value(value)
+    return spelt_number(value) if read_text else None
 
 
 def _iso_date(text: str) -> str | None:
@@ -232,20 +246,19 @@ def _comparison(n: int, m: int, key: str, condition: WhereCondition, dialect: st
         marks = ", ".join(":" + each for each in values)
         return _of_key(n, f"value NOT IN ({marks})", key, values)
     operator = condition.operator
-    if condition.number is not None:
+    if condition.number is not None:  # exactly: see `indexer.store.numbers`
+        values: dict[str, Any] = {name: str(condition.number)}
         if dialect == "sqlite":
-            # json_valid first: json_type raises on text that is not JSON.
-            number = (
-                "CASE WHEN json_valid(value) AND value = trim(value) THEN CASE WHEN "
-                "json_type(value) IN ('integer', 'real') THEN CAST(value AS REAL) END END"
+            integer = "CAST(CAST(value AS INTEGER) AS TEXT) = value"  # a 64-bit integer's text
+            test = (
+                f"CASE WHEN {integer} THEN CAST(value AS INTEGER) {operator} :{name}_whole "
+                f"ELSE {SQLITE_COMPARE_NUMBERS}(value, :{name}) {operator} 0 END"
             )
-            test = f"{number} {operator} :{name}"
-        else:  # numeric, not double precision: a string such as "1e400" must not overflow
+            values[f"{name}_whole"] = integer_bound(condition.number, operator)
+        else:
             number = f"CASE WHEN value ~ :{name}_p THEN CAST(value AS numeric) END"
             test = f"{number} {operator} CAST(:{name} AS numeric)"
-        values = {name: condition.number}
-        if dialect != "sqlite":
-            values[f"{name}_p"] = _NUMBER_PATTERN
+            values[f"{name}_p"] = f"^{NUMBER_PATTERN}$"
         return _of_key(n, test, key, values)
     assert condition.date is not None
     # A date alone compares with the stored value's date; a date-time with all of it.

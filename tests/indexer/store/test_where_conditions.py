@@ -120,3 +120,21 @@ def test_an_operator_without_a_value_is_refused(where):
     with pytest.raises(InvalidQuery) as raised:
         make_filter(where=where)
     assert "\n" not in str(raised.value) and repr(next(iter(where))) in str(raised.value)
+
+
+def test_large_numbers_compare_exactly_and_equal_numbers_match(any_index):
+    """Not in float64: 1714521600000000001 > 1714521600000000000, and the float 1e16
+    equals the integer 10000000000000000, on every store."""
+    store = new_store(any_index)
+    stamps = {"at": 1714521600000000000, "after": 1714521600000000001, "float": 1e16}
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [new_record(name, [name], {"ts": ts}, n) for n, (name, ts) in enumerate(stamps.items())]
+            + [new_record("int", ["int"], {"ts": 10**16})]
+        )
+    assert matching(store, "ts>1714521600000000000") == {"after"}
+    assert matching(store, "ts<=1714521600000000000") == {"at", "float", "int"}
+    assert matching(store, "ts=1714521600000000001") == {"after"}
+    assert matching(store, "ts=1e16") == matching(store, "ts=10000000000000000") == {"float", "int"}
+    assert matching(store, "ts>99999999999999999999") == set()  # past 64 bits, still exact
+    store.close()
