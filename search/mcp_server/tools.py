@@ -262,8 +262,9 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
 
         A whole document is compared by the mean of its passages' stored vectors, a
         passage (path and line, or chunk_id) by its own; nothing is re-encoded. The
-        item's own document is left out. Returns {item: {path, vector, chunk_ids,
-        ...}, mode, results: [hits as `search` gives them]}.
+        item's own document and its copies (files with the same text, listed in
+        item.duplicates) are left out. Returns {item: {path, vector, chunk_ids,
+        duplicates, ...}, mode, results: [hits as `search` gives them]}.
         """
         return searcher.similar(
             path,
