@@ -137,4 +137,5 @@ def test_large_numbers_compare_exactly_and_equal_numbers_match(any_index):
     assert matching(store, "ts=1714521600000000001") == {"after"}
     assert matching(store, "ts=1e16") == matching(store, "ts=10000000000000000") == {"float", "int"}
     assert matching(store, "ts>99999999999999999999") == set()  # past 64 bits, still exact
+    assert matching(store, "ts<1e999") == matching(store, "ts>-1e-999") == {*stamps, "int"}
     store.close()
