@@ -507,12 +507,15 @@ def _hydrate_neighbours(
     chosen: list[tuple[StoredChunk, float]],
     similarities: dict[int, float],
     found_by: dict[int, dict[str, int]],
-    mode: Mode,
+    request: SearchRequest,
 ) -> list[Hit]:
-    """The hits of a similar search (`search.similar`): hydrated as a query's, without
-    query words to highlight."""
+    """The hits of a similar search (`search.similar`): hydrated as a query's (each the
+    copy first in path order, listing the others), without query words to highlight."""
     candidates = _Candidates([], found_by, True, similarities)
-    return _hydrate(snapshot, chosen, candidates, [], mode, None, {}, labelled=False)
+    keys = snapshot.content_keys({chunk.document_id for chunk, _ in chosen})
+    holding = _holding(snapshot, chosen, keys, request)
+    chosen, copies = _first_of_copies(snapshot, chosen, candidates, holding)
+    return _hydrate(snapshot, chosen, candidates, [], request.mode, None, copies, labelled=False)
 
 
 def _holding(

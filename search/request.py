@@ -202,7 +202,8 @@ class SearchRequest:
             "matches equal numbers: year=2020.0 finds 2020), key!=value, key<, <=, >, >= a "
             "number or an ISO date (year>=2020); repeatable: the = of one key are ORed, "
             "everything else ANDed. Files have no metadata. In a body, a list of these "
-            'strings or an object: {"lang": "en", "group": [0, 2], "year": {">=": 2020}}.',
+            'strings or an object: {"lang": "en", "group": [0, 2], "year": {">=": 2020}}; '
+            'an empty list of values ({"group": []}) matches nothing.',
         ),
     )
     min_similarity: float | None = field(

@@ -178,7 +178,7 @@ def check_metadata(value: Any, where: str = "the record") -> dict[str, str | int
         raise InvalidRecord(f"{where}: metadata has over {MAX_METADATA_KEYS} keys")
     checked: dict[str, str | int | float | bool] = {}
     for key, item in value.items():
-        _check_key(key, where)
+        check_key(key, where)
         if isinstance(item, bool):
             pass
         elif isinstance(item, int):
@@ -214,13 +214,8 @@ def number_of(text: Any) -> int | float | None:
     return number if math.isfinite(number) else None
 
 
-def number_text(text: Any) -> str | None:
-    """The value text of the number that `text` spells in JSON, or None (see `number_of`)."""
-    number = number_of(text)
-    return None if number is None else value_text(number)
-
-
-def _check_key(key: Any, where: str) -> None:
+def check_key(key: Any, where: str) -> None:
+    """A metadata key: a non-empty string without `=`, at most `MAX_METADATA_KEY_CHARS`."""
     if not isinstance(key, str) or not key.strip():
         raise InvalidRecord(f"{where}: a metadata key must be a non-empty string, not {key!r}")
     if "=" in key:

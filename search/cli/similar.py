@@ -90,9 +90,12 @@ def similar(
         return
     found = response.item
     where = f":{found.line}" if found.line is not None and found.vector == "passage" else ""
+    copies = len(found.duplicates)
     click.echo(
         terminal_text(f"similar to {found.path}{where} ({found.vector}")
-        + (f" of {found.passages} passages)" if found.passages > 1 else ")"),
+        + (f" of {found.passages} passages" if found.passages > 1 else "")
+        + (f"; its {copies} cop{'y' if copies == 1 else 'ies'} left out" if copies else "")
+        + ")",
         err=True,
     )
     if not response.results:
@@ -107,4 +110,7 @@ def similar(
         )
         if hit.heading:
             click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
+        if hit.duplicates:
+            others = len(hit.duplicates)
+            click.echo(f"{'':>20}also in {others} other file{'' if others == 1 else 's'}")
         click.echo(f"{'':>20}" + terminal_text(hit.snippet))

@@ -73,11 +73,12 @@ Where = Annotated[
     Field(
         description="Only records (documents an application stored with metadata) whose "
         'metadata meets these conditions, e.g. {"lang": "en", "year": 2024}; a list of '
-        'values is any of them ({"group": [0, 2]}); an object of operators compares '
-        'numbers or ISO dates ({"year": {">=": 2020, "<": 2024}}, {"day": {"<": '
-        '"2024-05-01"}}; also "!="). Or a list of strings: "lang=en", "year>=2020", '
-        '"lang!=fr". The = of one key are ORed, everything else ANDed. Files have no '
-        "metadata, so any `where` leaves them out. Default: no condition."
+        'values is any of them ({"group": [0, 2]}; an empty list matches nothing); an '
+        'object of operators compares numbers or ISO dates ({"year": {">=": 2020, "<": '
+        '2024}}, {"day": {"<": "2024-05-01"}}; also "!="). Or a list of strings: '
+        '"lang=en", "year>=2020", "lang!=fr". The = of one key are ORed, everything else '
+        "ANDed. Files have no metadata, so any `where` leaves them out. Default: no "
+        "condition."
     ),
 ]
 MinSimilarity = Annotated[
@@ -261,8 +262,9 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
 
         A whole document is compared by the mean of its passages' stored vectors, a
         passage (path and line, or chunk_id) by its own; nothing is re-encoded. The
-        item's own document is left out. Returns {item: {path, vector, chunk_ids,
-        ...}, mode, results: [hits as `search` gives them]}.
+        item's own document and its copies (files with the same text, listed in
+        item.duplicates) are left out. Returns {item: {path, vector, chunk_ids,
+        duplicates, ...}, mode, results: [hits as `search` gives them]}.
         """
         return searcher.similar(
             path,

@@ -6,17 +6,23 @@ PostgreSQL + pgvector (a real server started for the session; see postgres_serve
 
 from __future__ import annotations
 
+import operator
+import re
 import signal
 import subprocess
 import sys
 import threading
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from indexer.errors import IndexLocked, IndexNotFound
 from indexer.reading.sources import Document
+from indexer.runs.record_input import value_text
 from indexer.splitting.chunking import Chunk
 from indexer.store.backends import open_store, store_exists
 from indexer.store.base import NewDocument, Store
@@ -831,3 +837,105 @@ def test_every_quantized_form_finds_what_exact_search_finds_with_float32_cosines
             cosines = snapshot.similarities("contextual", unit(1), [i for i, _ in hits])
             assert dict(hits) == pytest.approx(cosines), form
     store.close()
+
+
+# What records may hold where float64 and the texts of numbers disagree: whole numbers
+# around 2**53 and 2**63, floats that are whole past 2**53, tiny and huge floats, and
+# strings, some spelling numbers (one with an exponent too long to be read as one).
+STORED_NUMBERS = [
+    0, -1, 7, 2020, 2**53, 2**53 + 1, -(2**53) - 1, 2**63 - 1, -(2**63), 10**16,
+    1714521600000000000, 1714521600000000001, 123456789012345678,
+    2020.0, 1e16, 2.0**60, 0.1, 0.30000000000000004, 1e-05, -1.5e-07, 5e-324,
+    1.7976931348623157e308, "2020", "10000000000000000", "1e16", "1e+16",
+    "0.10000000000000001", "99999999999999999999999", "-0", "2.5e-400", "1e1000", "soon",
+]  # fmt: skip
+# A text spells a number in a `where`: JSON's grammar, at most 3 exponent digits.
+SPELT_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,3})?"
+COMPARED = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def exact_number(value: object) -> Decimal | None:
+    """The exact number of a metadata value: an int itself, a float the decimal its
+    JSON text shows (`repr`), a string the decimal it spells."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return Decimal(value) if re.fullmatch(SPELT_NUMBER, str(value)) else None
+
+
+def respelt(value: int | float, shift: int) -> str:
+    """Another text of the same number: positional, with the exponent moved by `shift`."""
+    moved = exact_number(value).scaleb(-shift)  # type: ignore[union-attr]
+    return f"{moved:f}e{shift}"
+
+
+def spelt(digits: int, point: int, exponent: int) -> str:
+    """The text `digits` with `point` decimals and an exponent (`-1234`, 2, 5: -12.34e5)."""
+    sign, whole = "-" if digits < 0 else "", str(abs(digits)).rjust(point + 1, "0")
+    fraction = f".{whole[len(whole) - point :]}" if point else ""
+    return f"{sign}{whole[: len(whole) - point]}{fraction}e{exponent}"
+
+
+WHERE_NUMBERS = st.one_of(
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([v for v in STORED_NUMBERS if not isinstance(v, str)]),
+    st.builds(
+        respelt,
+        st.sampled_from([v for v in STORED_NUMBERS if not isinstance(v, str)]),
+        st.integers(-3, 3),
+    ),
+    st.builds(spelt, st.integers(-(10**25), 10**25), st.integers(0, 30), st.integers(-400, 400)),
+)
+
+
+def test_numbers_in_where_compare_exactly_on_every_backend(any_index):
+    """Equal numbers match and comparisons are exact (no float64 on the way), the same on
+    every store: each condition finds exactly the records Python's exact decimals say."""
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    held = {f"r{n}": value for n, value in enumerate(STORED_NUMBERS)}
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [
+                new_record(name, [name], {"n": value}, n)
+                for n, (name, value) in enumerate(held.items())
+            ]
+        )
+    numbers = {name for name, value in held.items() if not isinstance(value, str)}
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(value=WHERE_NUMBERS, compare=st.sampled_from(sorted(COMPARED)), as_text=st.booleans())
+    def exact(value: int | float | str, compare: str, as_text: bool) -> None:
+        given = value_text(value) if not isinstance(value, str) else value
+        where = (
+            [f"n{compare}{given}"] if as_text or isinstance(value, str) else {"n": {compare: value}}
+        )
+        with store.snapshot() as snapshot:
+            chunks = snapshot.chunks(snapshot.allowed_chunks(make_filter(where=where)).tolist())
+        found = {chunk.path.removeprefix("record:") for chunk in chunks.values()}
+        wanted = exact_number(value)
+        expected = {
+            name
+            for name, stored in held.items()
+            if (number := exact_number(stored)) is not None and COMPARED[compare](number, wanted)
+        }
+        if compare in ("=", "!="):  # a string is equal to a text, not to a number
+            found, expected = found & numbers, expected & numbers
+        assert found == expected, (where, sorted(found ^ expected))
+
+    try:
+        exact()
+    finally:
+        store.close()
