@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from indexer import Indexer
-from indexer.errors import UnreadableFile
+from indexer.errors import DocumentNotFound, UnreadableFile
 from indexer.reading.sources import read_document, walk_folder
 from indexer.store.backends import describe_store
 from search.engine import Searcher
+from search.mcp_server.reading import read_document as read_document_text
 from tests.support.oracle import index_fingerprint
 
 SECRET = "BEGIN PRIVATE KEY zebrafinch quokka marmoset END PRIVATE KEY"
@@ -108,10 +109,14 @@ def test_following_links_outside_is_an_explicit_choice_remembered_for_the_root(
     again = indexer.index_folder(clone)  # remembered
     assert (again.unchanged, again.removed, again.rules["follow_links_outside"]) == (2, 0, True)
     # Told not to any more: the document it brought in leaves the index.
+    with Searcher(any_index) as searcher:
+        assert SECRET in read_document_text(searcher, link)["text"]  # MCP `read`
     stopped = indexer.index_folder(clone, follow_links_outside=False)
     assert (stopped.removed, stopped.skipped) == (1, 1)
     assert found(any_index, "zebrafinch") == []
     assert "zebrafinch" not in texts(any_index)
+    with Searcher(any_index) as searcher, pytest.raises(DocumentNotFound):
+        read_document_text(searcher, link)
     forgot = indexer.index_folder(clone, follow_links_outside=True)
     assert forgot.added == 1
     assert indexer.index_folder(clone, forget_rules=True).removed == 1

@@ -135,3 +135,23 @@ def test_a_file_link_is_taken_as_itself_not_as_its_target(tmp_path, fast_model):
     similar = invoke("similar", link, "--index", index, "--json")
     assert similar.exit_code == 0, similar.output
     assert json.loads(similar.stdout)["item"]["path"] == link
+
+
+def test_a_folder_of_only_links_to_outside_is_refused_saying_so(tmp_path, fast_model):
+    outside = tmp_path / "outside.md"
+    outside.write_text("Herons wade in the shallow river.\n")
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / "notes.md").symlink_to(outside)
+    result = invoke("index", clone, "--index", tmp_path / "ix", "--model", fast_model)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"Error: {clone}: no files to index here, only 1 link(s) that lead outside it, not "
+        "followed (--follow-links-outside follows links to files); nothing was changed"
+    )
+    records = tmp_path / "r.jsonl"
+    records.write_text('{"id": "a", "text": "x"}\n')
+    refused = invoke("index", "--jsonl", records, "--follow-links-outside", "--index", tmp_path)
+    assert refused.exit_code == 2 and "--follow-links-outside and --forget-rules apply" in (
+        refused.stderr
+    )
