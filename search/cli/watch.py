@@ -200,7 +200,8 @@ def watch(
     (exit 0); a second one aborts that run and rolls it back (exit 130). A running
     `serve` sees each run's result, as it does for `index`. A folder that is deleted
     leaves the index and is watched for until it is back (or swapped for another);
-    a folder indexed on its own inside PATH is watched with it, with its own rules.
+    a folder given as a link is followed when the link is swapped; a folder indexed
+    on its own inside PATH is watched with it, with its own rules.
 
     \b
     Examples:

@@ -155,3 +155,13 @@ def test_a_folder_of_only_links_to_outside_is_refused_saying_so(tmp_path, fast_m
     assert refused.exit_code == 2 and "--follow-links-outside and --forget-rules apply" in (
         refused.stderr
     )
+
+
+def test_the_hint_for_an_empty_under_names_the_path_as_given(tmp_path, fast_model):
+    current = releases(tmp_path)
+    index = tmp_path / "ix"
+    assert invoke("index", current, "--index", index, "--model", fast_model).exit_code == 0
+    result = invoke("query", "river", "--index", index, "--under", current / "nothing")
+    assert result.exit_code == 0
+    assert f"hint: nothing indexed is under {current / 'nothing'};" in result.stderr
+    assert "releases" not in result.stderr
