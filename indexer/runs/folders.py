@@ -26,7 +26,7 @@ from pathlib import Path
 from indexer.errors import SourceNotFound, UnreadableFile
 from indexer.faults import kill_point
 from indexer.reading.content import why_not_prose
-from indexer.reading.links import own_path
+from indexer.reading.links import spellings
 from indexer.reading.rules import RootRules, merged
 from indexer.reading.sources import SourceFile, path_text, read_document, walk_folder
 from indexer.runs.moves import MoveKey, move_key
@@ -153,7 +153,7 @@ def index_folder(
     """Bring the index up to date with `folder` in `run`; see `Indexer.index_folder`."""
     started = time.perf_counter()
     target = run.settings.target
-    folder = own_path(folder)  # a root given as a link stays that link
+    folder = recorded_root(target, folder)
     missing = missing_ok and _no_folder_at(folder)
     if missing and not store_exists(target):
         raise SourceNotFound(f"{folder}: no such folder")
@@ -217,6 +217,31 @@ def index_folder(
     summary.query_export = run.export_query_model()
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def recorded_root(target: Target, folder: str | Path) -> Path:
+    """The path a run over `folder` records it under (see `indexer.reading.links`): its
+    own path, a link given staying the link, the links of the folders above it resolved;
+    but a path given through a root recorded as a link (`index current`, then `index
+    current/guide`) keeps that link, so that it nests in that root and follows its link."""
+    given, *resolved_above = spellings(folder)
+    if not resolved_above:
+        return given
+    own = resolved_above[0]
+    if not store_exists(target):
+        return own
+    store = open_store(target)
+    try:
+        roots = store.roots_under(Path("/"))
+    finally:
+        store.close()
+    text, own_text = path_text(given), path_text(own)
+    through_a_link = any(_holds(root, text) and not _holds(root, own_text) for root in roots)
+    return given if through_a_link else own
+
+
+def _holds(root: str, path: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _remembered_rules(target: Target, folder: Path) -> RootRules:

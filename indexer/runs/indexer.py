@@ -23,6 +23,7 @@ from indexer.runs.folders import (
     LargeFile,
     MovedFile,
     index_folder,
+    recorded_root,
 )
 from indexer.runs.progress import Progress, ProgressCallback
 from indexer.runs.run import Run
@@ -226,16 +227,16 @@ class Indexer:
         `give_way()` is true, `GaveWay` rises (what was split so far stays in the cache,
         and a next call splits it again at the price of a look-up)."""
         from indexer.errors import UnreadableFile
-        from indexer.reading.links import own_path
         from indexer.reading.sources import SourceFile, read_document
 
         if not store_exists(self.target):
             return 0
+        root = recorded_root(self.target, folder)
         store = open_store(self.target)
         try:
             assert store.manifest is not None  # open_store refuses an index without one
             manifest = store.manifest
-            documents = store.documents_under(own_path(folder))
+            documents = store.documents_under(root)
         finally:
             store.close()
         run = self.run()

@@ -51,7 +51,7 @@ from indexer.errors import (
     SourceNotFound,
 )
 from indexer.faults import kill_point
-from indexer.reading.links import own_path
+from indexer.reading.links import spellings
 from indexer.reading.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable, signed_inode
 from indexer.store.base import Target
 from search.cli.common import index_option, translate_errors
@@ -211,7 +211,7 @@ def watch(
     from indexer.runs.indexer import Indexer
     from indexer.store.backends import store_exists
 
-    roots = _roots(paths)
+    roots = _roots(paths, target)
     index_folders = _index_folders(target)
     indexer = Indexer(target, model=model, pooling=pooling)
     stop = _Stop()
@@ -349,18 +349,21 @@ def _outermost(roots: list[Path]) -> list[Path]:
 
 
 def _index_folders(target: Target) -> list[Path]:
-    """The index's folder as given and with its links resolved (none for a database)."""
+    """The index's folder as given, with the links above it resolved, and with every link
+    resolved (none for a database): the watcher names paths after the watched folders."""
     if not isinstance(target, Path):
         return []
-    given = own_path(target)
-    return [given, given.resolve()]
+    named = spellings(target)
+    return [*named, named[0].resolve()]
 
 
-def _roots(paths: tuple[Path, ...]) -> list[Path]:
+def _roots(paths: tuple[Path, ...], target: Target) -> list[Path]:
     """The folders to watch, each as `index` records it (a link given stays the link)."""
+    from indexer.runs.folders import recorded_root
+
     roots: list[Path] = []
     for given in paths:
-        root = own_path(given)
+        root = recorded_root(target, given)
         if not root.is_dir():
             why = "no such folder" if not root.exists() else "not a folder"
             raise SourceNotFound(f"{given}: {why}")

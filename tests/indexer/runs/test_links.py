@@ -198,3 +198,38 @@ def test_a_root_given_as_a_link_is_recorded_as_the_link_and_followed_at_each_run
     assert roots == [str(current)]
     assert found(any_index, "albatross") == []
     assert found(any_index, "cormorant") == [str(current / "notes.md"), str(current / "only-v2.md")]
+
+
+def test_a_folder_indexed_through_a_root_given_as_a_link_nests_in_it(
+    any_index, tmp_path, fast_model
+):
+    """`index current`, then `index current/guide --exclude 'draft*'`: the second root is
+    recorded under the link, nested in `current` (as a fresh index of the same two roots
+    has it), and a swap of the link carries both."""
+    releases = tmp_path / "releases"
+    for version, words in (("v1", "albatross"), ("v2", "cormorant")):
+        (releases / version / "guide").mkdir(parents=True)
+        (releases / version / "index.md").write_text(f"Index of {words}.\n")
+        (releases / version / "guide" / "birds.md").write_text(f"Guide to {words}.\n")
+        (releases / version / "guide" / "draft-1.md").write_text(f"Draft on {words}.\n")
+    current = tmp_path / "current"
+    current.symlink_to("releases/v1", target_is_directory=True)
+    indexer = Indexer(any_index, model=fast_model)
+    indexer.index_folder(current)
+    nested = indexer.index_folder(current / "guide", exclude=["draft*"])
+    assert nested.removed == 1  # the draft, which is the nested root's to leave out
+    roots = [folder["root"].split(":")[-1] for folder in describe_store(any_index)["folders"]]
+    assert roots == [str(current), str(current / "guide")]
+    os.replace(_link_to(tmp_path / "current.tmp", "releases/v2"), current)
+    summary = indexer.index_folder(current)
+    assert summary.nested_roots == [str(current / "guide")]
+    assert sorted(index_fingerprint(any_index).documents) == [
+        str(current / "guide" / "birds.md"),
+        str(current / "index.md"),
+    ]
+    assert found(any_index, "albatross") == []
+
+
+def _link_to(link: Path, target: str) -> Path:
+    link.symlink_to(target, target_is_directory=True)
+    return link
