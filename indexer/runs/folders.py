@@ -1,15 +1,16 @@
 """Index a folder: diff it against the store, encode only what changed, publish at once.
 
 For each run (a `Run`, see `indexer.runs.run`):
-1. walk the folder and compare each file's size and mtime with the store;
+1. walk the folder and compare each file's size, mtime, ctime and inode with the store
+   (links that lead outside the folder are skipped, unless its rules follow them);
 2. delete the documents whose files are gone (the store drops them from every space);
 3. stream the files that may have changed: read and chunk one file at a time (a file
-   whose hash is unchanged only gets its new mtime; a file that fails is reported and
-   counted; its old version is kept if the failure may pass, and removed if the file's
-   content is now what cannot be indexed, see `UnindexableContent`), and encode and
-   store about `batch_chunks` chunks at a time into the run's change; the encoding runs
-   in this process, or on a Ray cluster (`ray=`, see `indexer.runs.encoding`), and
-   nothing else changes with it;
+   whose hash is unchanged only gets its new mtime, ctime and inode; a file that fails
+   is reported and counted; its old version is kept if the failure may pass, and removed
+   if the file's content is now what cannot be indexed, see `UnindexableContent`), and
+   encode and store about `batch_chunks` chunks at a time into the run's change; the
+   encoding runs in this process, or on a Ray cluster (`ray=`, see
+   `indexer.runs.encoding`), and nothing else changes with it;
 4. publish everything at once (see `Store.change`), or nothing if nothing changed.
 
 The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
@@ -26,6 +27,7 @@ from pathlib import Path
 from indexer.errors import SourceNotFound, UnindexableContent, UnreadableFile
 from indexer.faults import kill_point
 from indexer.reading.content import why_not_prose
+from indexer.reading.links import spellings
 from indexer.reading.rules import RootRules, merged
 from indexer.reading.sources import SourceFile, path_text, read_document, walk_folder
 from indexer.runs.moves import MoveKey, move_key
@@ -58,6 +60,19 @@ class MovedFile:
 
 
 @dataclass(frozen=True)
+class FollowedLink:
+    """A link followed to a file outside its root (the root's rules follow such links),
+    with what the walk saw of that file: `watch` looks at it, as the folder's file
+    watcher cannot see it."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    ctime_ns: int | None
+    inode: int | None
+
+
+@dataclass(frozen=True)
 class LargeFile:
     """A file indexed this run whose text is over `LARGE_TEXT_CHARACTERS`."""
 
@@ -76,10 +91,12 @@ class IndexSummary:
     a limit: `UnindexableContent`). `chunks`: the chunks written for added and updated
     files; `encoded`: how many of them went through the model (the others' text and
     settings were known: their stored vectors were reused). `skipped`/`skipped_files`:
-    files read but not indexed, with why (text that is not language, such as a base64
-    blob); an older indexed version is removed. `removed` counts the documents removed
-    for either reason as well as those whose files are gone; the reason of each such
-    failed or skipped file ends with `REMOVED_NOTE`.
+    files not indexed, with why: text that is not language (such as a base64 blob; an
+    older indexed version is removed), or a link that leads outside its root (not
+    followed; its document, if one was indexed, is removed). `removed` counts the
+    documents removed for any of these reasons as well as those whose files are gone;
+    the reason of each such failed or skipped file ends with `REMOVED_NOTE`.
+    `followed_links`: the links the root's rules followed outside it.
     `workers`: how many processes encoded this run's chunks (1 in this process, the Ray
     actors with `ray=`; 0 when nothing needed encoding). `query_export`: how queries of
     this index can skip torch: `ready` (the model's ONNX export, made once per model, is
@@ -117,6 +134,8 @@ class IndexSummary:
     forgotten_roots: list[str] = field(default_factory=list)
     # the folder was not there (`missing_ok`): taken as empty, its documents removed
     missing: bool = False
+    # links followed to files outside their root (`follow_links_outside`)
+    followed_links: list[FollowedLink] = field(default_factory=list)
 
     def changed_anything(self) -> bool:
         """Whether the run changed a document (added, updated, moved, or a new mtime)."""
@@ -137,37 +156,44 @@ def index_folder(
     forget_rules: bool = False,
     allow_empty: bool = False,
     missing_ok: bool = False,
+    follow_links_outside: bool | None = None,
 ) -> IndexSummary:
     """Bring the index up to date with `folder` in `run`; see `Indexer.index_folder`."""
     started = time.perf_counter()
     target = run.settings.target
-    folder = Path(folder).expanduser().resolve()
+    folder = recorded_root(target, folder)
     missing = missing_ok and _no_folder_at(folder)
     if missing and not store_exists(target):
         raise SourceNotFound(f"{folder}: no such folder")
     rules = merged(
-        _remembered_rules(target, folder), exclude, include, default_excludes, forget_rules
+        _remembered_rules(target, folder),
+        exclude,
+        include,
+        default_excludes,
+        forget_rules,
+        follow_links_outside,
     )
     unreadable: list[FileFailure] = []
+    links: list[FileFailure] = []
     sources = (
         []
         if missing
         else list(
             walk_folder(
-                folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
+                folder,
+                lambda path, why: unreadable.append(_folder_failure(path, why)),
+                rules,
+                lambda path, why: links.append(FileFailure(path_text(path), why)),
             )
         )
     )
     if not sources and not unreadable and not allow_empty and not missing:
-        raise SourceNotFound(
-            f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
-            ".docx .pptx .odt .epub and source code); nothing was changed"
-        )
+        raise SourceNotFound(_nothing_to_index(folder, links))
     with run.open(wait) as store:
         summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
         summary.rules = rules.to_dict()
         summary.missing = missing
-        candidates, gone, forgotten = _plan(store, RunRoot(folder, rules), sources, summary)
+        candidates, gone, forgotten = _plan(store, RunRoot(folder, rules), sources, links, summary)
         kill_point("after-scan")
         with store.change() as change:
             if not missing:  # a root that is gone keeps its rules for its return
@@ -205,6 +231,31 @@ def index_folder(
     return summary
 
 
+def recorded_root(target: Target, folder: str | Path) -> Path:
+    """The path a run over `folder` records it under (see `indexer.reading.links`): its
+    own path, a link given staying the link, the links of the folders above it resolved;
+    but a path given through a root recorded as a link (`index current`, then `index
+    current/guide`) keeps that link, so that it nests in that root and follows its link."""
+    given, *resolved_above = spellings(folder)
+    if not resolved_above:
+        return given
+    own = resolved_above[0]
+    if not store_exists(target):
+        return own
+    store = open_store(target)
+    try:
+        roots = store.roots_under(Path("/"))
+    finally:
+        store.close()
+    text, own_text = path_text(given), path_text(own)
+    through_a_link = any(_holds(root, text) and not _holds(root, own_text) for root in roots)
+    return given if through_a_link else own
+
+
+def _holds(root: str, path: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _remembered_rules(target: Target, folder: Path) -> RootRules:
     """The rules the folder's earlier runs left (the defaults for a new index)."""
     if not store_exists(target):
@@ -216,14 +267,34 @@ def _remembered_rules(target: Target, folder: Path) -> RootRules:
         store.close()
 
 
+def _nothing_to_index(folder: Path, links: list[FileFailure]) -> str:
+    """Why a run refuses a folder with no file to index (most likely a wrong path)."""
+    if links:
+        return (
+            f"{path_text(folder)}: no files to index here, only {len(links)} link(s) that "
+            "lead outside it, not followed (--follow-links-outside follows links to files); "
+            "nothing was changed"
+        )
+    return (
+        f"{path_text(folder)}: no files to index here (readable types: .txt .md .rst .html "
+        ".pdf .docx .pptx .odt .epub and source code); nothing was changed"
+    )
+
+
 def _plan(
-    store: Store, run: RunRoot, sources: list[SourceFile], summary: IndexSummary
+    store: Store,
+    run: RunRoot,
+    sources: list[SourceFile],
+    links: list[FileFailure],
+    summary: IndexSummary,
 ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument], list[str]]:
     """The files that may have changed, the documents whose files are gone, and the
     roots nested in the run's folder whose folders are gone (to forget).
 
-    `sources` are the files of the run's folder; each root nested in it is walked
-    with its own rules, and a file is the deepest root's (see `indexer.runs.nested_roots`).
+    `sources` are the files of the run's folder, and `links` the links its walk did not
+    follow; each root nested in it is walked with its own rules, and a file (or a link)
+    is the deepest root's (see `indexer.runs.nested_roots`): a link is checked against
+    the root that holds it.
     """
     nested = nested_roots(store, run.path)
     roots = [run, *nested.present]
@@ -234,8 +305,14 @@ def _plan(
         if owner(path_text(source.path), roots) is run
         and not path_text(source.path).startswith(not_looked_at)
     ]
+    _skip_links(links, run, roots, summary)
     for root in nested.present:
         walked += _walk_nested(root, roots, summary)
+    summary.followed_links = [
+        FollowedLink(path_text(s.path), s.size, s.mtime_ns, s.ctime_ns, s.inode)
+        for s in walked
+        if s.leads_outside
+    ]
     summary.nested_roots = [path_text(root.path) for root in nested.present]
     summary.forgotten_roots = list(nested.gone)
     stored: dict[str, StoredDocument] = {}
@@ -256,12 +333,14 @@ def _plan(
 def _walk_nested(root: RunRoot, roots: list[RunRoot], summary: IndexSummary) -> list[SourceFile]:
     """The files of a nested root, walked with its rules (not those under a deeper one)."""
     failures: list[FileFailure] = []
+    links: list[FileFailure] = []
     try:
         found = list(
             walk_folder(
                 root.path,
                 lambda path, why: failures.append(_folder_failure(path, why)),
                 root.rules,
+                lambda path, why: links.append(FileFailure(path_text(path), why)),
             )
         )
     except SourceNotFound as error:  # unreadable (or just gone): its documents stay
@@ -273,7 +352,19 @@ def _walk_nested(root: RunRoot, roots: list[RunRoot], summary: IndexSummary) -> 
         if failure.path not in known:
             summary.failed += 1
             summary.failures.append(failure)
+    _skip_links(links, root, roots, summary)
     return [source for source in found if owner(path_text(source.path), roots) is root]
+
+
+def _skip_links(
+    links: list[FileFailure], walked: RunRoot, roots: list[RunRoot], summary: IndexSummary
+) -> None:
+    """Count the links the walk of `walked` did not follow, those of its own files: a link
+    in a root nested in it is that root's walk's to judge."""
+    for link in links:
+        if owner(link.path, roots) is walked:
+            summary.skipped += 1
+            summary.skipped_files.append(link)
 
 
 def _changed_candidates(
@@ -282,11 +373,25 @@ def _changed_candidates(
     candidates = []
     for source in sources:
         old = stored.get(path_text(source.path))
-        if old and old.size == source.size and old.mtime_ns == source.mtime_ns:
+        if old and _unchanged(old, source):
             summary.unchanged += 1
         else:
             candidates.append((source, old))
     return candidates
+
+
+def _unchanged(old: StoredDocument, source: SourceFile) -> bool:
+    """Whether the file is as it was when read: the same size, mtime, ctime and inode
+    (git's test). A copy that kept the size and the mtime has another ctime (or inode);
+    a chmod or a touch changes the ctime too, and the file is read again (its content
+    hash then finds it unchanged). A row from before ctime and inode were kept has
+    neither: its file is read once more."""
+    return (old.size, old.mtime_ns, old.ctime_ns, old.inode) == (
+        source.size,
+        source.mtime_ns,
+        source.ctime_ns,
+        source.inode,
+    )
 
 
 def _read_candidates(
@@ -299,7 +404,8 @@ def _read_candidates(
 ) -> Iterator[Pending]:
     """Read and chunk the files that may have changed, one at a time.
 
-    A file whose content hash is unchanged only has its mtime recorded; a new file
+    A file whose content hash is unchanged only has its mtime, ctime and inode
+    recorded; a new file
     with the content of a gone document, read the same way (in `movable`, see
     `indexer.runs.moves`), takes that document over under its new path, keeping its
     chunks and vectors. A stored file whose content can no longer be indexed (skipped,
@@ -324,12 +430,12 @@ def _read_candidates(
                 summary.skipped += 1
                 summary.skipped_files.append(FileFailure(path_text(source.path), reason))
             elif old is not None and old.sha256 == document.sha256:
-                change.touch_document(old.id, document.mtime_ns)
+                change.touch_document(old.id, document)
                 summary.unchanged += 1
                 summary.touched += 1
             elif old is None and movable.get(key := move_key(document.sha256, source.path)):
                 moved = movable[key].pop()
-                change.move_document(moved.id, document.path, document.mtime_ns)
+                change.move_document(moved.id, document)
                 summary.moved += 1
                 summary.moved_files.append(MovedFile(moved.path, path_text(document.path)))
             else:

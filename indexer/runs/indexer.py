@@ -18,10 +18,12 @@ from indexer.faults import kill_point
 from indexer.runs.folders import (
     LARGE_TEXT_CHARACTERS,
     FileFailure,
+    FollowedLink,
     IndexSummary,
     LargeFile,
     MovedFile,
     index_folder,
+    recorded_root,
 )
 from indexer.runs.progress import Progress, ProgressCallback
 from indexer.runs.run import Run
@@ -39,6 +41,7 @@ __all__ = [
     "DEFAULT_POOLING",
     "LARGE_TEXT_CHARACTERS",
     "FileFailure",
+    "FollowedLink",
     "IndexSummary",
     "Indexer",
     "LargeFile",
@@ -139,6 +142,7 @@ class Indexer:
         forget_rules: bool = False,
         allow_empty: bool = False,
         missing_ok: bool = False,
+        follow_links_outside: bool | None = None,
     ) -> IndexSummary:
         """Bring the index up to date with `folder`; return what changed.
 
@@ -146,7 +150,13 @@ class Indexer:
         `default_excludes` (skip web assets; see `indexer.reading.rules`) are remembered for the
         folder: a later run that leaves one out keeps the remembered value, one that
         gives it replaces it, and `forget_rules` starts again from the defaults. Files
-        they leave out that were indexed before are removed.
+        they leave out that were indexed before are removed. So is `follow_links_outside`
+        (default off): whether a link to a file outside `folder` is read. Unfollowed, it
+        is listed in the summary's `skipped_files` (so is a link to a folder outside:
+        folder links are never followed), and its document, if one was indexed, removed.
+
+        A `folder` given as a link is recorded as that link (the links of the folders
+        above it are resolved), and each run follows it to where it leads then.
 
         The run is atomic: readers see the index as it was until the run publishes its
         result in one commit. Another process writing the same index makes this raise
@@ -172,6 +182,7 @@ class Indexer:
             forget_rules,
             allow_empty,
             missing_ok,
+            follow_links_outside,
         )
 
     def upsert_records(
@@ -220,11 +231,12 @@ class Indexer:
 
         if not store_exists(self.target):
             return 0
+        root = recorded_root(self.target, folder)
         store = open_store(self.target)
         try:
             assert store.manifest is not None  # open_store refuses an index without one
             manifest = store.manifest
-            documents = store.documents_under(Path(folder).expanduser().resolve())
+            documents = store.documents_under(root)
         finally:
             store.close()
         run = self.run()

@@ -58,6 +58,9 @@ class StoredDocument:
     sha256: str
     host: str = ""
     metadata_json: str | None = None  # a record's metadata (JSON); None for a file
+    # as the run that read the file saw them (None for a record, and in old rows)
+    ctime_ns: int | None = None
+    inode: int | None = None
 
 
 @dataclass(frozen=True)
@@ -135,8 +138,9 @@ class Change(Protocol):
         the others are removed and added; return each new chunk's id, in order."""
         ...
 
-    def touch_document(self, document_id: int, mtime_ns: int) -> None:
-        """Record a new mtime for a document whose content did not change."""
+    def touch_document(self, document_id: int, document: Document) -> None:
+        """Record the new mtime, ctime and inode of `document`, whose content is that of
+        the stored document `document_id`."""
         ...
 
     def vectors_for(self, content_keys: Iterable[str]) -> KeyedVectors:
@@ -158,8 +162,9 @@ class Change(Protocol):
         """Record the precision (fp32 or bf16) chunks are encoded in from this change on."""
         ...
 
-    def move_document(self, document_id: int, path: Path, mtime_ns: int) -> None:
-        """Give a document whose file moved (same content) its new path and mtime."""
+    def move_document(self, document_id: int, document: Document) -> None:
+        """Give a document whose file moved (same content) the new path, mtime, ctime and
+        inode of `document`."""
         ...
 
     def record_root(self, root: Path, rules: str | None = None) -> None:

@@ -136,6 +136,8 @@ def add_documents(
             size=document.size,
             mtime_ns=document.mtime_ns,
             sha256=document.sha256,
+            ctime_ns=document.ctime_ns,
+            inode=document.inode,
             indexed_at=now,
             metadata_json=None if metadata is None else metadata_json(metadata),
             text_sha256=text_sha256(document.text),
@@ -228,16 +230,22 @@ def chunks_with_keys(session: Session, keys: Iterable[str]) -> dict[str, int]:
     return found
 
 
-def touch_document(session: Session, document_id: int, mtime_ns: int) -> None:
-    """Record a new modification time for a file whose content did not change."""
-    session.get_one(DocumentRow, document_id).mtime_ns = mtime_ns
+def touch_document(session: Session, document_id: int, document: Document) -> None:
+    """Record the new mtime, ctime and inode of a file whose content did not change."""
+    _record_status(session.get_one(DocumentRow, document_id), document)
 
 
-def move_document(session: Session, document_id: int, path: Path | str, mtime_ns: int) -> None:
+def move_document(session: Session, document_id: int, document: Document) -> None:
     """Give a document a new path (a file moved or renamed, its content unchanged)."""
     row = session.get_one(DocumentRow, document_id)
-    row.path = path_text(path)
-    row.mtime_ns = mtime_ns
+    row.path = path_text(document.path)
+    _record_status(row, document)
+
+
+def _record_status(row: DocumentRow, document: Document) -> None:
+    row.mtime_ns = document.mtime_ns
+    row.ctime_ns = document.ctime_ns
+    row.inode = document.inode
 
 
 def set_content_keys(
@@ -272,7 +280,15 @@ def chunk_texts(
 
 def _stored_document(row: DocumentRow) -> StoredDocument:
     return StoredDocument(
-        row.id, row.path, row.size, row.mtime_ns, row.sha256, row.host, row.metadata_json
+        row.id,
+        row.path,
+        row.size,
+        row.mtime_ns,
+        row.sha256,
+        row.host,
+        row.metadata_json,
+        row.ctime_ns,
+        row.inode,
     )
 
 

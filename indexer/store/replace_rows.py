@@ -92,6 +92,8 @@ def replace_document_rows(
         .values(
             size=document.size,
             mtime_ns=document.mtime_ns,
+            ctime_ns=document.ctime_ns,
+            inode=document.inode,
             sha256=document.sha256,
             indexed_at=time.time(),
             text_sha256=text_sha256(document.text),

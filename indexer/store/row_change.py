@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
+from indexer.reading.sources import Document
 from indexer.runs.record_input import RECORD_PREFIX, record_path
 from indexer.store import records
 from indexer.store.base import KeyedVectors, NewDocument, StoredRecord
@@ -130,14 +131,14 @@ class RowChange:
         ids = [chunk_id for chunk_ids in stored for chunk_id in chunk_ids]
         return stored, np.asarray(ids, np.int64)
 
-    def touch_document(self, document_id: int, mtime_ns: int) -> None:
-        """Record a new mtime for an unchanged document."""
-        records.touch_document(self.session, document_id, mtime_ns)
+    def touch_document(self, document_id: int, document: Document) -> None:
+        """Record the new mtime, ctime and inode of an unchanged document."""
+        records.touch_document(self.session, document_id, document)
         self._changed()
 
-    def move_document(self, document_id: int, path: Path, mtime_ns: int) -> None:
+    def move_document(self, document_id: int, document: Document) -> None:
         """Give an unchanged document its new path; its chunks and vectors stay as they are."""
-        records.move_document(self.session, document_id, path, mtime_ns)
+        records.move_document(self.session, document_id, document)
         self._changed()
 
     def record_root(self, root: Path, rules: str | None = None) -> None:

@@ -50,8 +50,8 @@ from search.cli.similar import similar
 from search.cli.watch import watch
 from search.limits import MAX_K
 from search.modes import Mode
-from search.paths import display_path
-from search.request import SearchRequest
+from search.paths import display_path, places_as_indexed
+from search.request import SearchRequest, search_request
 from search.text import terminal_text
 
 RAY_NOTE = "(raylet)"  # how Ray marks the notes it prints on a driver (in colour or not)
@@ -196,6 +196,12 @@ def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -
     "_static/ static/ assets/ js/, Sphinx _sources/ (default: on; remembered).",
 )
 @click.option(
+    "--follow-links-outside/--no-follow-links-outside",
+    default=None,
+    help="Read files that links under PATH lead to outside PATH (default: off; such a "
+    "link is skipped and named; remembered). Links to folders are never followed.",
+)
+@click.option(
     "--forget-rules", is_flag=True, help="Drop PATH's remembered --exclude/--include first."
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -220,6 +226,7 @@ def index(
     exclude: tuple[str, ...],
     include: tuple[str, ...],
     default_excludes: bool | None,
+    follow_links_outside: bool | None,
     forget_rules: bool,
     quiet: bool,
     wait: bool,
@@ -231,7 +238,8 @@ def index(
     \b
     Reads .txt .md .rst .html .pdf .docx .pptx .odt .epub and common source files;
     skips hidden folders,
-    .git and binary files. A file that fails is reported and the run goes on.
+    .git and binary files, and links that lead outside PATH (named on stderr).
+    A file that fails is reported and the run goes on.
     Records (--records) are upserted by id into the same index: a record whose text is
     unchanged is not encoded again; a bad line changes nothing.
 
@@ -259,10 +267,11 @@ def index(
         raise click.UsageError("give a folder (PATH) or --jsonl FILE, not both or neither")
     if records_format is not None and jsonl is None:
         raise click.UsageError("--format is the format of --records FILE, not of a folder")
-    if jsonl is not None and (exclude or include or default_excludes is not None or forget_rules):
+    folder_only = (default_excludes, follow_links_outside)
+    if jsonl is not None and (exclude or include or folder_only != (None, None) or forget_rules):
         raise click.UsageError(
-            "--exclude, --include, --default-excludes and --forget-rules apply to folders, "
-            "not to --jsonl"
+            "--exclude, --include, --default-excludes, --follow-links-outside and "
+            "--forget-rules apply to folders, not to --jsonl"
         )
     # A bad line changes nothing: the whole file is read and checked first.
     records = None
@@ -303,6 +312,7 @@ def index(
                     include=include or None,
                     default_excludes=default_excludes,
                     forget_rules=forget_rules,
+                    follow_links_outside=follow_links_outside,
                 )
     finally:
         bars.close()
@@ -356,6 +366,8 @@ def index(
         kept += [f"include {pattern}" for pattern in rules.get("include", [])]
         if not rules.get("default_excludes", True):
             kept.append("no default excludes")
+        if rules.get("follow_links_outside"):
+            kept.append("follow links outside")
         if kept:
             click.echo(terminal_text("Rules remembered for this folder: " + ", ".join(kept) + "."))
     if summary.failed:
@@ -461,6 +473,9 @@ def query(
         raise click.UsageError("--json and --format " + output_format + " do not go together")
     output_format = "json" if as_json else output_format or "table"
     with Searcher(target, query_encoder=query_encoder) as searcher:
+        if request.under:
+            under = places_as_indexed(searcher.store, request.under)
+            request = search_request(request, under=under)
         response = searcher.search(request)
     if verbose and response.query_encoder_note:
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from indexer.errors import DocumentNotFound
-from indexer.reading.sources import path_text
 from indexer.runs.record_input import RECORD_PREFIX
 from indexer.store.base import Target
 from search.cli.common import BadInputError, echo_json, index_option, json_option, translate_errors
@@ -16,6 +15,7 @@ from search.cli.hit_location import hit_location
 from search.cli.request_options import parameter_option, request_options
 from search.cli.shown_similarity import shown_similarity
 from search.modes import Mode
+from search.paths import given_path, places_as_indexed
 from search.similar import SIMILAR_MODES
 from search.text import terminal_text
 
@@ -23,16 +23,17 @@ _LINE = re.compile(r"(?s)(.+):([0-9]+)")
 
 
 def split_item(given: str) -> tuple[str, int | None]:
-    """PATH[:LINE] as the stored path and the line: a trailing `:N` is a line unless the
-    whole argument is a file on disk; a file's path is made absolute (symlinks
-    resolved), as the index stores it; `record:ID` is kept as given."""
+    """PATH[:LINE] as the path and the line: a trailing `:N` is a line unless the whole
+    argument is a file on disk; a file's path is made absolute, no link resolved (the
+    command finds it as the index names it, `search.paths.as_indexed`); `record:ID` is
+    kept as given."""
     line = None
     found = _LINE.fullmatch(given)
     if found and not Path(given).is_file():
         given, line = found.group(1), int(found.group(2))
     if given.startswith(RECORD_PREFIX):
         return given, line
-    return path_text(Path(given).expanduser().resolve()), line
+    return given_path(given), line
 
 
 @click.command()
@@ -75,6 +76,9 @@ def similar(
 
     path, line = split_item(item)
     with Searcher(target) as searcher:
+        if not path.startswith(RECORD_PREFIX):
+            path = places_as_indexed(searcher.store, (path,))[0]
+        options["under"] = places_as_indexed(searcher.store, options["under"])
         try:
             try:
                 response = searcher.similar(path, line=line, **options)

@@ -9,7 +9,15 @@ a folder that is deleted (`rm -rf docs && make docs`) or swapped for another (`m
 each folder's identity (device and inode) is looked at before a watcher is armed, and
 again after every batch of changes and once a second while nothing happens. A folder
 that is gone is indexed as empty (its files leave the index) and looked for until it is
-back; one that came back, or was swapped, is indexed and watched again.
+back; one that came back, or was swapped, is indexed and watched again. A folder given
+as a link is watched as the link: when the link is swapped for one to another folder
+(`ln -sfn releases/v2 current.tmp && mv -T current.tmp current`), the folder it leads
+to is another, and is indexed (under the same root) and watched.
+
+A link to a file outside its root is indexed only where the root's rules follow such
+links (`index --follow-links-outside`); the watcher does not see the files they lead
+to, so those are looked at (size, mtime, ctime, inode) after every batch and once a
+second, and a change there brings a run of the root.
 
 watchfiles cannot pass on a name that is not UTF-8: its watcher stops with an error when
 it arms over a folder of such a name, and at any event on such a file, a read included
@@ -43,7 +51,8 @@ from indexer.errors import (
     SourceNotFound,
 )
 from indexer.faults import kill_point
-from indexer.reading.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable
+from indexer.reading.links import spellings
+from indexer.reading.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable, signed_inode
 from indexer.store.base import Target
 from search.cli.common import index_option, translate_errors
 from search.paths import display_path
@@ -120,23 +129,24 @@ def _is_under(path: Path, folder: Path) -> bool:
 class _Relevant:
     """Which file events can change the index: an indexable file, a folder (or something
     deleted, which may have been one), or a root's ignore file; never a hidden or
-    skipped path, nor the index's own files when the index lies inside a watched folder.
+    skipped path, nor the index's own files when the index lies inside a watched folder
+    (`index_folders`: the index's folder as given and with its links resolved).
     Paths count from the deepest root that holds them: a watched folder, or a root of
     its own inside one (`nested`, the paths the runs found so far, read at each event),
     which may itself be hidden (`~/notes/.journal`)."""
 
     def __init__(
-        self, roots: list[Path], index_folder: Path | None, nested: Collection[str] = ()
+        self, roots: list[Path], index_folders: Collection[Path], nested: Collection[str] = ()
     ) -> None:
         self.roots = roots
-        self.index_folder = index_folder
+        self.index_folders = index_folders
         self.nested = nested
 
     def __call__(self, change: object, raw_path: str) -> bool:
         from watchfiles import Change
 
         path = Path(raw_path)
-        if self.index_folder is not None and _is_under(path, self.index_folder):
+        if any(_is_under(path, folder) for folder in self.index_folders):
             return False
         if not any(_is_under(path, root) for root in self.roots):
             return False
@@ -190,7 +200,8 @@ def watch(
     (exit 0); a second one aborts that run and rolls it back (exit 130). A running
     `serve` sees each run's result, as it does for `index`. A folder that is deleted
     leaves the index and is watched for until it is back (or swapped for another);
-    a folder indexed on its own inside PATH is watched with it, with its own rules.
+    a folder given as a link is followed when the link is swapped; a folder indexed
+    on its own inside PATH is watched with it, with its own rules.
 
     \b
     Examples:
@@ -200,11 +211,12 @@ def watch(
     from indexer.runs.indexer import Indexer
     from indexer.store.backends import store_exists
 
-    roots = _roots(paths)
-    index_folder = Path(target).expanduser().resolve() if isinstance(target, Path) else None
+    roots = _roots(paths, target)
+    index_folders = _index_folders(target)
     indexer = Indexer(target, model=model, pooling=pooling)
     stop = _Stop()
     told = _Told()
+    targets = _FollowedTargets()
     start_up = _StartUp(indexer, roots, stop)
     with stop.installed(), start_up.joined():
         try:
@@ -217,7 +229,9 @@ def watch(
             def run(due: list[Path]) -> None:
                 for root in _outermost(due):
                     if not stop.requested.is_set():
-                        _run(indexer, root, stop, as_json, told)
+                        summary = _run(indexer, root, stop, as_json, told)
+                        if summary is not None:
+                            targets.record(root, summary)
 
             while not stop.requested.is_set():
                 # Each folder's identity (None: no folder there) as looked at before its
@@ -227,7 +241,7 @@ def watch(
                 looked = {root: _identity(root) for root in roots}
                 kill_point("watch-look")
                 present = [root for root in roots if looked[root] is not None]
-                relevant = _Relevant(roots, index_folder, told.nested)
+                relevant = _Relevant(roots, index_folders, told.nested)
                 caught_up = False
                 for changes in _batches(present, relevant, debounce, stop, told):
                     changed = [Path(path) for _, path in changes]
@@ -244,7 +258,8 @@ def watch(
                         start_up.begin()
                         start_up.caught_up.set()
                         continue
-                    run([root for root in roots if any(_is_under(path, root) for path in changed)])
+                    due = [root for root in roots if any(_is_under(path, root) for path in changed)]
+                    run(due + targets.changed())
         except _Aborted as aborted:
             click.echo(
                 f"Error: the run in progress was aborted ({aborted}); the index holds the last "
@@ -333,10 +348,22 @@ def _outermost(roots: list[Path]) -> list[Path]:
     ]
 
 
-def _roots(paths: tuple[Path, ...]) -> list[Path]:
+def _index_folders(target: Target) -> list[Path]:
+    """The index's folder as given, with the links above it resolved, and with every link
+    resolved (none for a database): the watcher names paths after the watched folders."""
+    if not isinstance(target, Path):
+        return []
+    named = spellings(target)
+    return [*named, named[0].resolve()]
+
+
+def _roots(paths: tuple[Path, ...], target: Target) -> list[Path]:
+    """The folders to watch, each as `index` records it (a link given stays the link)."""
+    from indexer.runs.folders import recorded_root
+
     roots: list[Path] = []
     for given in paths:
-        root = given.expanduser().resolve()
+        root = recorded_root(target, given)
         if not root.is_dir():
             why = "no such folder" if not root.exists() else "not a folder"
             raise SourceNotFound(f"{given}: {why}")
@@ -357,6 +384,45 @@ class _Told:
         self.gone: set[Path] = set()
         self.nested: set[str] = set()
         self.undecodable = False  # a name watchfiles cannot decode was seen
+        self.skipped: set[tuple[str, str]] = set()  # (path, reason) of files skipped
+
+
+# What is looked at of a file to tell it changed (None: it cannot be looked at).
+Status = tuple[int, int, int | None, int | None] | None
+
+
+class _FollowedTargets:
+    """The files that links followed outside their roots lead to (see the module
+    docstring), with what each root's last run saw of them."""
+
+    def __init__(self) -> None:
+        self.seen: dict[Path, dict[str, Status]] = {}
+
+    def record(self, root: Path, summary: IndexSummary) -> None:
+        """What the run of `root` read of each file its followed links lead to. A link
+        that cannot be looked at by its path's text (a name that is not UTF-8) is left
+        to the folder's watcher."""
+        self.seen[root] = {
+            link.path: (link.size, link.mtime_ns, link.ctime_ns, link.inode)
+            for link in summary.followed_links
+            if _status(link.path) is not None
+        }
+
+    def changed(self) -> list[Path]:
+        """The roots one of whose followed links leads to a file that changed since."""
+        return [
+            root
+            for root, links in self.seen.items()
+            if any(_status(path) != seen for path, seen in links.items())
+        ]
+
+
+def _status(path: str) -> Status:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return (status.st_size, status.st_mtime_ns, status.st_ctime_ns, signed_inode(status.st_ino))
 
 
 class _StartUp:
@@ -426,9 +492,12 @@ def _load_model(indexer: Indexer) -> bool:
     return True
 
 
-def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool, told: _Told) -> None:
-    """One incremental run over `root`, waiting (and saying so) while another writer runs.
-    A folder that is gone is indexed as empty: its files leave the index."""
+def _run(
+    indexer: Indexer, root: Path, stop: _Stop, as_json: bool, told: _Told
+) -> IndexSummary | None:
+    """One incremental run over `root`, waiting (and saying so) while another writer runs;
+    its summary (None: it did not run). A folder that is gone is indexed as empty: its
+    files leave the index."""
     told_busy = False
     while True:
         try:
@@ -441,22 +510,23 @@ def _run(indexer: Indexer, root: Path, stop: _Stop, as_json: bool, told: _Told) 
                 )
                 told_busy = True
             if stop.requested.wait(_LOCK_RETRY_SECONDS):
-                return
+                return None
             continue
         except SourceNotFound as error:  # the folder cannot be read: keep watching
             click.echo(f"ctxsearch: {terminal_text(error)}", err=True)
-            return
+            return None
         except (InvalidIgnoreFile, InvalidPattern) as error:  # fixing it brings a new run
             note = f"{error}; {display_path(str(root))} is not indexed until it is fixed"
             click.echo(f"ctxsearch: {terminal_text(note)} (still watching)", err=True)
-            return
+            return None
         _report(root, summary, as_json, told)
-        return
+        return summary
 
 
 def _report(root: Path, summary: IndexSummary, as_json: bool, told: _Told) -> None:
     try:
         _notes(root, summary, told)
+        _skipped_lines(summary, told)
         _summary_lines(root, summary, as_json)
     finally:
         sys.stdout.flush()  # a log file or a pipe sees each run as it ends
@@ -491,6 +561,16 @@ def _notes(root: Path, summary: IndexSummary, told: _Told) -> None:
             f"(what was in it is {shown}'s now)",
             err=True,
         )
+
+
+def _skipped_lines(summary: IndexSummary, told: _Told) -> None:
+    """The files skipped, each said once for the same reason (a link that leads outside
+    its root, text that is not language), as `index` says them."""
+    for skipped in summary.skipped_files:
+        if (skipped.path, skipped.reason) not in told.skipped:
+            told.skipped.add((skipped.path, skipped.reason))
+            reason = terminal_text(skipped.reason)
+            click.echo(f"skipped {display_path(skipped.path)}: {reason}", err=True)
 
 
 def _summary_lines(root: Path, summary: IndexSummary, as_json: bool) -> None:

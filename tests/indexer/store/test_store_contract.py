@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -63,7 +64,15 @@ def new_document(path: str, texts: list[str], first_axis: int = 0) -> NewDocumen
         if texts
         else np.zeros((0, DIM), np.float32)
     )
-    document = Document(path=Path(path), text=" ".join(texts), size=1, mtime_ns=1, sha256="0" * 64)
+    document = Document(
+        path=Path(path),
+        text=" ".join(texts),
+        size=1,
+        mtime_ns=1,
+        sha256="0" * 64,
+        ctime_ns=2,
+        inode=-3,
+    )
     return NewDocument(document, chunks, {"contextual": matrix, "static": matrix})
 
 
@@ -135,13 +144,18 @@ def test_update_and_delete_keep_rows_and_every_space_in_step(any_index):
     store.close()
 
 
-def test_touching_a_document_records_its_mtime(any_index):
+def test_a_document_keeps_what_identifies_its_file_and_touching_records_it(any_index):
+    """Size, mtime, ctime and inode come back as stored (inodes use all 64 bits, kept
+    signed); touching a document records the new mtime, ctime and inode."""
     store = new_store(any_index)
     add(store, "/docs/a.txt", ["one"])
     stored = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    assert (stored.size, stored.mtime_ns, stored.ctime_ns, stored.inode) == (1, 1, 2, -3)
+    touched = replace(new_document("/docs/a.txt", ["one"]).document, mtime_ns=42, ctime_ns=43)
     with store.writer(), store.change() as change:
-        change.touch_document(stored.id, 42)
-    assert store.documents_under(Path("/docs"))["/docs/a.txt"].mtime_ns == 42
+        change.touch_document(stored.id, replace(touched, inode=2**63 - 1))
+    again = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    assert (again.mtime_ns, again.ctime_ns, again.inode) == (42, 43, 2**63 - 1)
     store.close()
 
 

@@ -283,7 +283,7 @@ def test_a_second_sigterm_aborts_the_run_in_progress_and_the_index_stays_whole(
 def test_the_filter_skips_hidden_paths_and_an_index_inside_the_folder(tmp_path):
     from watchfiles import Change
 
-    relevant = _Relevant([tmp_path], tmp_path / "ix")
+    relevant = _Relevant([tmp_path], [tmp_path / "ix"])
     assert relevant(Change.modified, str(tmp_path / "a.md"))
     assert relevant(Change.deleted, str(tmp_path / "gone-folder"))
     assert relevant(Change.added, str(tmp_path / ".ctxsearchignore"))
@@ -291,7 +291,7 @@ def test_the_filter_skips_hidden_paths_and_an_index_inside_the_folder(tmp_path):
     assert not relevant(Change.modified, str(tmp_path / ".git" / "a.md"))
     assert not relevant(Change.modified, str(tmp_path / "photo.png"))
     assert not relevant(Change.modified, "/elsewhere/a.md")
-    nested = _Relevant([tmp_path], None, {str(tmp_path / ".journal")})
+    nested = _Relevant([tmp_path], [], {str(tmp_path / ".journal")})
     assert nested(Change.added, str(tmp_path / ".journal" / "day.md"))
     assert nested(Change.added, str(tmp_path / ".journal" / ".ctxsearchignore"))
     assert not nested(Change.added, str(tmp_path / ".other" / "day.md"))
