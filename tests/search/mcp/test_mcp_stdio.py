@@ -48,7 +48,8 @@ def test_each_tool_answers_over_stdio_with_what_a_hit_has(sample_index):
             branch = {"path": BRANCH, "start_line": 3, "end_line": 27}
             html = (await session.call_tool("read", branch)).structured_content
             assert html["text"].startswith("What You Can Do at a Bank Branch")
-            assert "<" not in html["text"] and (html["line"], html["end_line"]) == (3, 27)
+            # the first passage starts at the <title>, on line 5
+            assert "<" not in html["text"] and (html["line"], html["end_line"]) == (5, 27)
             passage = await session.call_tool("read", {"chunk_id": top["chunk_id"]})
             assert passage.structured_content["text"].startswith("# Opening a Savings Account")
             assert passage.structured_content["line"] == top["line"]
