@@ -7,13 +7,14 @@ command line prints (`query --json`, `similar --json`), so a hit carries every k
 hit has. The SDK builds each tool's input schema from the annotated parameters below:
 their descriptions are what a model reads. A library error (an unknown path, a bad
 filter) and arguments that fail the schema both come back as a tool error (`isError`,
-one line of text), never as a failure of the server.
+one line of text), never as a failure of the server. The write tools go through the
+writer `serve --writable` uses (`search.server.record_writer`): one write at a time, a
+bounded queue, and searches that never wait for writes.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -36,6 +37,7 @@ from search.request import WhereJSON
 from search.similar import SIMILAR_MODES
 
 F = TypeVar("F", bound=Callable[..., Any])
+A = TypeVar("A", bound=Callable[..., Awaitable[Any]])
 
 INSTRUCTIONS = (
     "Semantic search over a local index of the user's documents (ctxsearch). Use `search` "
@@ -106,6 +108,19 @@ def tool_errors(tool: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return tool(*args, **kwargs)
+        except CtxsearchError as error:
+            raise ToolError(str(error)) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+def async_tool_errors(tool: A) -> A:
+    """`tool_errors` for a tool that is a coroutine function."""
+
+    @wraps(tool)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await tool(*args, **kwargs)
         except CtxsearchError as error:
             raise ToolError(str(error)) from error
 
@@ -299,15 +314,16 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
 
 
 def _add_write_tools(server: MCPServer, target: Target) -> None:
-    from indexer.runs.indexer import Indexer
     from indexer.runs.record_input import check_record_ids, check_records
+    from search.server.record_writer import RecordWriter
 
-    indexer = Indexer(target)
-    indexer.load_encoders()  # the first write waits for no model
-    one_at_a_time = threading.Lock()
+    writer = RecordWriter(target)
+    writer.load_encoders()  # the first write waits for no model
 
-    @tool_errors
-    def upsert_records(
+    # Async: a write waiting its turn holds none of the worker threads the read tools
+    # run on, and past the queue's room it is refused at once (as in `serve`).
+    @async_tool_errors
+    async def upsert_records(
         records: Annotated[
             list[dict[str, Any]],
             Field(
@@ -322,12 +338,11 @@ def _add_write_tools(server: MCPServer, target: Target) -> None:
     ) -> dict[str, Any]:
         """Add or replace records (an application's texts with ids and metadata) in the
         index; they are searchable once this returns. Returns what changed."""
-        checked = check_records(records)
-        with one_at_a_time:
-            return indexer.upsert_records(checked).to_dict()
+        with writer.queue.place():
+            return (await writer.upsert(lambda: check_records(records))).to_dict()
 
-    @tool_errors
-    def delete_records(
+    @async_tool_errors
+    async def delete_records(
         ids: Annotated[
             list[str],
             Field(min_length=1, description="The ids of the records to remove."),
@@ -335,9 +350,8 @@ def _add_write_tools(server: MCPServer, target: Target) -> None:
     ) -> dict[str, Any]:
         """Remove records by id in one atomic change; ids no record has are listed in
         `not_found`. Files indexed from folders cannot be removed this way."""
-        checked = check_record_ids(ids)
-        with one_at_a_time:
-            return indexer.delete_records(checked).to_dict()
+        with writer.queue.place():
+            return (await writer.delete(lambda: check_record_ids(ids))).to_dict()
 
     writing = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
     server.add_tool(upsert_records, annotations=writing)
