@@ -203,8 +203,9 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
             Field(ge=1, le=MAX_DOCUMENT_ID, description="One passage, by a hit's chunk_id."),
         ] = None,
         start_line: Annotated[
-            int, Field(ge=1, description="With path: the first line to return (default 1).")
-        ] = 1,
+            int | None,
+            Field(ge=1, description="With path: the first line to return (default 1)."),
+        ] = None,
         end_line: Annotated[
             int | None,
             Field(ge=1, description="With path: the last line to return (default: the end)."),
@@ -215,24 +216,37 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
                 ge=1,
                 le=MAX_READ_CHARS,
                 description=f"With path: at most this many characters (default "
-                f"{DEFAULT_READ_CHARS:,}); `truncated` says if the lines asked for were cut, "
-                "and `end_line` is the last line returned: continue from end_line + 1.",
+                f"{DEFAULT_READ_CHARS:,}). When the text asked for is longer, `truncated` "
+                "is true and `next_start` says where the rest begins: call again with "
+                "start = next_start (and the same end_line) until truncated is false.",
             ),
         ] = DEFAULT_READ_CHARS,
+        start: Annotated[
+            int | None,
+            Field(
+                ge=0,
+                description="With path, instead of start_line: read from this character "
+                "of the document's text: the `next_start` of the answer before (to read "
+                "on), or a hit's `start`.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
-        """Read a document's text by lines, or one passage by chunk_id.
+        """Read a document's text a page at a time, or one passage by chunk_id.
 
-        With path: {path, document_id, line, end_line, total_lines, truncated, text}
-        (the text the index holds: a text, Markdown or code file's own lines, so a
-        hit's line and end_line select its passage). With chunk_id: {path, chunk_id,
-        line, end_line, heading, page, text} of that passage.
+        With path: {path, document_id, line, end_line, total_lines, truncated, text,
+        start, end, next_start} (the text the index holds: a text, Markdown or code
+        file's own lines, so a hit's line and end_line select its passage; `start` and
+        `end` are the page's character offsets in that text). Read on with
+        start = next_start while truncated: the pages put together are the whole text.
+        With chunk_id: {path, chunk_id, line, end_line, heading, page, text} of that
+        passage.
         """
         if (path is None) == (chunk_id is None):
             raise ToolError("give either path (a document) or chunk_id (a passage)")
         if chunk_id is not None:
             return read_chunk(searcher, chunk_id)
         assert path is not None
-        return read_document(searcher, path, start_line, end_line, max_chars)
+        return read_document(searcher, path, start_line, end_line, max_chars, start)
 
     @tool_errors
     def similar(

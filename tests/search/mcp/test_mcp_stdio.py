@@ -86,6 +86,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(sample_ind
         ("read", {}, "give either path"),
         ("read", {"path": "/no/such.md"}, "no such document in the index"),
         ("read", {"path": SAVINGS, "start_line": 10_000}, "past its last line"),
+        ("read", {"path": SAVINGS, "start": 10**9}, "is past the end of its text"),
+        ("read", {"path": SAVINGS, "start_line": 2, "start": 0}, "give start_line or start"),
         ("read", {"chunk_id": 10**12}, "no passage with chunk_id"),
         ("similar", {"path": "/no/such.md"}, "no such document in the index"),
         ("similar", {"path": SAVINGS, "line": 10_000}, "past the end of its text"),
