@@ -176,6 +176,8 @@ def _page_strings(
             continue
         if tag == "head":
             title = node.find(".//title")
+            if title is not None:
+                line = title.sourceline or line  # the title's string starts on its own line
             todo.append(_strings_of(title) + "\n\n" if title is not None else "")
             continue
         line = node.sourceline or line

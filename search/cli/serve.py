@@ -104,7 +104,7 @@ def serve(
         raise BadInputError(str(error)) from error
     from indexer.encoders.query import query_encoder_choice
     from search.engine import Searcher
-    from search.server.writes import RecordWriter
+    from search.server.record_writer import RecordWriter
 
     writer = RecordWriter(target) if writable else None
     # Writes need the torch model: a writable server's searches use it too, rather than

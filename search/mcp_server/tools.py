@@ -7,13 +7,14 @@ command line prints (`query --json`, `similar --json`), so a hit carries every k
 hit has. The SDK builds each tool's input schema from the annotated parameters below:
 their descriptions are what a model reads. A library error (an unknown path, a bad
 filter) and arguments that fail the schema both come back as a tool error (`isError`,
-one line of text), never as a failure of the server.
+one line of text), never as a failure of the server. The write tools go through the
+writer `serve --writable` uses (`search.server.record_writer`): one write at a time, a
+bounded queue, and searches that never wait for writes.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -36,6 +37,7 @@ from search.request import WhereJSON
 from search.similar import SIMILAR_MODES
 
 F = TypeVar("F", bound=Callable[..., Any])
+A = TypeVar("A", bound=Callable[..., Awaitable[Any]])
 
 INSTRUCTIONS = (
     "Semantic search over a local index of the user's documents (ctxsearch). Use `search` "
@@ -107,6 +109,19 @@ def tool_errors(tool: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return tool(*args, **kwargs)
+        except CtxsearchError as error:
+            raise ToolError(str(error)) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+def async_tool_errors(tool: A) -> A:
+    """`tool_errors` for a tool that is a coroutine function."""
+
+    @wraps(tool)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await tool(*args, **kwargs)
         except CtxsearchError as error:
             raise ToolError(str(error)) from error
 
@@ -189,8 +204,9 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
             Field(ge=1, le=MAX_DOCUMENT_ID, description="One passage, by a hit's chunk_id."),
         ] = None,
         start_line: Annotated[
-            int, Field(ge=1, description="With path: the first line to return (default 1).")
-        ] = 1,
+            int | None,
+            Field(ge=1, description="With path: the first line to return (default 1)."),
+        ] = None,
         end_line: Annotated[
             int | None,
             Field(ge=1, description="With path: the last line to return (default: the end)."),
@@ -201,24 +217,37 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
                 ge=1,
                 le=MAX_READ_CHARS,
                 description=f"With path: at most this many characters (default "
-                f"{DEFAULT_READ_CHARS:,}); `truncated` says if the lines asked for were cut, "
-                "and `end_line` is the last line returned: continue from end_line + 1.",
+                f"{DEFAULT_READ_CHARS:,}). When the text asked for is longer, `truncated` "
+                "is true and `next_start` says where the rest begins: call again with "
+                "start = next_start (and the same end_line) until truncated is false.",
             ),
         ] = DEFAULT_READ_CHARS,
+        start: Annotated[
+            int | None,
+            Field(
+                ge=0,
+                description="With path, instead of start_line: read from this character "
+                "of the document's text: the `next_start` of the answer before (to read "
+                "on), or a hit's `start`.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
-        """Read a document's text by lines, or one passage by chunk_id.
+        """Read a document's text a page at a time, or one passage by chunk_id.
 
-        With path: {path, document_id, line, end_line, total_lines, truncated, text}
-        (the text the index holds: a text, Markdown or code file's own lines, so a
-        hit's line and end_line select its passage). With chunk_id: {path, chunk_id,
-        line, end_line, heading, page, text} of that passage.
+        With path: {path, document_id, line, end_line, total_lines, truncated, text,
+        start, end, next_start} (the text the index holds: a text, Markdown or code
+        file's own lines, so a hit's line and end_line select its passage; `start` and
+        `end` are the page's character offsets in that text). Read on with
+        start = next_start while truncated: the pages put together are the whole text.
+        With chunk_id: {path, chunk_id, line, end_line, heading, page, text} of that
+        passage.
         """
         if (path is None) == (chunk_id is None):
             raise ToolError("give either path (a document) or chunk_id (a passage)")
         if chunk_id is not None:
             return read_chunk(searcher, chunk_id)
         assert path is not None
-        return read_document(searcher, path, start_line, end_line, max_chars)
+        return read_document(searcher, path, start_line, end_line, max_chars, start)
 
     @tool_errors
     def similar(
@@ -301,15 +330,16 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
 
 
 def _add_write_tools(server: MCPServer, target: Target) -> None:
-    from indexer.runs.indexer import Indexer
     from indexer.runs.record_input import check_record_ids, check_records
+    from search.server.record_writer import RecordWriter
 
-    indexer = Indexer(target)
-    indexer.load_encoders()  # the first write waits for no model
-    one_at_a_time = threading.Lock()
+    writer = RecordWriter(target)
+    writer.load_encoders()  # the first write waits for no model
 
-    @tool_errors
-    def upsert_records(
+    # Async: a write waiting its turn holds none of the worker threads the read tools
+    # run on, and past the queue's room it is refused at once (as in `serve`).
+    @async_tool_errors
+    async def upsert_records(
         records: Annotated[
             list[dict[str, Any]],
             Field(
@@ -324,12 +354,11 @@ def _add_write_tools(server: MCPServer, target: Target) -> None:
     ) -> dict[str, Any]:
         """Add or replace records (an application's texts with ids and metadata) in the
         index; they are searchable once this returns. Returns what changed."""
-        checked = check_records(records)
-        with one_at_a_time:
-            return indexer.upsert_records(checked).to_dict()
+        with writer.queue.place():
+            return (await writer.upsert(lambda: check_records(records))).to_dict()
 
-    @tool_errors
-    def delete_records(
+    @async_tool_errors
+    async def delete_records(
         ids: Annotated[
             list[str],
             Field(min_length=1, description="The ids of the records to remove."),
@@ -337,9 +366,8 @@ def _add_write_tools(server: MCPServer, target: Target) -> None:
     ) -> dict[str, Any]:
         """Remove records by id in one atomic change; ids no record has are listed in
         `not_found`. Files indexed from folders cannot be removed this way."""
-        checked = check_record_ids(ids)
-        with one_at_a_time:
-            return indexer.delete_records(checked).to_dict()
+        with writer.queue.place():
+            return (await writer.delete(lambda: check_record_ids(ids))).to_dict()
 
     writing = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
     server.add_tool(upsert_records, annotations=writing)

@@ -49,9 +49,13 @@ def hidden_commands() -> list[str]:
 
 def http_surface() -> dict[str, list[str]]:
     """Each `METHOD /path` with its query parameters and the keys its JSON body takes."""
+    from types import SimpleNamespace
+
     from search.server.app import create_app
 
-    schema = create_app(object(), writer=object()).openapi()  # type: ignore[arg-type]
+    # the schema needs no index: a writer is only asked for its queue
+    writer = SimpleNamespace(queue=None)
+    schema = create_app(object(), writer=writer).openapi()  # type: ignore[arg-type]
     components = schema.get("components", {}).get("schemas", {})
     found: dict[str, list[str]] = {}
     for path, methods in schema["paths"].items():
