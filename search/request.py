@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from indexer.errors import InvalidQuery
-from indexer.reading.file_types import FILE_TYPES
+from indexer.reading.formats import FILE_TYPES
 from indexer.reading.sources import path_text
 from indexer.store.filters import SearchFilter, make_filter
 from search.limits import (

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import sys
+from collections.abc import Callable
 from contextlib import nullcontext, redirect_stdout
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +21,7 @@ import click
 from indexer import config
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
+from indexer.reading.formats import readable_summary
 from indexer.runs.record_files import RECORD_FORMATS, read_records, record_format
 from indexer.runs.record_input import value_text
 from indexer.settings import BATCH_CHUNKS
@@ -72,6 +74,13 @@ def cli() -> None:
       ctxsearch info
       ctxsearch serve --port 8765
     """
+
+
+def naming_formats(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The command with READABLE in its help replaced by the formats read
+    (`indexer.reading.formats`)."""
+    command.__doc__ = (command.__doc__ or "").replace("READABLE", readable_summary())
+    return command
 
 
 def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -> Any:
@@ -208,6 +217,7 @@ def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
 @translate_errors
+@naming_formats
 def index(
     path: Path | None,
     target: Target,
@@ -235,13 +245,10 @@ def index(
     """Index the documents under PATH (again: only what changed is encoded), or the
     records of a FILE (--records, or --jsonl: JSON lines, JSON, CSV or TSV).
 
-    \b
-    Reads .txt .md .rst .html .pdf .docx .pptx .odt .epub and common source files;
-    skips hidden folders,
-    .git and binary files, and links that lead outside PATH (named on stderr).
-    A file that fails is reported and the run goes on.
-    Records (--records) are upserted by id into the same index: a record whose text is
-    unchanged is not encoded again; a bad line changes nothing.
+    Reads READABLE (docs/formats.md); skips hidden folders, .git and binary files,
+    and links that lead outside PATH (named on stderr). A file that fails is reported
+    and the run goes on. Records (--records) are upserted by id into the same index: a
+    record whose text is unchanged is not encoded again; a bad line changes nothing.
 
     \b
     Examples:

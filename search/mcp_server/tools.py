@@ -24,7 +24,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from indexer.errors import CtxsearchError
-from indexer.reading.file_types import FILE_TYPES
+from indexer.reading.formats import FILE_TYPES
 from indexer.store.base import Target
 from indexer.version import __version__
 from search.engine import Searcher
