@@ -161,7 +161,7 @@ def index_folder(
 ) -> IndexSummary:
     """Bring the index up to date with `folder` in `run`; see `Indexer.index_folder`."""
     started = time.perf_counter()
-    target = run.settings.target
+    target = run.target
     folder = recorded_root(target, folder)
     missing = missing_ok and _no_folder_at(folder)
     if missing and not store_exists(target):
