@@ -72,7 +72,7 @@ class Indexer:
     static space other than an existing index's raises `ModelMismatch` at its run.
     """
 
-    def __init__(self, index: Target, settings: WriteSettings | None = None, **options: Any):
+    def __init__(self, index: Target, *, settings: WriteSettings | None = None, **options: Any):
         if options:
             settings = replace(settings, **options) if settings else WriteSettings(**options)
         self.settings = settings or WriteSettings()
