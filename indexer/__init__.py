@@ -36,6 +36,7 @@ _LAZY = {
     "Progress": "indexer.runs.indexer",
     "RecordSummary": "indexer.runs.records",
     "remove_path": "indexer.runs.removal",
+    "WriteSettings": "indexer.runs.write_settings",
 }
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "SourceNotFound",
     "StoreUnavailable",
     "UnreadableFile",
+    "WriteSettings",
     "__version__",
     "open_index",
     "remove_path",

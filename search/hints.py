@@ -12,7 +12,7 @@ nothing.
 
 from __future__ import annotations
 
-from indexer.reading.file_types import FILE_TYPES
+from indexer.reading.formats import FILE_TYPES
 from indexer.runs.record_input import RECORD_PREFIX
 from indexer.store.base import Snapshot
 from indexer.store.filters import SearchFilter

@@ -19,14 +19,6 @@ from indexer.splitting.outline import Heading, markdown_outline, rst_outline
 # its offset up to the next anchor.
 Anchors = list[tuple[int, int]]
 
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
-RST_SUFFIXES = (".rst", ".rst.txt")  # Sphinx copies its sources as NAME.rst.txt
-HTML_SUFFIXES = (".html", ".htm", ".xhtml")
-PDF_SUFFIXES = (".pdf",)
-# Read into Markdown-like text (`indexer.reading.office`: headings as `#` lines); the
-# text is not the file's, so it has headings and no lines.
-OFFICE_SUFFIXES = (".docx", ".pptx", ".odt", ".epub")
-
 
 @dataclass(frozen=True)
 class Layout:
@@ -54,23 +46,9 @@ class Location:
     page: int | None = None
 
 
-def text_kind(path: str) -> str:
-    """`markdown`, `rst`, `html`, `pdf`, `office` or `text`, from a file's name."""
-    name = path.lower()
-    for kind, suffixes in (
-        ("markdown", MARKDOWN_SUFFIXES),
-        ("rst", RST_SUFFIXES),
-        ("html", HTML_SUFFIXES),
-        ("pdf", PDF_SUFFIXES),
-        ("office", OFFICE_SUFFIXES),
-    ):
-        if name.endswith(suffixes):
-            return kind
-    return "text"
-
-
 def text_layout(text: str, kind: str) -> Layout:
-    """The layout of text read as it is: lines counted, headings parsed by format."""
+    """The layout of text read as it is: lines counted, headings parsed by its kind
+    (`indexer.reading.formats.TEXT_KINDS`)."""
     if kind in ("markdown", "office"):
         return Layout(headings=markdown_headings(text))
     if kind == "rst":

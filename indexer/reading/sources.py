@@ -16,10 +16,10 @@ from indexer.errors import (
     UnindexableContent,
     UnreadableFile,
 )
-from indexer.reading.layout import Layout, text_kind, text_layout
+from indexer.reading.formats import file_format
+from indexer.reading.layout import Layout, text_layout
 from indexer.reading.limits import MAX_TEXT_CHARACTERS, text_over_limit
 from indexer.reading.links import leads_inside, opened_inside, real_folder
-from indexer.reading.readers import LAYOUT_READERS, READERS
 from indexer.reading.rules import RootRules, pattern_error
 
 SKIPPED_FOLDERS = frozenset(
@@ -83,8 +83,9 @@ SkippedLink = Callable[[Path, str], None]
 
 
 def is_indexable(path: Path) -> bool:
-    """Whether a file's extension has a reader."""
-    return path.suffix.lower() in READERS
+    """Whether a file's name ends in the extension of a format read
+    (`indexer.reading.formats`)."""
+    return file_format(path.name) is not None
 
 
 def walk_folder(
@@ -269,16 +270,15 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
     (`ReadingTooSlow`); a failure to read them (`UnreadableFile`) may pass.
     """
     data = _read_bounded(source.path, max_bytes, source.confined_to)
-    suffix = source.path.suffix.lower()
+    found = file_format(source.path.name)
+    if found is None:
+        raise UnindexableContent("ctxsearch reads no format of this extension")
     try:
-        if suffix in LAYOUT_READERS:
-            text, layout = LAYOUT_READERS[suffix](data)
-        else:
-            text, layout = READERS[suffix](data), None
+        text, layout = found.read(data)
         if len(text) > MAX_TEXT_CHARACTERS:  # (a text file read with a larger `max_bytes`)
             raise text_over_limit(_kind(source.path))
         if layout is None:
-            layout = text_layout(text, text_kind(source.path.name))
+            layout = text_layout(text, found.text_kind)
     except ReadingTooSlow:
         raise
     except UnreadableFile as error:  # a reader's own verdict on these bytes

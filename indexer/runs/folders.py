@@ -27,6 +27,7 @@ from pathlib import Path
 from indexer.errors import SourceNotFound, UnindexableContent, UnreadableFile
 from indexer.faults import kill_point
 from indexer.reading.content import why_not_prose
+from indexer.reading.formats import readable_summary
 from indexer.reading.links import spellings
 from indexer.reading.rules import RootRules, merged
 from indexer.reading.sources import SourceFile, path_text, read_document, walk_folder
@@ -160,7 +161,7 @@ def index_folder(
 ) -> IndexSummary:
     """Bring the index up to date with `folder` in `run`; see `Indexer.index_folder`."""
     started = time.perf_counter()
-    target = run.settings.target
+    target = run.target
     folder = recorded_root(target, folder)
     missing = missing_ok and _no_folder_at(folder)
     if missing and not store_exists(target):
@@ -276,8 +277,8 @@ def _nothing_to_index(folder: Path, links: list[FileFailure]) -> str:
             "nothing was changed"
         )
     return (
-        f"{path_text(folder)}: no files to index here (readable types: .txt .md .rst .html "
-        ".pdf .docx .pptx .odt .epub and source code); nothing was changed"
+        f"{path_text(folder)}: no files to index here (readable types: {readable_summary()}); "
+        "nothing was changed"
     )
 
 

@@ -28,7 +28,7 @@ from indexer.splitting.chunking import Chunk, chunk_document, warm_split
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.token_memo import TokenMemo
 from indexer.store.backends import check_can_create, open_store, store_exists
-from indexer.store.base import Change, NewDocument, Store
+from indexer.store.base import Change, NewDocument, Store, Target
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -92,7 +92,8 @@ class RunCounts:
 
 
 class Run:
-    """One run of a writer: `settings` and `encoders` are the writer's, the rest its own.
+    """One run of a writer: `target`, `settings` and `encoders` are the writer's, the rest
+    its own.
 
     `stored` says what encoding wrote; `manifest` is that of the index opened (None
     before `open`).
@@ -100,11 +101,13 @@ class Run:
 
     def __init__(
         self,
+        target: Target,
         settings: WriteSettings,
         encoders: EncoderHolder,
         progress: ProgressCallback | None = None,
         split_cache: SplitCache | None = None,
     ):
+        self.target = target
         self.settings = settings
         self.encoders = encoders
         # the writer's, so that a file split again after an edit is tokenised and cut
@@ -121,7 +124,7 @@ class Run:
     def open(self, wait: bool = False) -> Iterator[Store]:
         """The index, opened or created, with this process as its only writer; the model,
         pooling and static space given for it checked against those it has."""
-        target = self.settings.target
+        target = self.target
         new_manifest = None
         if not store_exists(target):
             # A model that cannot load, or settings it cannot work with, create nothing.

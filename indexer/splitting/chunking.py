@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from indexer.reading.layout import Layout, Locator, text_kind
+from indexer.reading.formats import text_kind
+from indexer.reading.layout import Layout, Locator
 from indexer.reading.line_map import encode_line_map
 from indexer.splitting.boundaries import TokenSpans
 from indexer.splitting.passages import Passage, document_passages

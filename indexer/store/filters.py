@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexer.errors import InvalidQuery
-from indexer.reading.file_types import FILE_TYPES, longer_suffixes
+from indexer.reading.formats import FILE_TYPES, longer_suffixes
 from indexer.store.globs import check_glob, glob_regex
 from indexer.store.where import WhereCondition, metadata_sql, where_conditions
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import sys
+from collections.abc import Callable
 from contextlib import nullcontext, redirect_stdout
 from dataclasses import replace
 from pathlib import Path
@@ -17,19 +18,12 @@ from typing import Any, BinaryIO
 
 import click
 
-from indexer import config
-from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
-from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
+from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS
+from indexer.reading.formats import readable_summary
 from indexer.runs.record_files import RECORD_FORMATS, read_records, record_format
 from indexer.runs.record_input import value_text
-from indexer.settings import BATCH_CHUNKS
+from indexer.runs.write_settings import WriteSettings
 from indexer.store.base import Target
-from indexer.store.index_types import (
-    HNSW_FROM_VECTORS,
-    INDEX_TYPES,
-    QUANTIZATIONS,
-    QUANTIZE_FROM_VECTORS,
-)
 from indexer.version import __version__
 from search.cli.common import (
     EXIT_PARTIAL,
@@ -48,6 +42,7 @@ from search.cli.serve import serve
 from search.cli.shown_similarity import shown_similarity
 from search.cli.similar import similar
 from search.cli.watch import watch
+from search.cli.write_options import takes_settings, write_options
 from search.limits import MAX_K
 from search.modes import Mode
 from search.paths import display_path, places_as_indexed
@@ -74,11 +69,11 @@ def cli() -> None:
     """
 
 
-def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -> Any:
-    """An `index` option choosing how the vector spaces are kept (`--index-type`,
-    `--quantize`): one of `choices`, or None (a new index takes the default, an existing
-    one keeps its own)."""
-    return click.option(name, type=click.Choice(choices), default=None, help=help_text)
+def naming_formats(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The command with READABLE in its help replaced by the formats read
+    (`indexer.reading.formats`)."""
+    command.__doc__ = (command.__doc__ or "").replace("READABLE", readable_summary())
+    return command
 
 
 @cli.command()
@@ -104,77 +99,7 @@ def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -
     help="The format of --records FILE (default: by its extension, .jsonl .json .csv "
     ".tsv; JSON lines for stdin).",
 )
-@click.option(
-    "--model", default=None, help="Model folder or hub name (new index: all-MiniLM-L6-v2)."
-)
-@click.option(
-    "--pooling", default=None, help="mean (default), cls, max, or mean-lastK (e.g. mean-last4)."
-)
-@vector_setting_option(
-    "--index-type",
-    INDEX_TYPES,
-    "FAISS structure: flat (exact), hnsw (approximate graph), or auto: flat below "
-    f"{HNSW_FROM_VECTORS:,} chunks, hnsw from there (new index: auto; an existing index "
-    "keeps its type unless given).",
-)
-@vector_setting_option(
-    "--quantize",
-    QUANTIZATIONS,
-    "How a folder index keeps vectors in memory: none (float32), int8 (1 byte a "
-    "dimension), binary (1 bit), each re-scoring its best candidates from float32 vectors "
-    "memory-mapped from disk. A PostgreSQL index's HNSW graph: none (float32), halfvec (2 "
-    "bytes a dimension) or binary, re-ranked by the float32 column. auto: int8 (PostgreSQL: "
-    f"halfvec) from {QUANTIZE_FROM_VECTORS:,} chunks (new index: none; changing it rebuilds "
-    "the spaces).",
-)
-@click.option(
-    "--static",
-    type=click.Choice(STATIC_CHOICES),
-    default=None,
-    help="What the static space holds, chosen when an index is created: the model's token "
-    "table (default), a Model2Vec model distilled from it, or GloVe 6B 50d "
-    "(the last two need ctxsearch[classic]).",
-)
-@click.option(
-    "--batch-chunks",
-    type=click.IntRange(min=1),
-    default=BATCH_CHUNKS,
-    show_default=True,
-    help="Chunks encoded (and written) per batch; on Ray, one batch is one actor call.",
-)
-@click.option(
-    "--ray",
-    "ray_address",
-    metavar="ADDRESS",
-    envvar=config.RAY.name,
-    default=None,
-    help="Encode on a Ray cluster: auto (the running cluster, else a local one) or its "
-    "head's address, e.g. 10.0.0.5:6379. Needs pip install 'ctxsearch[ray]'. "
-    f"[env: {config.RAY.name}]",
-)
-@click.option(
-    "--ray-workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Encoding actors on the cluster (default: its CPUs / --ray-threads).",
-)
-@click.option(
-    "--ray-threads",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="CPUs reserved and torch threads used by each encoding actor.",
-)
-@click.option(
-    "--precision",
-    type=click.Choice(PRECISIONS),
-    envvar=config.PRECISION.name,
-    default=DEFAULT_PRECISION,
-    show_default=True,
-    help="What the contextual encoder computes in: bf16 runs about 1.7x as fast as fp32 "
-    "at the same retrieval quality, on a CPU with native bf16 (AVX-512 BF16, AMX); auto "
-    f"picks bf16 only there. Recorded in the manifest. [env: {config.PRECISION.name}]",
-)
+@write_options
 @click.option(
     "--exclude",
     multiple=True,
@@ -208,21 +133,14 @@ def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
 @translate_errors
+@takes_settings
+@naming_formats
 def index(
     path: Path | None,
     target: Target,
     jsonl: BinaryIO | None,
     records_format: str | None,
-    model: str | None,
-    pooling: str | None,
-    index_type: str | None,
-    quantize: str | None,
-    static: str | None,
-    batch_chunks: int,
-    ray_address: str | None,
-    ray_workers: int | None,
-    ray_threads: int,
-    precision: str,
+    settings: WriteSettings,
     exclude: tuple[str, ...],
     include: tuple[str, ...],
     default_excludes: bool | None,
@@ -235,13 +153,10 @@ def index(
     """Index the documents under PATH (again: only what changed is encoded), or the
     records of a FILE (--records, or --jsonl: JSON lines, JSON, CSV or TSV).
 
-    \b
-    Reads .txt .md .rst .html .pdf .docx .pptx .odt .epub and common source files;
-    skips hidden folders,
-    .git and binary files, and links that lead outside PATH (named on stderr).
-    A file that fails is reported and the run goes on.
-    Records (--records) are upserted by id into the same index: a record whose text is
-    unchanged is not encoded again; a bad line changes nothing.
+    Reads READABLE (docs/formats.md); skips hidden folders, .git and binary files,
+    and links that lead outside PATH (named on stderr). A file that fails is reported
+    and the run goes on. Records (--records) are upserted by id into the same index: a
+    record whose text is unchanged is not encoded again; a bad line changes nothing.
 
     \b
     Examples:
@@ -286,21 +201,9 @@ def index(
     # keep stdout for the summary and --json, and sum the notes up in one line.
     ray_notes = io.StringIO()
     try:
-        indexer = Indexer(
-            target,
-            model=model,
-            pooling=pooling,
-            index_type=index_type,
-            quantize=quantize,
-            static=static,
-            batch_chunks=batch_chunks,
-            precision=precision,
-            ray=ray_address or None,
-            ray_workers=ray_workers,
-            ray_threads=ray_threads,
-        )
+        indexer = Indexer(target, settings=settings)
         summary = result = None
-        with redirect_stdout(ray_notes) if ray_address else nullcontext():
+        with redirect_stdout(ray_notes) if settings.ray else nullcontext():
             if jsonl is not None:
                 result = indexer.upsert_records(records, progress=bars, wait=wait)
             else:

@@ -5,7 +5,9 @@ Each tool is a thin call into the library (`Searcher.search`, `Searcher.similar`
 `search.mcp_server.reading`, `Indexer.upsert_records`); its answer is the JSON the
 command line prints (`query --json`, `similar --json`), so a hit carries every key a
 hit has. The SDK builds each tool's input schema from the annotated parameters below:
-their descriptions are what a model reads. A library error (an unknown path, a bad
+their descriptions are what a model reads. The search parameters of `search` and
+`similar` are the request's (`search.mcp_server.search_arguments`), described as for the
+command line and HTTP. A library error (an unknown path, a bad
 filter) and arguments that fail the schema both come back as a tool error (`isError`,
 one line of text), never as a failure of the server. The write tools go through the
 writer `serve --writable` uses (`search.server.record_writer`): one write at a time, a
@@ -24,16 +26,15 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from indexer.errors import CtxsearchError
-from indexer.reading.file_types import FILE_TYPES
 from indexer.store.base import Target
 from indexer.version import __version__
 from search.engine import Searcher
-from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
+from search.limits import MAX_DOCUMENT_ID
 from search.mcp_server.argument_errors import one_line_argument_errors
 from search.mcp_server.reading import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
 from search.mcp_server.reading import read_passage as read_chunk
-from search.modes import MODES
-from search.request import WhereJSON
+from search.mcp_server.search_arguments import request_keywords, with_request_parameters
+from search.request import parameters, similar_parameters
 from search.similar import SIMILAR_MODES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -48,58 +49,9 @@ INSTRUCTIONS = (
     "to find documents like one you found, `folders` to see what is indexed."
 )
 
-# The filters every search and similar search takes.
-Under = Annotated[
-    list[str] | None,
-    Field(
-        description="Only documents inside these absolute folders or files (as `folders` "
-        "lists them, or a hit's path). Default: everywhere."
-    ),
-]
-PathGlobs = Annotated[
-    list[str] | None,
-    Field(
-        description="Only documents whose path matches one of these globs: '*.md' matches "
-        "file names, 'tutorial/*.md' the end of the path (* crosses folders). Default: all."
-    ),
-]
-Types = Annotated[
-    list[str] | None,
-    Field(
-        description=f"Only documents of these types: {', '.join(FILE_TYPES)}, or an "
-        "extension such as '.py'. Default: all types."
-    ),
-]
-Where = Annotated[
-    WhereJSON | None,
-    Field(
-        description="Only records (documents an application stored with metadata) whose "
-        'metadata meets these conditions, e.g. {"lang": "en", "year": 2024}; a list of '
-        'values is any of them ({"group": [0, 2]}; an empty list matches nothing); an '
-        'object of operators compares numbers or ISO dates ({"year": {">=": 2020, "<": '
-        '2024}}, {"day": {"<": "2024-05-01"}}; also "!="). Or a list of strings: '
-        '"lang=en", "year>=2020", "lang!=fr". The = of one key are ORed, everything else '
-        "ANDed. Files have no metadata, so any `where` leaves them out. Default: no "
-        "condition."
-    ),
-]
-MinSimilarity = Annotated[
-    float | None,
-    Field(
-        ge=-1.0,
-        le=1.0,
-        description="Drop hits whose similarity (contextual cosine, -1 to 1) is below this, "
-        "e.g. 0.3; fewer than k hits, or none, may be left. Default: keep all.",
-    ),
-]
-Count = Annotated[int, Field(ge=1, le=MAX_K, description="How many hits to return (default 10).")]
-AllChunks = Annotated[
-    bool,
-    Field(
-        description="Return every matching passage, several per document, instead of "
-        "the best passage of each document (default false)."
-    ),
-]
+# The request's parameters each search tool takes (`search.mcp_server.search_arguments`).
+SEARCH = tuple(parameters())
+SIMILAR = tuple(similar_parameters())
 
 
 def tool_errors(tool: F) -> F:
@@ -141,32 +93,8 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @tool_errors
-    def search(
-        query: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=MAX_QUERY_CHARS,
-                description="What to look for, in natural language (a question or a "
-                "description of the passage wanted); exact words also count in hybrid mode.",
-            ),
-        ],
-        mode: Annotated[
-            Literal[MODES],  # type: ignore[valid-type]
-            Field(
-                description="hybrid (default): meaning and exact words fused, best in "
-                "general; contextual: meaning only; lexical: exact words only (BM25), for "
-                "names, codes and identifiers; static: word vectors without context."
-            ),
-        ] = "hybrid",
-        k: Count = 10,
-        all_chunks: AllChunks = False,
-        under: Under = None,
-        path_glob: PathGlobs = None,
-        type: Types = None,
-        where: Where = None,
-        min_similarity: MinSimilarity = None,
-    ) -> dict[str, Any]:
+    @with_request_parameters(SEARCH)
+    def search(**options: Any) -> dict[str, Any]:
         """Search the indexed documents for passages that answer `query`, best first.
 
         Returns {query, mode, results: [{rank, path, line, end_line, heading, snippet,
@@ -177,17 +105,8 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         ranking score. Read a hit in full with `read`. With no results,
         `hints` says which filter value matches nothing in the index, and what is there.
         """
-        return searcher.search(
-            query,
-            mode=mode,
-            k=k,
-            all_chunks=all_chunks,
-            under=under,
-            path=path_glob,
-            file_type=type,
-            where=where,
-            min_similarity=min_similarity,
-        ).to_dict()
+        request = request_keywords(options, SEARCH)
+        return searcher.search(request.pop("query"), **request).to_dict()
 
     @tool_errors
     def read(
@@ -250,6 +169,7 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         return read_document(searcher, path, start_line, end_line, max_chars, start)
 
     @tool_errors
+    @with_request_parameters(SIMILAR)
     def similar(
         path: Annotated[
             str | None,
@@ -279,13 +199,7 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
             Literal[SIMILAR_MODES],  # type: ignore[valid-type]
             Field(description="contextual (default): by meaning; static: by word vectors."),
         ] = "contextual",
-        k: Count = 10,
-        all_chunks: AllChunks = False,
-        under: Under = None,
-        path_glob: PathGlobs = None,
-        type: Types = None,
-        where: Where = None,
-        min_similarity: MinSimilarity = None,
+        **options: Any,
     ) -> dict[str, Any]:
         """Find the documents most like one already in the index (more like this).
 
@@ -300,13 +214,7 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
             line=line,
             chunk_id=chunk_id,
             mode=mode,
-            k=k,
-            all_chunks=all_chunks,
-            under=under,
-            path=path_glob,
-            file_type=type,
-            where=where,
-            min_similarity=min_similarity,
+            **request_keywords(options, SIMILAR),
         ).to_dict()
 
     @tool_errors
