@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.splitting.outline import Heading, Line, lines_of
+from indexer.reading.outline import Heading, Line, lines_of
 
 CODE_SUFFIXES = {
     "python": (".py", ".pyi"),
