@@ -96,7 +96,7 @@ class StoredChunk:
 @dataclass(frozen=True)
 class NewDocument:
     """A document to add: its chunks, and each vector space's vectors of those chunks;
-    `metadata` for a record (see `indexer.runs.record_input`), None for a file."""
+    `metadata` for a record (see `indexer.records.record`), None for a file."""
 
     document: Document
     chunks: list[Chunk]

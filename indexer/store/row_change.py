@@ -15,7 +15,7 @@ import numpy as np
 from sqlalchemy.orm import Session
 
 from indexer.reading.sources import Document
-from indexer.runs.record_input import RECORD_PREFIX, record_path
+from indexer.records.record import RECORD_PREFIX, record_path
 from indexer.store import records
 from indexer.store.base import KeyedVectors, NewDocument, StoredRecord
 from indexer.store.content_keys import encoding_settings

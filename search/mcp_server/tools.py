@@ -330,7 +330,7 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
 
 
 def _add_write_tools(server: MCPServer, target: Target) -> None:
-    from indexer.runs.record_input import check_record_ids, check_records
+    from indexer.records.record import check_record_ids, check_records
     from search.server.record_writer import RecordWriter
 
     writer = RecordWriter(target)
