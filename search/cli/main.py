@@ -20,8 +20,8 @@ import click
 from indexer import config
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
 from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
+from indexer.records.files import RECORD_FORMATS, read_records, record_format
 from indexer.records.record import value_text
-from indexer.runs.record_files import RECORD_FORMATS, read_records, record_format
 from indexer.settings import BATCH_CHUNKS
 from indexer.store.base import Target
 from indexer.store.index_types import (
