@@ -110,7 +110,7 @@ class Indexer:
             quantize,
         )
         # The loaded model and one encoder per space, kept for the next runs and checked
-        # against the manifest of the index at every one (see `indexer.runs.encoder_key`).
+        # against the manifest of the index at every one (see `indexer.encoders.encoder_key`).
         self.encoders = EncoderHolder(self.settings.precision)
         # What splitting learnt of the files it split, for the next runs: a file edited
         # under `watch` is tokenised and cut again only around the edit.
