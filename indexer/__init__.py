@@ -34,7 +34,7 @@ _LAZY = {
     "Indexer": "indexer.runs.indexer",
     "IndexSummary": "indexer.runs.indexer",
     "Progress": "indexer.runs.indexer",
-    "RecordSummary": "indexer.runs.records",
+    "RecordSummary": "indexer.runs.record_changes",
     "remove_path": "indexer.runs.removal",
 }
 

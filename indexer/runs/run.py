@@ -5,8 +5,8 @@ what it writes into; chunks documents with the index's model; encodes and stores
 about `batch_chunks` chunks at a time into the run's change (in this process or on a Ray
 cluster, `indexer.runs.encoding`); reports its progress; and, once committed, exports the
 model for torch-free queries. What changes is the caller's (`indexer.runs.folders`,
-`indexer.runs.records`). Each run has its own state: the `Indexer` that starts it keeps
-only its settings and its encoders, so one writer serves any number of runs.
+`indexer.runs.record_changes`). Each run has its own state: the `Indexer` that starts
+it keeps only its settings and its encoders, so one writer serves any number of runs.
 """
 
 from __future__ import annotations
