@@ -46,7 +46,7 @@ from indexer.store.postgres.database import database_errors, first_line, postgre
 from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
 from indexer.store.postgres.parked import ParkedConnections
-from indexer.store.postgres.reading import reading
+from indexer.store.postgres.read_transaction import reading
 from indexer.store.postgres.snapshot import PostgresSnapshot, SpaceSizes
 from indexer.store.postgres.term_counts import defer_term_counts, recount_terms
 from indexer.store.row_change import RowChange
@@ -295,7 +295,7 @@ class PostgresStore:
         """A read-only REPEATABLE READ transaction: one committed state throughout (every
         space is in the database, so `spaces` changes nothing). It begins with its first
         statement, which a vector search sends in the same round trip as the BEGIN; its
-        COMMIT is sent and not waited for (`reading.Reading`, `parked.py`)."""
+        COMMIT is sent and not waited for (`read_transaction.Reading`, `parked.py`)."""
         if self._closed:
             raise IndexClosed(f"{self.target}: the index was closed")
         with (
