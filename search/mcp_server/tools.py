@@ -2,7 +2,7 @@
 upsert_records and delete_records.
 
 Each tool is a thin call into the library (`Searcher.search`, `Searcher.similar`,
-`search.mcp_server.reading`, `Indexer.upsert_records`); its answer is the JSON the
+`search.mcp_server.read_tool`, `Indexer.upsert_records`); its answer is the JSON the
 command line prints (`query --json`, `similar --json`), so a hit carries every key a
 hit has. The SDK builds each tool's input schema from the annotated parameters below:
 their descriptions are what a model reads. A library error (an unknown path, a bad
@@ -30,8 +30,8 @@ from indexer.version import __version__
 from search.engine import Searcher
 from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
 from search.mcp_server.argument_errors import one_line_argument_errors
-from search.mcp_server.reading import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
-from search.mcp_server.reading import read_passage as read_chunk
+from search.mcp_server.read_tool import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
+from search.mcp_server.read_tool import read_passage as read_chunk
 from search.modes import MODES
 from search.request import WhereJSON
 from search.similar import SIMILAR_MODES
