@@ -40,7 +40,12 @@ from indexer.store.base import (
 from indexer.store.content_keys import encoding_settings
 from indexer.store.local import fts
 from indexer.store.local.database import WRITE, sqlite_engine, sqlite_errors
-from indexer.store.local.layout import DATABASE_FILE, space_file, space_files, space_temporaries
+from indexer.store.local.index_files import (
+    DATABASE_FILE,
+    space_file,
+    space_files,
+    space_temporaries,
+)
 from indexer.store.local.lock import WriterLock
 from indexer.store.local.segments import Segments, named_files
 from indexer.store.manifest import QUANTIZED_FORMAT, SEGMENTED_FORMAT, Manifest

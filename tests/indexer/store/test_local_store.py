@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from indexer.errors import IndexCorrupt, IndexNotFound, ModelMismatch
 from indexer.store.backends import open_store
 from indexer.store.local.fts import TextCollection
-from indexer.store.local.layout import DATABASE_FILE
+from indexer.store.local.index_files import DATABASE_FILE
 from indexer.store.migrations import MIGRATIONS, _m0001_initial, migrate, pending
 from indexer.store.schema import Base
 from tests.indexer.store.test_store_contract import add, manifest, new_store
