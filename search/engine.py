@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
-from indexer.reading.layout import text_kind
+from indexer.reading.text_layout import text_kind
 from indexer.records.record import record_id_of
 from indexer.spaces import Space
 from indexer.store.backends import open_store

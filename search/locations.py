@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from indexer.reading.layout import Locator, text_kind
+from indexer.reading.text_layout import Locator, text_kind
 from indexer.store.base import Snapshot, StoredChunk
 from search.documents import stitch
 

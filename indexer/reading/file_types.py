@@ -3,8 +3,8 @@ import: the command line's help lists them)."""
 
 from __future__ import annotations
 
-from indexer.reading.layout import RST_SUFFIXES
 from indexer.reading.readers import READERS
+from indexer.reading.text_layout import RST_SUFFIXES
 
 _CODE = tuple(
     suffix

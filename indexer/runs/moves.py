@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.reading.layout import text_kind
 from indexer.reading.readers import LAYOUT_READERS, READERS
+from indexer.reading.text_layout import text_kind
 
 MoveKey = tuple[str, str, str]
 

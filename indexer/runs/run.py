@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from indexer.config import token_memo_dir
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
-from indexer.reading.layout import Layout
 from indexer.reading.sources import Document
+from indexer.reading.text_layout import Layout
 from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings

@@ -12,8 +12,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from indexer.reading.layout import Layout, text_kind
 from indexer.reading.outline import Heading, markdown_outline, rst_outline
+from indexer.reading.text_layout import Layout, text_kind
 from indexer.splitting.code_outline import CODE_SUFFIXES, code_kind, code_outline
 
 SECTION_SEPARATOR = " \u203a "  # a single right-pointing angle quote between titles

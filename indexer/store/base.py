@@ -84,7 +84,7 @@ class StoredChunk:
     end: int
     text: str
     host: str = ""
-    line: int | None = None  # 1-based, in the file (see `indexer.reading.layout`)
+    line: int | None = None  # 1-based, in the file (see `indexer.reading.text_layout`)
     end_line: int | None = None
     heading: str | None = None
     page: int | None = None

@@ -19,7 +19,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from indexer.errors import DocumentNotFound, InvalidQuery
-from indexer.reading.layout import text_kind
+from indexer.reading.text_layout import text_kind
 from indexer.store.base import StoredChunk
 from search.documents import load_document
 from search.locations import fill_locations
