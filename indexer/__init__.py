@@ -3,6 +3,7 @@
     from indexer import Indexer
     summary = Indexer("my.idx").index_folder("~/notes")
     summary = Indexer("postgresql+psycopg://me@db:5432/search").index_folder("~/notes")
+    Watcher(Indexer("my.idx"), ["~/notes"]).run()  # until stop(), from another thread
 
 Names are imported on first use, so `import indexer` stays cheap (no FAISS, no torch).
 """
@@ -36,6 +37,8 @@ _LAZY = {
     "Progress": "indexer.runs.indexer",
     "RecordSummary": "indexer.runs.record_changes",
     "remove_path": "indexer.runs.removal",
+    "Watcher": "indexer.watching.watcher",
+    "WatchListener": "indexer.watching.listener",
 }
 
 __all__ = [
@@ -56,6 +59,8 @@ __all__ = [
     "SourceNotFound",
     "StoreUnavailable",
     "UnreadableFile",
+    "WatchListener",
+    "Watcher",
     "__version__",
     "open_index",
     "remove_path",
