@@ -37,8 +37,9 @@ class Watcher:
     watched), then again whenever files under it are added, changed or deleted, through
     `Indexer.index_folder`. `stop()` (from another thread, or a signal handler) ends the
     watch after the current run; an exception raised inside a run (a signal handler's)
-    leaves the index as the last published run left it, and ends `run()`. A folder that
-    is not there (`SourceNotFound`) is refused here, before anything is read.
+    leaves the index as the last published run left it, and ends `run()`. A watcher runs
+    once: stopped, it stays stopped. A folder that is not there (`SourceNotFound`) is
+    refused here, before anything is read.
     """
 
     def __init__(
