@@ -17,7 +17,7 @@ import numpy as np
 
 from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
 from indexer.reading.formats import text_kind
-from indexer.runs.record_input import record_id_of
+from indexer.records.record import record_id_of
 from indexer.spaces import Space
 from indexer.store.backends import open_store
 from indexer.store.base import Snapshot, Store, StoredChunk, Target
@@ -289,7 +289,7 @@ class Searcher:
         six digits) is below it. Every hit says how well it matches (`Hit.match`:
         strong, weak or none; see `search.match`). `where` (`{"key": value}`, or
         `["key=value"]`) keeps the records whose metadata holds every pair (numbers
-        compare as numbers, strings as strings: see `indexer.runs.record_input`); files
+        compare as numbers, strings as strings: see `indexer.records.record`); files
         have no metadata, so it leaves them out.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.request` and `search.limits`.

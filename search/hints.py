@@ -13,7 +13,7 @@ nothing.
 from __future__ import annotations
 
 from indexer.reading.formats import FILE_TYPES
-from indexer.runs.record_input import RECORD_PREFIX
+from indexer.records.record import RECORD_PREFIX
 from indexer.store.base import Snapshot
 from indexer.store.filters import SearchFilter
 from indexer.store.where import WhereCondition

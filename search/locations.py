@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from indexer.reading.formats import text_kind
-from indexer.reading.layout import Locator
+from indexer.reading.text_layout import Locator
 from indexer.store.base import Snapshot, StoredChunk
 from search.documents import stitch
 

@@ -8,7 +8,7 @@ all read `FORMATS`; a new format is one entry here (and its reader).
 it is stale).
 
 The kind of text a format gives (`TEXT_KINDS`) decides what its lines, headings and
-markup are (`indexer.reading.layout`, `indexer.splitting.structure`, `search.markup`).
+markup are (`indexer.reading.text_layout`, `indexer.splitting.structure`, `search.markup`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.reading.layout import Layout
 from indexer.reading.office import read_docx, read_epub, read_odt, read_pptx
 from indexer.reading.readers import read_html_layout, read_pdf_layout, read_plain_text
+from indexer.reading.text_layout import Layout
 
 TextReader = Callable[[bytes], str]
 LayoutReader = Callable[[bytes], tuple[str, Layout]]
@@ -57,7 +57,7 @@ class FileFormat:
 
     def read(self, data: bytes) -> tuple[str, Layout | None]:
         """The text of a file of this format, and its layout where the reader records
-        one (None: the text is the file's, see `indexer.reading.layout.text_layout`)."""
+        one (None: the text is the file's, see `indexer.reading.text_layout.text_layout`)."""
         if self.layout_reader is not None:
             return self.layout_reader(data)
         assert self.reader is not None

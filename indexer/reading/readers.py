@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexer.errors import UnreadableFile
-from indexer.reading.layout import Layout
 from indexer.reading.limits import READING_LIMITS, ReadingBudget, ReadingLimits
+from indexer.reading.outline import Heading
 from indexer.reading.page_chrome import is_chrome, is_main_content
 from indexer.reading.pdf_text import clean_pdf_text, split_run_together
-from indexer.splitting.outline import Heading
+from indexer.reading.text_layout import Layout
 
 if TYPE_CHECKING:
     from pypdf import PageObject

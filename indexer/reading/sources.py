@@ -17,10 +17,10 @@ from indexer.errors import (
     UnreadableFile,
 )
 from indexer.reading.formats import file_format
-from indexer.reading.layout import Layout, text_layout
 from indexer.reading.limits import MAX_TEXT_CHARACTERS, text_over_limit
 from indexer.reading.links import leads_inside, opened_inside, real_folder
 from indexer.reading.rules import RootRules, pattern_error
+from indexer.reading.text_layout import Layout, text_layout
 
 SKIPPED_FOLDERS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
@@ -60,7 +60,7 @@ class Document:
     size: int
     mtime_ns: int
     sha256: str
-    layout: Layout | None = None  # where parts of `text` came from (see `indexer.reading.layout`)
+    layout: Layout | None = None  # where parts of `text` came from (`text_layout.py`)
     ctime_ns: int | None = None  # as the walk saw them (see `SourceFile`)
     inode: int | None = None
 

@@ -2,9 +2,9 @@
 
 Each call (`index_folder`, `upsert_records`, `delete_records`) is one run with its own
 state (`indexer.runs.run`): a folder run (`indexer.runs.folders`) or a record run
-(`indexer.runs.records`). The encoders live on (`indexer.encoders.for_index`), checked
-against the manifest of the index at every run, so a long-lived writer (`watch`,
-`serve --writable`, an app) loads its model once.
+(`indexer.runs.record_changes`). The encoders live on (`indexer.encoders.for_index`),
+checked against the manifest of the index at every run, so a long-lived writer
+(`watch`, `serve --writable`, an app) loads its model once.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from indexer.store.backends import normalise_target, open_store, store_exists
 from indexer.store.base import Target
 
 if TYPE_CHECKING:
-    from indexer.runs.records import RecordSummary
+    from indexer.runs.record_changes import RecordSummary
 
 __all__ = [
     "DEFAULT_OVERLAP",
@@ -79,7 +79,7 @@ class Indexer:
         self.target = normalise_target(index)
         self.settings.check_target(self.target)
         # The loaded model and one encoder per space, kept for the next runs and checked
-        # against the manifest of the index at every one (see `indexer.runs.encoder_key`).
+        # against the manifest of the index at every one (see `indexer.encoders.encoder_key`).
         self.encoders = EncoderHolder(self.settings.precision)
         # What splitting learnt of the files it split, for the next runs: a file edited
         # under `watch` is tokenised and cut again only around the edit.
@@ -164,14 +164,14 @@ class Indexer:
         `InvalidQuery`) naming the record, before anything is written; another writer
         raises `IndexLocked`, or is waited for with `wait`.
         """
-        from indexer.runs.records import upsert_records
+        from indexer.runs.record_changes import upsert_records
 
         return upsert_records(self.run(progress), records, wait)
 
     def delete_records(self, ids: Iterable[str], wait: bool = False) -> RecordSummary:
         """Remove the records with these ids in one atomic change; ids that no record
         has are listed in the summary's `not_found`, not raised."""
-        from indexer.runs.records import delete_records
+        from indexer.runs.record_changes import delete_records
 
         return delete_records(self.target, ids, wait)
 

@@ -5,8 +5,8 @@ what it writes into; chunks documents with the index's model; encodes and stores
 about `batch_chunks` chunks at a time into the run's change (in this process or on a Ray
 cluster, `indexer.runs.encoding`); reports its progress; and, once committed, exports the
 model for torch-free queries. What changes is the caller's (`indexer.runs.folders`,
-`indexer.runs.records`). Each run has its own state: the `Indexer` that starts it keeps
-only its settings and its encoders, so one writer serves any number of runs.
+`indexer.runs.record_changes`). Each run has its own state: the `Indexer` that starts
+it keeps only its settings and its encoders, so one writer serves any number of runs.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from indexer.config import token_memo_dir
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
-from indexer.reading.layout import Layout
 from indexer.reading.sources import Document
+from indexer.reading.text_layout import Layout
 from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings

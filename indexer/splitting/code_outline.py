@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.splitting.outline import Heading, Line, lines_of
+from indexer.reading.outline import Heading, Line, lines_of
 
 _PYTHON_DEFINITION = re.compile(
     r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>\w+)"

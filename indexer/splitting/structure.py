@@ -13,9 +13,9 @@ import itertools
 from dataclasses import dataclass
 
 from indexer.reading.formats import file_format
-from indexer.reading.layout import Layout
+from indexer.reading.outline import Heading, markdown_outline, rst_outline
+from indexer.reading.text_layout import Layout
 from indexer.splitting.code_outline import OUTLINED_LANGUAGES, code_outline
-from indexer.splitting.outline import Heading, markdown_outline, rst_outline
 
 SECTION_SEPARATOR = " \u203a "  # a single right-pointing angle quote between titles
 

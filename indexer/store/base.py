@@ -84,7 +84,7 @@ class StoredChunk:
     end: int
     text: str
     host: str = ""
-    line: int | None = None  # 1-based, in the file (see `indexer.reading.layout`)
+    line: int | None = None  # 1-based, in the file (see `indexer.reading.text_layout`)
     end_line: int | None = None
     heading: str | None = None
     page: int | None = None
@@ -96,7 +96,7 @@ class StoredChunk:
 @dataclass(frozen=True)
 class NewDocument:
     """A document to add: its chunks, and each vector space's vectors of those chunks;
-    `metadata` for a record (see `indexer.runs.record_input`), None for a file."""
+    `metadata` for a record (see `indexer.records.record`), None for a file."""
 
     document: Document
     chunks: list[Chunk]

@@ -1,6 +1,6 @@
 """Numbers in `where` conditions, compared exactly, the same way on every store.
 
-A record's metadata value is kept as text (`indexer.runs.record_input.value_text`), so a
+A record's metadata value is kept as text (`indexer.records.record.value_text`), so a
 number is the decimal that text spells: an int its digits, a float the shortest text
 that reads back as it (what its JSON shows: `0.1`, `1e+16`), a string that spells a
 number that number. A text spells a number when it is a JSON number with at most three
@@ -25,7 +25,7 @@ import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from functools import lru_cache
 
-from indexer.runs.record_input import value_text
+from indexer.records.record import value_text
 
 NUMBER_PATTERN = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,3})?"
 SQLITE_COMPARE_NUMBERS = "ctxsearch_compare_numbers"

@@ -18,8 +18,8 @@ from pathlib import Path
 from indexer.errors import UnreadableFile
 from indexer.reading.sources import SourceFile, read_document
 from indexer.store.base import VerifyReport
-from indexer.store.records import text_sha256
 from indexer.store.sql_reads import Rows
+from indexer.store.writer_rows import text_sha256
 
 _FILES = (
     "SELECT id, path, size, mtime_ns, sha256, text_sha256 FROM documents "

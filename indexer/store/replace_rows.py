@@ -26,9 +26,9 @@ from sqlalchemy.orm import Session
 from indexer.reading.sources import Document
 from indexer.splitting.chunking import Chunk
 from indexer.store.content_keys import content_key
-from indexer.store.records import text_sha256
 from indexer.store.schema import ChunkRow, DocumentRow
 from indexer.store.sql_reads import batches
+from indexer.store.writer_rows import text_sha256
 
 # What says where a passage sits: updated in a kept row when it changed.
 _PLACE = ("ordinal", "start", "end", "line", "end_line", "heading", "page", "line_map", "section")

@@ -4,7 +4,7 @@ A condition is `KEY OP VALUE` with OP one of `=`, `!=`, `<`, `<=`, `>`, `>=`: te
 (`year>=2020`, the command line's `--where`, HTTP's `where=`) or a mapping
 (`{"lang": "en", "group": [0, 2], "year": {">=": 2020, "<": 2024}}`, Python and JSON).
 
-- `=` and `!=` type their value as `indexer.runs.record_input` does (a number matches
+- `=` and `!=` type their value as `indexer.records.record` does (a number matches
   equal numbers, text that spells a number also matches that text); `!=` holds for the
   records that have the key with another value.
 - `<`, `<=`, `>`, `>=` compare numbers (a stored value that spells a number: 2020,
@@ -34,7 +34,7 @@ from decimal import Decimal
 from typing import Any
 
 from indexer.errors import InvalidQuery, InvalidRecord
-from indexer.runs.record_input import check_key, check_metadata, value_text
+from indexer.records.record import check_key, check_metadata, value_text
 from indexer.store.numbers import (
     NUMBER_PATTERN,
     SQLITE_COMPARE_NUMBERS,

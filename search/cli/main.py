@@ -20,8 +20,8 @@ import click
 
 from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS
 from indexer.reading.formats import readable_summary
-from indexer.runs.record_files import RECORD_FORMATS, read_records, record_format
-from indexer.runs.record_input import value_text
+from indexer.records.files import RECORD_FORMATS, read_records, record_format
+from indexer.records.record import value_text
 from indexer.runs.write_settings import WriteSettings
 from indexer.store.base import Target
 from indexer.version import __version__

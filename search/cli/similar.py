@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from indexer.errors import DocumentNotFound
-from indexer.runs.record_input import RECORD_PREFIX
+from indexer.records.record import RECORD_PREFIX
 from indexer.store.base import Target
 from search.cli.common import BadInputError, echo_json, index_option, json_option, translate_errors
 from search.cli.hit_location import hit_location

@@ -2,7 +2,7 @@
 upsert_records and delete_records.
 
 Each tool is a thin call into the library (`Searcher.search`, `Searcher.similar`,
-`search.mcp_server.reading`, `Indexer.upsert_records`); its answer is the JSON the
+`search.mcp_server.read_tool`, `Indexer.upsert_records`); its answer is the JSON the
 command line prints (`query --json`, `similar --json`), so a hit carries every key a
 hit has. The SDK builds each tool's input schema from the annotated parameters below:
 their descriptions are what a model reads. The search parameters of `search` and
@@ -31,8 +31,8 @@ from indexer.version import __version__
 from search.engine import Searcher
 from search.limits import MAX_DOCUMENT_ID
 from search.mcp_server.argument_errors import one_line_argument_errors
-from search.mcp_server.reading import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
-from search.mcp_server.reading import read_passage as read_chunk
+from search.mcp_server.read_tool import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
+from search.mcp_server.read_tool import read_passage as read_chunk
 from search.mcp_server.search_arguments import request_keywords, with_request_parameters
 from search.request import parameters, similar_parameters
 from search.similar import SIMILAR_MODES
@@ -238,7 +238,7 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
 
 
 def _add_write_tools(server: MCPServer, target: Target) -> None:
-    from indexer.runs.record_input import check_record_ids, check_records
+    from indexer.records.record import check_record_ids, check_records
     from search.server.record_writer import RecordWriter
 
     writer = RecordWriter(target)

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from indexer.errors import IndexLocked
+from indexer.records.record import Record
 from indexer.runs.progress import Progress
-from indexer.runs.record_input import Record
-from indexer.runs.records import RecordSummary
+from indexer.runs.record_changes import RecordSummary
 from indexer.store.base import Target
 from search.server.write_queue import WriteQueue
 

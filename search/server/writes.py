@@ -20,7 +20,7 @@ from fastapi import Request
 from starlette.convertors import Convertor, register_url_convertor
 
 from indexer.errors import CtxsearchError, InvalidRecord
-from indexer.runs.record_input import Record, check_record_ids, check_records
+from indexer.records.record import Record, check_record_ids, check_records
 
 RECORDS_PATH = "/records"
 # The route of one record: every character of the rest of the path is its id.

@@ -62,7 +62,7 @@ def test_the_table_says_also_in_n_other_files(tmp_path, tiny_model_dir):
 def test_old_rows_without_a_text_hash_fall_back_to_the_file_hash(tmp_path, tiny_model_dir):
     import sqlite3
 
-    from indexer.store.local.layout import DATABASE_FILE
+    from indexer.store.local.index_files import DATABASE_FILE
 
     folder = _copies(tmp_path)
     index = tmp_path / "ix"

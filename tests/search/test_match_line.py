@@ -125,7 +125,7 @@ def test_the_static_space_picks_the_line_closest_in_meaning(tmp_path, model):
 
 
 def test_the_line_map_counts_lines_from_the_top_of_each_page():
-    from indexer.reading.layout import Layout, Locator
+    from indexer.reading.text_layout import Layout, Locator
 
     text = "p1a\np1b\n\np2a\np2b"
     pdf = Locator(text, "pdf", Layout(pages=[(0, 1), (9, 2)]))

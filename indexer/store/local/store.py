@@ -35,7 +35,7 @@ from indexer.store.base import (
 from indexer.store.describe import describe_tables
 from indexer.store.local.connections import ReadConnections, sqlite_rows
 from indexer.store.local.folder import check_can_hold_index, clear_aborted_creation
-from indexer.store.local.layout import DATABASE_FILE, check_is_index, file_identity, is_index
+from indexer.store.local.index_files import DATABASE_FILE, check_is_index, file_identity, is_index
 from indexer.store.local.segments import Segments, named_files
 from indexer.store.local.snapshot import LocalSnapshot
 from indexer.store.local.sqlite_errors import is_read_only_error

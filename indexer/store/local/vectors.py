@@ -41,7 +41,7 @@ from indexer.store.index_types import (
     HNSW_REBUILD_TOMBSTONE_SHARE,
     space_structure,
 )
-from indexer.store.local.layout import exact_file
+from indexer.store.local.index_files import exact_file
 from indexer.store.local.quantized import (
     ExactVectors,
     build_quantized,

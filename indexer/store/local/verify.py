@@ -10,7 +10,7 @@ from pathlib import Path
 from indexer.errors import CtxsearchError
 from indexer.store.base import VerifyReport
 from indexer.store.local.bm25 import FTS_TABLE
-from indexer.store.local.layout import DATABASE_FILE, space_files
+from indexer.store.local.index_files import DATABASE_FILE, space_files
 from indexer.store.local.segments import Segments, named_files
 from indexer.store.local.snapshot import LocalSnapshot
 from indexer.store.local.sqlite_errors import busy_timeout_ms, is_read_only_error

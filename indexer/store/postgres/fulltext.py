@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from indexer.store.postgres.fts5_tokens import phrase_expression, vector_expression
-from indexer.store.postgres.reading import Statement, driver_sql
+from indexer.store.postgres.read_transaction import Statement, driver_sql
 from indexer.store.postgres.term_counts import recount_terms
 from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
 from indexer.terms import query_terms

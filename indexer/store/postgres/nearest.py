@@ -6,9 +6,8 @@ values are parameters, the limits are literals. psycopg prepares a text after it
 run on a connection, and PostgreSQL then reuses one generic plan: no parse and no plan per
 query. The query vector is one binary parameter in pgvector's own wire format, referenced
 wherever the statement needs it, not text formatted float by float in Python and parsed by
-the server. On 100,000 real vectors (halfvec graph) this and the search sent with the
-snapshot's BEGIN (`reading.py`) took the store's p50 per query from 5.37 to 3.46 ms,
-medians of 8 alternating rounds (docs/reports/2026-12-03-postgres-latency.md).
+the server. With the search sent with the snapshot's BEGIN (`read_transaction.py`), a
+query waits for the server once (measured in docs/reports/2026-12-03-postgres-latency.md).
 
 An exact scan is spelled so that no index can serve it (`ORDER BY distance + 0`) rather
 than by turning index scans off for the transaction: PostgreSQL does not plan a cached
@@ -28,7 +27,7 @@ from sqlalchemy import Connection, text
 from indexer.store.index_types import HNSW_EF_SEARCH
 from indexer.store.postgres.database import vector_schema
 from indexer.store.postgres.query_vector import QueryVector
-from indexer.store.postgres.reading import Statement, driver_sql
+from indexer.store.postgres.read_transaction import Statement, driver_sql
 from indexer.store.postgres.vectors import graph_ef_search, table_name
 from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
 

@@ -1,5 +1,5 @@
 """One consistent state of a PostgreSQL index: a read-only REPEATABLE READ transaction,
-begun by its first statement (`reading.Reading`)."""
+begun by its first statement (`read_transaction.Reading`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from indexer.store.index_types import quantization_for, structure_for
 from indexer.store.manifest import Manifest
 from indexer.store.postgres import fulltext, nearest, vectors
 from indexer.store.postgres.database import vector_schema
-from indexer.store.postgres.reading import Reading
+from indexer.store.postgres.read_transaction import Reading
 from indexer.store.sql_reads import SqlReads
 
 

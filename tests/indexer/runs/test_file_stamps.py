@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from indexer import Indexer
-from indexer.store.local.layout import DATABASE_FILE
+from indexer.store.local.index_files import DATABASE_FILE
 from search.engine import Searcher
 
 OLD = "Herons wade in the shallow river and wait for fish.\n"

@@ -18,7 +18,7 @@ from indexer.errors import DocumentNotFound, UnreadableFile
 from indexer.reading.sources import read_document, walk_folder
 from indexer.store.backends import describe_store
 from search.engine import Searcher
-from search.mcp_server.reading import read_document as read_document_text
+from search.mcp_server.read_tool import read_document as read_document_text
 from tests.support.oracle import index_fingerprint
 
 SECRET = "BEGIN PRIVATE KEY zebrafinch quokka marmoset END PRIVATE KEY"

@@ -7,7 +7,7 @@ import sqlite3
 
 from indexer import Indexer
 from indexer.store.backends import verify_target
-from indexer.store.local.layout import DATABASE_FILE
+from indexer.store.local.index_files import DATABASE_FILE
 from tests.conftest import make_pdf
 
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from indexer.errors import IndexLocked, IndexNotFound
 from indexer.reading.sources import Document
-from indexer.runs.record_input import value_text
+from indexer.records.record import value_text
 from indexer.splitting.chunking import Chunk
 from indexer.store.backends import open_store, store_exists
 from indexer.store.base import NewDocument, Store

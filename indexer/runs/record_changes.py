@@ -1,7 +1,7 @@
 """Upsert and delete records from apps, each call one atomic change of the index.
 
 A record is chunked with the model's tokenizer and encoded into every space like a
-file, under the path `record:ID` (see `indexer.runs.record_input`). An upsert whose text is
+file, under the path `record:ID` (see `indexer.records.record`). An upsert whose text is
 unchanged (same SHA-256) is not encoded again: only a changed metadata is written. A
 folder run never sees records (their paths are under no folder), and records never
 see files. Both calls take the writer lock like `index_folder` does.
@@ -17,7 +17,7 @@ from typing import Any
 
 from indexer.errors import InvalidRecord
 from indexer.reading.sources import Document
-from indexer.runs.record_input import Record, check_record_ids, check_records, metadata_json
+from indexer.records.record import Record, check_record_ids, check_records, metadata_json
 from indexer.runs.run import Pending, Run, index_totals
 from indexer.store.backends import open_store
 from indexer.store.base import Change, StoredRecord, Target

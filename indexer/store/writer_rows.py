@@ -17,7 +17,7 @@ from sqlalchemy import Connection, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from indexer.reading.sources import Document, path_text
-from indexer.runs.record_input import metadata_json, value_text
+from indexer.records.record import metadata_json, value_text
 from indexer.splitting.chunking import Chunk
 from indexer.store.base import ModelText, StoredDocument, StoredRecord
 from indexer.store.content_keys import content_key

@@ -26,8 +26,8 @@ from pathlib import PurePath
 from typing import IO, Any
 
 from indexer.errors import InvalidRecord
-from indexer.runs.record_input import Record, check_record, check_records, number_of, read_jsonl
-from indexer.runs.tsv_rows import tsv_rows
+from indexer.records.record import Record, check_record, check_records, number_of, read_jsonl
+from indexer.records.tsv_rows import tsv_rows
 
 RECORD_FORMATS = ("jsonl", "json", "csv", "tsv")
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"}

@@ -13,7 +13,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from indexer.splitting.outline import Heading, markdown_outline, rst_outline
+from indexer.reading.outline import Heading, markdown_outline, rst_outline
 
 # Anchors: (offset in the extracted text, value), sorted by offset; a value holds from
 # its offset up to the next anchor.

@@ -1,4 +1,4 @@
-"""Records from CSV, TSV and JSON array files as well as JSON lines (issue 27 item 7):
+"""Records from CSV, TSV and JSON array files as well as JSON lines:
 `index --jsonl/--records FILE`, the format from `--format` or the file's extension; the
 `id` and `text` columns are the record's, the others its metadata, typed as a `where`
 value from text is; a bad file is one line with its line number, and nothing is written."""
@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.errors import InvalidRecord
-from indexer.runs.record_files import read_records, record_format
+from indexer.records.files import read_records, record_format
 from indexer.store.backends import store_exists
 from search.cli.main import cli
 

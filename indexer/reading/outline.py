@@ -6,6 +6,9 @@ appear, as docutils assigns them), and the headings a reader recorded for text t
 not the file's own (HTML: `Layout.outline`). Office and e-book text has its headings
 written as Markdown heading lines (`indexer.reading.headings`), so it is read as Markdown.
 Definitions in source code are in `indexer.splitting.code_outline`.
+
+It lies on the reading floor: readers record headings with it, and splitting, one floor
+up, cuts sections at them (`indexer.splitting.structure`).
 """
 
 from __future__ import annotations
