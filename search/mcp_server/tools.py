@@ -30,7 +30,7 @@ from indexer.store.base import Target
 from indexer.version import __version__
 from search.engine import Searcher
 from search.limits import MAX_DOCUMENT_ID
-from search.mcp_server.argument_errors import one_line_argument_errors
+from search.mcp_server.argument_errors import one_line_argument_errors, refusing_unknown_arguments
 from search.mcp_server.read_tool import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
 from search.mcp_server.read_tool import read_passage as read_chunk
 from search.mcp_server.search_arguments import request_keywords, with_request_parameters
@@ -234,7 +234,21 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
     server.add_tool(folders, annotations=reading)
     if writable is not None:
         _add_write_tools(server, writable)
+    server.middleware.append(refusing_unknown_arguments(_arguments_of_tools(server)))
     return server
+
+
+def _arguments_of_tools(server: MCPServer) -> Any:
+    """The names of the arguments each of `server`'s tools takes, read once."""
+    known: dict[str, frozenset[str]] = {}
+
+    async def arguments() -> dict[str, frozenset[str]]:
+        if not known:
+            for tool in await server.list_tools():
+                known[tool.name] = frozenset(tool.input_schema.get("properties", {}))
+        return known
+
+    return arguments
 
 
 def _add_write_tools(server: MCPServer, target: Target) -> None:

@@ -93,6 +93,14 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(sample_ind
         ("similar", {"path": SAVINGS, "line": 10_000}, "past the end of its text"),
         ("similar", {"chunk_id": "seven"}, "similar: chunk_id: Input should be a valid integer"),
         ("upsert_records", {"records": [{"id": "a", "text": "b"}]}, "Unknown tool"),
+        # a filter under a name the tool does not take would widen the scope: refused
+        (
+            "search",
+            {"query": "bank", "file_type": ["md"], "path": ["nothing/*"]},
+            "bad arguments for search: unknown argument(s) file_type, path (it takes ",
+        ),
+        ("similar", {"path": SAVINGS, "tenant": "x"}, "unknown argument(s) tenant"),
+        ("read", {"path": SAVINGS, "page": 2}, "bad arguments for read: unknown argument(s) page"),
     ]
 
     async def session_test() -> None:
