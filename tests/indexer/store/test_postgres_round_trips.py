@@ -124,6 +124,16 @@ def test_a_query_waits_for_its_candidates_their_missing_scores_and_what_its_hits
     assert sent == ["Sync"] * waits
 
 
+def test_the_first_query_of_a_process_sends_its_searches_with_the_begin(
+    notes_store, postgres_index
+):
+    """A store opened for one query (`ctxsearch query`) read the manifest on opening: its
+    first snapshot's searches are built from it and go with the BEGIN, as later ones do."""
+    with Searcher(postgres_index) as searcher:
+        search = lambda: searcher.search("river bank", mode="contextual")  # noqa: E731
+        assert server_waits(searcher.store, search) == ["Sync", "Sync"]
+
+
 @pytest.mark.parametrize("k", [3, 200])  # 200: a search's default depth, past ef_search
 def test_a_vector_query_waits_for_the_server_once(notes_store, k):
     with notes_store.snapshot() as snapshot:
