@@ -95,7 +95,10 @@ class Reading:
 
     def run(self, statements: Sequence[Statement]) -> list[list[tuple[Any, ...]]]:
         """Each statement's rows, all sent before waiting (with the BEGIN when the
-        transaction has not begun: their text must not depend on the manifest)."""
+        transaction has not begun: their text must not depend on the manifest); nothing
+        is sent for no statement."""
+        if not statements:
+            return []
         if not self.begun:
             rows = self._begin(statements)
             if rows is not None:

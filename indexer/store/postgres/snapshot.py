@@ -178,7 +178,7 @@ class PostgresSnapshot(SqlReads):
     def _round(self, reads: list[Read]) -> dict[ReadName, Rows]:
         """The answer of each read (its last statement's rows), all sent in one round."""
         statements = [statement for _, read in reads for statement in read]
-        return _answers(reads, self.reading.run(statements) if statements else [])
+        return _answers(reads, self.reading.run(statements))
 
     def _walked_short_again(
         self, ask: CandidateSearch, searched: dict[str, Found], where: SearchFilter

@@ -100,6 +100,18 @@ def test_what_hits_show_is_one_wait_for_the_server(notes_store):
     assert set(shown[-1].copies) == set(ids)
 
 
+def test_showing_no_hits_sends_nothing(notes_store):
+    with notes_store.snapshot() as snapshot:
+        [query] = snapshot.vectors("contextual", [1]).values()
+
+    def search() -> None:
+        with notes_store.snapshot() as snapshot:
+            snapshot.search(CandidateSearch({"contextual": query}, None, 3))
+            assert snapshot.shown([], ["roses"]).copies == {}
+
+    assert server_waits(notes_store, search) == ["Sync"]
+
+
 @pytest.mark.parametrize(
     ("mode", "depth", "waits"),
     [("contextual", None, 2), ("lexical", None, 3), ("hybrid", None, 2), ("hybrid", 2, 3)],
