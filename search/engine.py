@@ -160,8 +160,7 @@ class Searcher:
     together, one pass for those waiting (`search.batching`). Opening is cheap for a
     process that asks one query and exits: a folder index is read with sqlite3 (no
     SQLAlchemy), and only the vector spaces a query searches are loaded. `one_shot` is
-    accepted and changes nothing (it chose a one-thread reader before every reader was
-    that fast).
+    accepted, for the callers that pass it, and changes nothing.
     """
 
     def __init__(

@@ -4,16 +4,15 @@ by BM25 as FTS5 ranks it.
 The column is generated from the chunk text, so it changes in the same transaction as
 the chunk and needs no trigger. It holds FTS5's own tokens (`fts5_tokens.py`: the text
 split as unicode61 splits it, each word stemmed by the Porter stemmer), so the two
-stores count the same terms, lengths and document frequencies: on SciFact test lexical
-nDCG@10 went from 0.6757 (PostgreSQL's parser) to 0.6836, FTS5 0.6835, on the same
-chunks (docs/reports/2026-12-01-postgres-lexical.md). Queries keep the embedded store's
-rule: any of the query's terms (English stop words left out), each read as FTS5 reads a
-quoted term (its tokens as a phrase), so no query syntax leaks in. The GIN index finds
-the chunks holding any term; each is scored in the same statement by BM25 with FTS5's
-constants and formula: the inverse document frequency of each query term (the counts of
-`term_counts.py`), its frequency in the chunk (the positions its lexeme has in `tsv`)
-and the chunk's length against the average. A term of several tokens is scored token by
-token (FTS5 scores the phrase).
+stores count the same terms, lengths and document frequencies and rank alike (measured
+in docs/postgres.md). Queries keep the embedded store's rule: any of the query's terms
+(English stop words left out), each read as FTS5 reads a quoted term (its tokens as a
+phrase), so no query syntax leaks in. The GIN index finds the chunks holding any term;
+each is scored in the same statement by BM25 with FTS5's constants and formula: the
+inverse document frequency of each query term (the counts of `term_counts.py`), its
+frequency in the chunk (the positions its lexeme has in `tsv`) and the chunk's length
+against the average. A term of several tokens is scored token by token (FTS5 scores the
+phrase).
 """
 
 from __future__ import annotations
