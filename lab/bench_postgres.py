@@ -33,7 +33,7 @@ import numpy as np
 from indexer.reading.sources import Document
 from indexer.splitting.chunking import Chunk
 from indexer.store.backends import open_store
-from indexer.store.base import NewDocument
+from indexer.store.base import CandidateSearch, NewDocument
 from indexer.store.filters import make_filter
 from indexer.store.index_types import HNSW_NEIGHBOURS
 from indexer.store.manifest import Manifest
@@ -130,8 +130,9 @@ def fill(
 
 
 def _run(url: str, probes: np.ndarray, k: int, under: str | None, exact: bool):
-    """Each probe in its own snapshot, searched (exact, or as the store chooses) and its
-    hits hydrated, as `Searcher` does; the ids found and the seconds per query."""
+    """Each probe in its own snapshot, searched (exact, or as the store chooses) with its
+    hits' rows, as `Searcher` asks for its candidates; the ids found and the seconds per
+    query."""
     store = open_store(url)
     where = make_filter(under=under) if under else None
     found, seconds = [], []
@@ -142,8 +143,7 @@ def _run(url: str, probes: np.ndarray, k: int, under: str | None, exact: bool):
         for row in [probes[0], *probes]:  # the first one warms the connection
             started = time.perf_counter()
             with store.snapshot() as snapshot:
-                [hits] = snapshot.vector_search(SPACE, row[None], k, where)
-                snapshot.chunks([chunk_id for chunk_id, _ in hits])
+                hits = snapshot.search(CandidateSearch({SPACE: row}, None, k, where)).vector[SPACE]
             seconds.append(time.perf_counter() - started)
             found.append([chunk_id for chunk_id, _ in hits])
     finally:

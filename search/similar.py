@@ -29,7 +29,7 @@ import numpy as np
 
 from indexer.errors import DocumentNotFound, IndexCorrupt, InvalidQuery
 from indexer.spaces import Space
-from indexer.store.base import Snapshot, Store, StoredChunk
+from indexer.store.base import CandidateSearch, Snapshot, Store, StoredChunk
 from search.limits import MAX_DOCUMENT_ID
 from search.locations import fill_locations
 from search.markup import plain_heading
@@ -131,9 +131,11 @@ def find_similar(
     with store.snapshot(spaces) as snapshot:
         found, chunks = _resolve(snapshot, store.host, item, line, chunk_id)
         vectors = {name: _item_vector(snapshot, name, chunks) for name in spaces}
-        key = snapshot.content_keys([found.document_id]).get(found.document_id)
-        found = replace(found, duplicates=_copies(snapshot, found.document_id, key, request))
-        hits = _neighbours(snapshot, request, (found.document_id, key), vectors, hydrate)
+        copies = _copies(snapshot, chunks[0].id, request)
+        duplicates = [path for document, path in copies if document != found.document_id]
+        found = replace(found, duplicates=duplicates)
+        own = {found.document_id} | {document for document, _ in copies}
+        hits = _neighbours(snapshot, request, found.document_id, own, vectors, hydrate)
     return SimilarResponse(
         item=found,
         mode=space,
@@ -236,15 +238,11 @@ def _passage_at(path: str, chunks: list[StoredChunk], line: int) -> StoredChunk:
     return min(lined, key=fit)
 
 
-def _copies(
-    snapshot: Snapshot, document_id: int, key: str | None, request: SearchRequest
-) -> list[str]:
-    """The paths of the other files with the content `key` (None: a record, which has
-    no copies) that the request's filters allow."""
-    if key is None:
-        return []
-    holding = snapshot.paths_with_content([key], request.filter or None).get(key, [])
-    return [path for other, path in holding if other != document_id]
+def _copies(snapshot: Snapshot, chunk_id: int, request: SearchRequest) -> list[tuple[int, str]]:
+    """The files (document id, path) holding the text of the document of the chunk
+    `chunk_id`, itself included, that the request's filters allow (none for a record)."""
+    found = snapshot.shown([chunk_id], [], request.filter or None).copies.get(chunk_id)
+    return found.files if found else []
 
 
 def _item_vector(snapshot: Snapshot, space: str, chunks: list[StoredChunk]) -> np.ndarray:
@@ -264,40 +262,43 @@ def _item_vector(snapshot: Snapshot, space: str, chunks: list[StoredChunk]) -> n
 def _neighbours(
     snapshot: Snapshot,
     request: SearchRequest,
-    own: tuple[int, str | None],
+    own_document: int,
+    own: set[int],
     vectors: dict[str, np.ndarray],
     hydrate: Hydrate,
 ) -> list[Any]:
     """The best `k` chunks of other documents (one per document unless `all_chunks`, one
-    per content), searching deeper while the item's own document (`own`: its id and
-    content key), its copies, repeats or weak hits fill the list."""
-    own_document, own_key = own
+    per content), searching deeper while the item's own document (`own_document`), its
+    copies (`own`: the item's document and the files with its text), repeats or weak hits
+    fill the list."""
     space, contextual = request.mode.value, Space.CONTEXTUAL.value
     where, k, minimum = request.filter or None, request.k, request.min_similarity
     size = snapshot.chunk_count(where) if where else snapshot.space_size(space)
     depth = k if request.all_chunks else k * 4
     while True:
         depth = min(depth, max(size, 1))
-        ranked = snapshot.vector_search(space, vectors[space][None, :], depth, where)[0]
-        if space == contextual:
-            similarities = dict(ranked)
-        else:
-            ids = [chunk_id for chunk_id, _ in ranked]
-            similarities = snapshot.similarities(contextual, vectors[contextual], ids)
-        chunks = snapshot.chunks(chunk_id for chunk_id, _ in ranked)
-        keys = snapshot.content_keys({chunk.document_id for chunk in chunks.values()})
+        found = snapshot.search(
+            CandidateSearch(
+                vectors={space: vectors[space]},
+                depth=depth,
+                where=where,
+                cosine=(contextual, vectors[contextual]),
+            )
+        )
+        ranked = found.vector[space]
+        similarities = dict(found.vector.get(contextual, [])) | found.cosines
         chosen: list[tuple[StoredChunk, float]] = []
         seen = {own_document}
-        holder = {} if own_key is None else {own_key: own_document}  # content -> document
+        holder: dict[str, int] = {}  # content -> the document standing for it
         for chunk_id, score in ranked:
-            chunk = chunks.get(chunk_id)
+            chunk = found.chunks.get(chunk_id)
             if chunk is None or (chunk.document_id in seen and not request.all_chunks):
                 continue
-            if chunk.document_id == own_document:
-                continue
-            key = keys.get(chunk.document_id)
+            if chunk.document_id in own:
+                continue  # the item, or a copy of it
+            key = found.content_keys.get(chunk.document_id)
             if key is not None and holder.setdefault(key, chunk.document_id) != chunk.document_id:
-                continue  # a copy of the item, or of a document already chosen
+                continue  # a copy of a document already chosen
             similarity = similarities.get(chunk_id)
             if minimum is not None and (similarity is None or round(similarity, 6) < minimum):
                 continue

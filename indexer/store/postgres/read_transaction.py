@@ -1,13 +1,13 @@
 """How a PostgreSQL snapshot starts and ends, in as few waits for the server as it can.
 
-A snapshot is a read-only REPEATABLE READ transaction, begun by its first statement. The
+A snapshot is a read-only REPEATABLE READ transaction, begun by its first statements. The
 connection runs in autocommit (psycopg sends no BEGIN of its own), and the snapshot sends
-BEGIN and the manifest's SELECT together in one pipeline, one round trip. First
-statements whose text does not depend on the manifest's contents beyond what the manifest
-last seen says (a vector search and its graph setting: `begin_with`) go in the same
-pipeline, checked against the manifest the state really has once the answers are in. The
-COMMIT is sent and not waited for (`parked.py`): a vector query waits for the server once.
-A snapshot that reads nothing sends nothing.
+BEGIN and the manifest's SELECT together with its first statements in one pipeline, one
+round trip; statements whose text depends on the manifest are built from the manifest
+last seen (`begin_with`) and checked against the one the state really has once the
+answers are in. Later statements that need nothing from each other's answers go
+together too (`run`). The COMMIT is sent and not waited for (`parked.py`). A snapshot
+that reads nothing sends nothing.
 
 The pool does not ping: a connection the server ended (a restart, an idle timeout, an
 administrator) fails that first round trip, and the snapshot starts again once on a new
@@ -23,6 +23,7 @@ from typing import Any
 
 import psycopg
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import DBAPIError
 
 from indexer.errors import IndexNotFound, StoreUnavailable
 from indexer.store.manifest import Manifest
@@ -85,12 +86,30 @@ class Reading:
         """Whether the transaction has begun."""
         return self.manifest is not None
 
-    def begin_with(self, statements: Sequence[Statement]) -> list[tuple[Any, ...]] | None:
-        """Begin with `statements` sent in the same round trip; the last one's rows, when
-        the state's manifest is the one expected (None, begun all the same, when it is not,
-        or when one failed: the caller builds them again from the state's manifest)."""
+    def begin_with(self, statements: Sequence[Statement]) -> list[list[tuple[Any, ...]]] | None:
+        """Begin with `statements` sent in the same round trip; each one's rows, when the
+        state's manifest is the one expected (None, begun all the same, when it is not, or
+        when one failed: the caller builds them again from the state's manifest)."""
         rows = self._begin(statements)
         return rows if self.manifest == self.expected else None
+
+    def run(self, statements: Sequence[Statement]) -> list[list[tuple[Any, ...]]]:
+        """Each statement's rows, all sent before waiting (with the BEGIN when the
+        transaction has not begun: their text must not depend on the manifest); nothing
+        is sent for no statement."""
+        if not statements:
+            return []
+        if not self.begun:
+            rows = self._begin(statements)
+            if rows is not None:
+                return rows
+        raw = self.connection.connection.driver_connection
+        assert isinstance(raw, psycopg.Connection)
+        try:
+            return _together(raw, statements)
+        except psycopg.Error as error:  # as SQLAlchemy raises it, for `database_errors`
+            sql, values = statements[0]
+            raise DBAPIError.instance(sql, values, error, psycopg.Error) from error
 
     def end(self, failed: bool) -> None:
         """COMMIT if begun (sent, the connection parked), or ROLLBACK after a failure
@@ -123,7 +142,7 @@ class Reading:
             isolation_level="AUTOCOMMIT"
         )
 
-    def _begin(self, statements: Sequence[Statement]) -> list[tuple[Any, ...]] | None:
+    def _begin(self, statements: Sequence[Statement]) -> list[list[tuple[Any, ...]]] | None:
         for attempt in (1, 2):
             # held while it begins, so that `end` still finds it after a signal
             connection = self._connection = self._connection or self._checkout()
@@ -175,25 +194,25 @@ def reading(
 
 def begin_reading(
     connection: Connection, statements: Sequence[Statement] = ()
-) -> tuple[Manifest | None, list[tuple[Any, ...]] | None]:
+) -> tuple[Manifest | None, list[list[tuple[Any, ...]]] | None]:
     """Begin the snapshot's transaction on `connection` (in autocommit), read its manifest
     and run `statements`, all sent before waiting (one Sync): the manifest (None where
-    there is none) and the last statement's rows (None without statements)."""
+    there is none) and each statement's rows (None without statements)."""
     raw = connection.connection.driver_connection
     assert isinstance(raw, psycopg.Connection)
+    manifest, *answers = _together(raw, [(BEGIN, None), (MANIFEST, None), *statements])[1:]
+    found = dict(manifest)  # type: ignore[arg-type]
+    return (Manifest.from_rows(found) if found else None), (answers if statements else None)
+
+
+def _together(
+    raw: psycopg.Connection, statements: Sequence[tuple[str, Mapping[str, Any] | None]]
+) -> list[list[tuple[Any, ...]]]:
+    """Each statement's rows, all sent before waiting for the first answer (a libpq older
+    than 14 has no pipeline mode: a round trip each there)."""
     if psycopg.Pipeline.is_supported():
         with raw.pipeline():
-            manifest, answers = _send(raw, statements)
-    else:  # a libpq older than 14 has no pipeline mode: a round trip each
-        manifest, answers = _send(raw, statements)
-    found = dict(manifest.fetchall())
-    rows = answers[-1].fetchall() if answers else None
-    return (Manifest.from_rows(found) if found else None), rows
-
-
-def _send(
-    raw: psycopg.Connection, statements: Sequence[Statement]
-) -> tuple[psycopg.Cursor, list[psycopg.Cursor]]:
-    raw.execute(BEGIN)
-    manifest = raw.execute(MANIFEST)
-    return manifest, [raw.execute(sql, values) for sql, values in statements]
+            cursors = [raw.execute(sql, values) for sql, values in statements]
+    else:
+        cursors = [raw.execute(sql, values) for sql, values in statements]
+    return [cursor.fetchall() if cursor.description else [] for cursor in cursors]

@@ -71,7 +71,8 @@ class PostgresStore:
         self.engine = postgres_engine(self.location, pooled=pool - pool // 2)
         self._lock: AdvisoryLock | None = None
         self._sizes = SpaceSizes()
-        # the manifest the last snapshot read: what a snapshot's first search is built from
+        # the manifest last read (on opening, then by each snapshot): what a snapshot's
+        # first statements are built from, and sent with its BEGIN
         self._seen: Manifest | None = None
         self._closed = False
         try:
@@ -87,6 +88,7 @@ class PostgresStore:
         except Exception:
             self.engine.dispose()
             raise
+        self._seen = self.manifest
 
     def _check_vector_extension(self) -> None:
         with self.engine.connect() as connection:

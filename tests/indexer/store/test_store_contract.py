@@ -26,7 +26,7 @@ from indexer.reading.sources import Document
 from indexer.records.record import value_text
 from indexer.splitting.chunking import Chunk
 from indexer.store.backends import open_store, store_exists
-from indexer.store.base import NewDocument, Store
+from indexer.store.base import CandidateSearch, NewDocument, Store
 from indexer.store.manifest import Manifest
 from tests.conftest import ROOT
 
@@ -101,13 +101,7 @@ def test_a_new_store_round_trips_documents_chunks_and_vectors(any_index):
                 [found] = snapshot.vector_search(space, unit(1)[None, :], 1)
                 assert found[0][0] == ids[1] and found[0][1] == pytest.approx(1.0)
             assert snapshot.lexical_search("herons", 5)[0][0] == ids[1]
-            # the exact lexical score of given chunks: what lexical_search gives them, and
-            # nothing for a chunk without a query term
-            searched = dict(snapshot.lexical_search("beta herons", 5))
-            assert snapshot.lexical_scores("beta herons", ids) == searched
-            assert list(searched) == [ids[1]]
-            assert snapshot.lexical_scores("the of", ids) == {}
-            assert snapshot.lexical_scores("herons", []) == {}
+            assert snapshot.lexical_search("the of", 5) == []
             chunks = snapshot.chunks(ids)
             assert [chunks[i].text for i in ids] == ["alpha otters", "beta herons"]
             assert chunks[ids[0]].path == "/docs/a.txt"
@@ -434,9 +428,17 @@ def test_filtered_searches_find_k_allowed_chunks_in_every_structure(any_index):
             assert snapshot.chunk_count(far) == 12 and snapshot.chunk_count() == 40
             lexical = snapshot.lexical_search("otter", 40, far)
             assert len(lexical) == 12 and {i for i, _ in lexical} == {i for i, _ in hits}
-            cosines = snapshot.similarities("contextual", unit(1), [i for i, _ in hits])
-            assert cosines == pytest.approx(dict(hits))
+            assert contextual_cosines(snapshot, unit(1), 12, far) == pytest.approx(dict(hits))
     store.close()
+
+
+def contextual_cosines(snapshot, query: np.ndarray, k: int, where=None) -> dict[int, float]:
+    """The contextual cosines `search` looks up for the `k` static hits of `query` (each
+    chunk's two vectors are the same here, so they are its contextual search's scores)."""
+    ask = CandidateSearch({"static": query}, None, k, where, cosine=("contextual", query))
+    found = snapshot.search(ask)
+    assert set(found.cosines) == {chunk_id for chunk_id, _ in found.vector["static"]}
+    return found.cosines
 
 
 def new_record(
@@ -658,11 +660,12 @@ def test_stored_vectors_are_found_by_content_key_in_every_space(any_index):
     store.close()
 
 
-def test_the_content_keys_read_with_chunks_are_the_stored_ones(any_index):
-    """A snapshot keeps the content keys of the documents whose chunks it read (the
-    hydration of hits: on PostgreSQL the search's own statement), and answers
-    `content_keys` from them as reading them on their own does: one key for one text,
-    records left out."""
+def test_a_search_reads_its_candidates_rows_and_content_keys(any_index):
+    """`search` gives each candidate's row and its document's content key: one key for
+    one text, records left out; and each space's size, or how many chunks a filter
+    allows."""
+    from indexer.store.filters import make_filter
+
     store = new_store(any_index)
     with store.writer(), store.change() as change:
         change.add_documents(
@@ -673,17 +676,90 @@ def test_the_content_keys_read_with_chunks_are_the_stored_ones(any_index):
                 new_record("r1", ["alpha"], {"lang": "en"}, 3),
             ]
         )
+    texts = make_filter(types="txt")
     with store.snapshot() as snapshot:
-        [hits] = snapshot.vector_search("contextual", unit(0)[None, :], 4)
-        chunks = snapshot.chunks(chunk_id for chunk_id, _ in hits)
-        documents = {chunk.path: chunk.document_id for chunk in chunks.values()}
-        kept = snapshot.content_keys(documents.values())
-    with store.snapshot() as snapshot:
-        read = snapshot.content_keys(documents.values())
-    assert kept == read
+        found = snapshot.search(CandidateSearch({"contextual": unit(0)}, "alpha", 4))
+        [nearest] = snapshot.vector_search("contextual", unit(0)[None], 4)
+        assert found.vector["contextual"] == nearest
+        assert found.lexical == snapshot.lexical_search("alpha", 4)
+        assert found.chunks == snapshot.chunks(found.chunks)
+        assert found.sizes == {"contextual": 4}
+        filtered = snapshot.search(CandidateSearch({"static": unit(0)}, None, 4, texts))
+        assert filtered.sizes == {"static": 3} and filtered.lexical is None
+    documents = {chunk.path: chunk.document_id for chunk in found.chunks.values()}
     assert sorted(documents) == ["/docs/a.txt", "/docs/b.txt", "/docs/c.txt", "record:r1"]
-    a, b, c = (read[documents[f"/docs/{name}.txt"]] for name in "abc")
-    assert a == c != b and documents["record:r1"] not in read
+    keys = found.content_keys
+    a, b, c = (keys[documents[f"/docs/{name}.txt"]] for name in "abc")
+    assert a == c != b and documents["record:r1"] not in keys
+    store.close()
+
+
+def test_a_search_scores_each_candidate_on_the_side_that_missed_it_as_that_side_would(
+    any_index,
+):
+    """A candidate only one side listed gets its exact score on the other: its cosine
+    (as the contextual search scores it), its BM25 when it holds a query term (as the
+    lexical search scores it); the BM25 only when the lexical list is full, since a
+    shorter one holds every chunk with a query term."""
+    store = new_store(any_index)
+    ids = add(store, "/docs/a.txt", ["herons herons herons", "otters and herons", "otters"])
+    deep = {"contextual": unit(1)}
+    with store.snapshot() as snapshot:
+        cosines = dict(snapshot.vector_search("contextual", unit(1)[None], 3)[0])
+        bm25 = dict(snapshot.lexical_search("herons", 3))
+        ask = CandidateSearch(deep, "herons", 1, cosine=("contextual", unit(1)))
+        found = snapshot.search(replace(ask, complete_lexical=True))
+        assert found.vector["contextual"] == [(ids[1], pytest.approx(1.0))]
+        assert found.lexical == [(ids[0], pytest.approx(bm25[ids[0]]))]
+        assert found.cosines == {ids[0]: pytest.approx(cosines[ids[0]])}
+        assert found.bm25 == {ids[1]: pytest.approx(bm25[ids[1]])}
+        assert set(found.chunks) == {ids[0], ids[1]}
+        assert snapshot.search(ask).bm25 == {}  # not asked
+        short = snapshot.search(replace(ask, text="otters", depth=3, complete_lexical=True))
+        assert len(short.lexical) == 2 and short.bm25 == {}
+        assert snapshot.search(CandidateSearch(deep, "the of", 3)).lexical == []
+    store.close()
+
+
+def test_shown_names_each_hits_copies_in_path_order_with_the_first_ones_passage(any_index):
+    """`shown` lists the files with a hit's text that the filter allows, in path order,
+    and the first one's passage at the hit's place when it has the hit's text (a copy
+    cut otherwise has none there); records have no copies."""
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [
+                new_document("/docs/b.txt", ["alpha", "beta"]),
+                new_document("/docs/a.md", ["alpha", "beta"]),
+                new_document("/docs/c.txt", ["alpha", "gamma"]),
+                new_document("/docs/0.txt", ["alpha beta"]),  # the same text, cut otherwise
+                new_record("r1", ["alpha", "beta"], {"lang": "en"}),
+            ]
+        )
+    with store.snapshot() as snapshot:
+        rows = snapshot.chunks(range(1, 20)).values()
+        chunk = {(c.path, c.ordinal): c for c in rows}
+        b_alpha, b_beta = chunk["/docs/b.txt", 0], chunk["/docs/b.txt", 1]
+        a_beta, record = chunk["/docs/a.md", 1], chunk["record:r1", 0]
+        shown = snapshot.shown([b_beta.id, b_alpha.id, record.id], [])
+        in_markdown = snapshot.shown([b_beta.id], [], make_filter(types="md"))
+        c_gamma = chunk["/docs/c.txt", 1]
+        in_texts = snapshot.shown([b_beta.id, c_gamma.id], [], make_filter(types="txt"))
+    names = {c.document_id: c.path for c in rows}
+    assert [names[d] for d, _ in shown.copies[b_beta.id].files] == [
+        "/docs/0.txt", "/docs/a.md", "/docs/b.txt"
+    ]  # fmt: skip
+    assert all(names[d] == path for d, path in shown.copies[b_beta.id].files)
+    assert shown.copies[b_beta.id].first_passage is None  # 0.txt has no second passage
+    assert shown.copies[b_alpha.id].first_passage is None  # its first says "alpha beta"
+    assert record.id not in shown.copies
+    assert in_markdown.copies[b_beta.id].files == [(a_beta.document_id, "/docs/a.md")]
+    assert in_markdown.copies[b_beta.id].first_passage == a_beta
+    found = in_texts.copies[b_beta.id]
+    assert [path for _, path in found.files] == ["/docs/0.txt", "/docs/b.txt"]
+    assert [path for _, path in in_texts.copies[c_gamma.id].files] == ["/docs/c.txt"]
     store.close()
 
 
@@ -756,10 +832,12 @@ def test_the_reads_behind_hints_answer_alike_on_every_backend(any_index):
     store.close()
 
 
-def test_term_evidence_holders_are_the_chunks_each_term_scores_on_every_backend(any_index):
-    """The match signal's coverage asks, for all a query's terms at once, which hits hold
-    each: the chunks `lexical_scores` scores for that term alone, stems and phrases alike;
-    `term_evidence` answers it with the terms' counts, as `term_counts` reads them."""
+def test_shown_term_evidence_holders_are_the_chunks_each_term_scores_on_every_backend(
+    any_index,
+):
+    """The match signal's coverage asks, for all a query's terms at once, how many chunks
+    hold each and which hits do: the chunks a lexical search for that term alone finds,
+    stems and phrases alike."""
     store = new_store(any_index)
     texts = ["Otters float while sleeping", "a snake_case name", "the otter sleeps", "kettles"]
     with store.writer(), store.change() as change:
@@ -767,14 +845,21 @@ def test_term_evidence_holders_are_the_chunks_each_term_scores_on_every_backend(
     terms = ["otters", "sleep", "snake_case", "the", "absent"]
     with store.snapshot() as snapshot:
         ids = sorted(snapshot.chunks(range(1, 10)))
-        counts, held = snapshot.term_evidence(terms, ids)
-        alone = {term: set(snapshot.lexical_scores(term, ids)) for term in terms}
-        assert counts == snapshot.term_counts(terms)
-        assert snapshot.term_evidence(terms, []) == (counts, {term: set() for term in terms})
+        evidence = snapshot.shown(ids, terms).terms
+        alone = {
+            term: {chunk_id for chunk_id, _ in snapshot.lexical_search(term, 10)} & set(ids)
+            for term in terms
+        }
+        assert snapshot.shown([], terms).terms.counts == {}
+        assert snapshot.shown(ids[:1], []).terms.counts == {}
+        total = snapshot.chunk_count()
     store.close()
-    assert held == alone
+    assert evidence.holders == alone and evidence.chunks == total == 4
+    held = evidence.holders
     assert len(held["otters"]) == 2 and len(held["sleep"]) == 2 and len(held["snake_case"]) == 1
     assert held["absent"] == set()
+    counts = evidence.counts
+    assert [counts[term] for term in ("otters", "sleep", "snake_case", "absent")] == [2, 2, 1, 0]
 
 
 def test_replacing_a_document_keeps_the_rows_and_vectors_of_its_unchanged_passages(any_index):
@@ -848,8 +933,7 @@ def test_every_quantized_form_finds_what_exact_search_finds_with_float32_cosines
             allowed = snapshot.vector_search("contextual", unit(1)[None, :], 3, near)[0]
             paths = {c.path for c in snapshot.chunks(i for i, _ in allowed).values()}
             assert len(allowed) == 3 and all(p.startswith("/docs/a/") for p in paths), form
-            cosines = snapshot.similarities("contextual", unit(1), [i for i, _ in hits])
-            assert dict(hits) == pytest.approx(cosines), form
+            assert dict(hits) == pytest.approx(contextual_cosines(snapshot, unit(1), 10)), form
     store.close()
 
 
