@@ -13,9 +13,7 @@ and answered before the query returns).
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from indexer.store.backends import is_database_url
-from indexer.store.base import Store, Target
+from indexer.store.base import Target
+from indexer.store.postgres.server_waits import server_waits
 
 MODES = ("contextual", "lexical", "hybrid")
 
@@ -95,33 +94,3 @@ def _waits(searcher: Any, target: Target, query: str, mode: str, k: int) -> int 
     if not is_database_url(target):
         return None
     return len(server_waits(searcher.store, lambda: searcher.search(query, mode=mode, k=k)))
-
-
-def server_waits(store: Store, action: Callable[[], object]) -> list[str]:
-    """The messages the client sends while `action` runs on the PostgreSQL store's (one,
-    pooled) connection and waits for, from libpq's protocol trace: each `Sync` or `Query`
-    answered (its `ReadyForQuery` read) before `action` returns. A COMMIT sent and parked
-    (`indexer.store.postgres.parked`) is not waited for; connections parked before are
-    given back to the pool first, so that `action` starts on the one traced."""
-    store.parked.release()  # type: ignore[attr-defined]
-    with store.engine.connect() as connection:  # type: ignore[attr-defined]
-        raw = connection.connection.dbapi_connection
-    with tempfile.TemporaryDirectory(prefix="ctxsearch-trace-") as folder:
-        trace = Path(folder) / "libpq.trace"
-        with trace.open("w") as out:
-            raw.pgconn.trace(out.fileno())
-            try:
-                action()
-            finally:
-                raw.pgconn.untrace()
-        lines = trace.read_text().splitlines()
-    sent: list[str] = []
-    answered = 0
-    for line in lines:
-        fields = line.split("\t")
-        message = fields[3].strip().split(" ")[0]
-        if fields[1] == "F" and message in ("Sync", "Query"):
-            sent.append(message)
-        elif fields[1] == "B" and message == "ReadyForQuery":
-            answered += 1
-    return sent[:answered]

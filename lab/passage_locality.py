@@ -1,7 +1,6 @@
 """How many passages an edit changes, and how long passages are, as the index splits
-files (`indexer.splitting.chunking`: passages anchored to structure). The windows from
-the file's start that came before them gave 1, 3 and 1 new passages for the three edits
-of Python's changelog, against 1, 1 and 1 (issue 26; `git show dac9394^` has them).
+files (`indexer.splitting.chunking`: passages anchored to structure, so that an edit
+changes the passages around it and no others).
 
 For each file, three edits are made to its bytes (append a line, prepend a section,
 change a sentence in the middle), the file is read again by ctxsearch's own reader, and

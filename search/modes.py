@@ -31,6 +31,6 @@ class Mode(str, Enum):
 
 
 MODES: tuple[str, ...] = tuple(mode.value for mode in Mode)
-# Hybrid is the default because, chosen across collections (README, issue 13), it never
+# Hybrid is the default because, chosen across collections (README), it never
 # scored below the better of its parts; it needs the model like contextual does.
 DEFAULT_MODE = Mode.HYBRID

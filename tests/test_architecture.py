@@ -190,6 +190,24 @@ def test_no_module_of_the_product_imports_itself_through_others():
     assert _cycles(graph) == []
 
 
+def test_the_products_tests_never_import_the_lab():
+    """`make test` runs without the lab's tests (`make lab-test` runs them): a product test
+    that imported the lab would make the lab part of the product again."""
+    importers = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if (ROOT / "tests" / "lab") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [alias.name for alias in node.names] if isinstance(node, ast.Import)
+                else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )  # fmt: skip
+            if any(name == "lab" or name.startswith("lab.") for name in names):
+                importers.append(str(path.relative_to(ROOT)))
+    assert importers == []
+
+
 # The lab's extras' packages: the product never imports them, at any depth of its code
 # (the lab's commands reach the CLI through entry points, `search.cli.extensions`).
 LAB_ONLY = ("scipy", "matplotlib", "sklearn", "gensim", "model2vec")

@@ -14,8 +14,7 @@ from indexer.encoders.pooling import Pooling
 
 # A call to encode at most this many texts runs on one thread. For a few passages (an edit
 # under `watch`) a second thread buys little on a quiet machine, and on a busy one its
-# barrier waits cost seconds: one 200-token passage took 2.5-5 s on 2 threads and
-# 0.12-0.27 s on 1, at a load average of 22 on this 2-core machine.
+# barrier waits cost seconds for a single passage, twenty times what one thread takes.
 ONE_THREAD_TEXTS = 4
 
 

@@ -3,7 +3,7 @@ whether its vectors are quantized.
 
 `auto` (the default) searches exactly while a space is small enough for exact search to
 answer in a few milliseconds, and switches to HNSW from `HNSW_FROM_VECTORS` on. The
-threshold and the HNSW settings come from `ctxsearch bench --faiss` (see the README):
+threshold and the HNSW settings come from `ctxsearch lab bench --faiss` (see the README):
 Flat's query time grows with the corpus, HNSW's barely does, at a recall@10 near 1.
 This module imports no FAISS, so `info` can use it.
 """

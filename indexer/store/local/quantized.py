@@ -24,7 +24,7 @@ from indexer.errors import IndexCorrupt, SpaceFileMissing
 from indexer.store.index_types import HNSW_EF_CONSTRUCTION, QUANTIZED_HNSW_NEIGHBOURS
 
 # Candidates a search re-scores: at least `RESCORE_LEAST`, else `RESCORE_FACTOR[q]` x k
-# (measured on real vectors by `ctxsearch bench --quantize`, docs/performance.md).
+# (measured on real vectors by `ctxsearch lab bench --quantize`, docs/performance.md).
 RESCORE_FACTOR = {"int8": 4, "binary": 50}
 RESCORE_LEAST = {"int8": 40, "binary": 500}
 _TRAINING_SAMPLE = 100_000

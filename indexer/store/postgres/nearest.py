@@ -32,12 +32,9 @@ from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
 # pgvector's HNSW returns at most ef_search rows, and ef_search is capped at 1000.
 MAX_EF_SEARCH = 1000
 # A filtered search scans exactly the chunks its filter allows when there are at most this
-# many; above, it walks the graph (iterative scan). Measured (`ctxsearch bench --only
-# postgres`, 100,000 static vectors of SciFact sentences, 2026-12-01, a loaded machine:
-# docs/reports/2026-12-01-postgres.md): the exact scan's p50 was 99 ms at 1,000 allowed
-# chunks, 132 ms at 10,000, 514 ms at 50,000; the graph's 207 ms unfiltered and 160 ms
-# at 50% (recall@10 0.982). Exact stays cheaper up to about 13,000 (a line through the
-# exact times meets the graph's): 10,000 keeps to the safe side.
+# many; above, it walks the graph (iterative scan). Exact stays cheaper up to about 13,000
+# allowed chunks (`ctxsearch lab bench --only postgres`, docs/reports/2026-12-01-postgres.md):
+# 10,000 keeps to the safe side.
 EXACT_UP_TO = 10_000
 ALWAYS_EXACT = 2**62  # as `EXACT_UP_TO`: never the graph (the benchmark's baseline)
 # The most graph rows a filtered walk visits before it gives up (pgvector's default,

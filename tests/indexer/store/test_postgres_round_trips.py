@@ -13,7 +13,7 @@ from sqlalchemy import event, text
 from indexer import Indexer
 from indexer.store.backends import open_store
 from indexer.store.base import CandidateSearch
-from lab.bench_queries import server_waits
+from indexer.store.postgres.server_waits import server_waits
 from search.engine import Searcher
 
 pytestmark = pytest.mark.postgres
