@@ -77,7 +77,7 @@ def corpus_word_vectors(
     sums = np.zeros((len(words), loaded.dim), dtype=np.float32)
     counts = np.zeros(len(words), dtype=np.int64)
     done = 0
-    for batch in length_sorted_batches([sentences[n] for n in chosen], batch_size):
+    for batch in length_sorted_batches([len(sentences[n]) for n in chosen], batch_size):
         numbers = [chosen[i] for i in batch]
         tokens = loaded.tokenizer(
             [sentences[n] for n in numbers],

@@ -14,7 +14,7 @@ EncodeProgress = Callable[[int], None]
 class Encoder(ABC):
     """Turns texts into L2-normalised float32 vectors, batch by batch.
 
-    Subclasses implement `_encode_batch`; this base sorts texts by length so each batch
+    Subclasses implement `_encode_batch`; this base sorts texts by `lengths` so each batch
     pads little, and returns the vectors in the order of the input.
     """
 
@@ -30,11 +30,16 @@ class Encoder(ABC):
         """Encode texts into a (len(texts), dim) array of unit-length float32 rows."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         with self._batches_for(len(texts)):
-            for batch in length_sorted_batches(texts, self.batch_size):
+            for batch in length_sorted_batches(self.lengths(texts), self.batch_size):
                 vectors[batch] = self._encode_batch([texts[i] for i in batch])
                 if progress is not None:
                     progress(len(batch))
         return normalise(vectors)
+
+    def lengths(self, texts: Sequence[str]) -> list[int]:
+        """How long each text is to the encoder, for batching texts of like length: its
+        characters, unless the encoder counts something closer to its cost."""
+        return [len(text) for text in texts]
 
     def _batches_for(self, count: int) -> AbstractContextManager:
         """What all the batches of one `encode` call of `count` texts run under (e.g. a
@@ -48,8 +53,9 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
 
 
-def length_sorted_batches(texts: Sequence[str], batch_size: int) -> Iterator[list[int]]:
-    """Positions of `texts` in batches of similar length, longest first, so padding is small."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
+    """Positions of texts of these `lengths` in batches of similar length, longest first,
+    so padding is small."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i], reverse=True)
     for first in range(0, len(order), batch_size):
         yield order[first : first + batch_size]

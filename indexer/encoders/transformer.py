@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -51,6 +51,15 @@ class ContextualEncoder(Encoder):
             max_length=self.loaded.max_tokens,
             return_tensors="pt",
         )
+
+    def lengths(self, texts: Sequence[str]) -> list[int]:
+        """Each text's tokens, as many as the model takes: a batch costs its longest text's
+        tokens times its size, and characters per token vary severalfold between prose,
+        numbers and identifiers, so texts alike in characters can pad each other a lot."""
+        encoded = self.loaded.tokenize(
+            list(texts), truncation=True, max_length=self.loaded.max_tokens, verbose=False
+        )
+        return [len(ids) for ids in encoded["input_ids"]]
 
     def hidden_states(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         """All hidden states of a tokenized batch: the embedding output, then each layer."""

@@ -55,7 +55,7 @@ class LayerwiseEncoder:
         """Unit vectors for each method: {method: (len(texts), dim) float32}."""
         dim = self.loaded.dim
         vectors = {name: np.zeros((len(texts), dim), dtype=np.float32) for name in self.methods}
-        for batch in length_sorted_batches(texts, self.batch_size):
+        for batch in length_sorted_batches([len(text) for text in texts], self.batch_size):
             tokens = self.tokenizer.tokenize([texts[i] for i in batch])
             with torch.inference_mode():
                 states = self.loaded.model(**tokens, output_hidden_states=True).hidden_states

@@ -129,3 +129,21 @@ def test_the_thread_count_is_chosen_once_per_call_for_all_its_batches(tiny_model
         hook.remove()
         torch.set_num_threads(before)
     assert seen == [2, 2]
+
+
+def test_texts_are_batched_by_their_tokens_not_their_characters(model):
+    """A batch costs its longest text's tokens: numbers take a token every two characters,
+    long words one every fourteen, so batches by characters would pair each with the
+    other and pad the short ones fivefold."""
+    numbers = ["7 " * 60, "8 " * 55]  # 120 and 110 characters, 60 and 55 tokens
+    words = ["understanding " * 9, "international " * 8]  # 126 and 112 characters
+    texts = [words[0], numbers[1], words[1], numbers[0]]
+    encoder = ContextualEncoder(model, batch_size=2)
+    assert encoder.lengths(texts) == [11, 57, 10, 62]
+    batches = []
+    encode_batch = encoder._encode_batch
+    encoder._encode_batch = lambda batch: batches.append(batch) or encode_batch(batch)
+    vectors = encoder.encode(texts)
+    assert batches == [[numbers[0], numbers[1]], [words[0], words[1]]]
+    alone = np.vstack([ContextualEncoder(model).encode([text]) for text in texts])
+    assert np.allclose(vectors, alone, atol=1e-5)
