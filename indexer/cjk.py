@@ -27,11 +27,15 @@ CJK_UNITS = "runs indexed as characters and overlapping pairs, queried as pairs"
 # closing marks 々〆〇), Hiragana, Katakana (and its half-width forms), Hangul (syllables and
 # jamo). The lookahead keeps only the characters unicode61 makes tokens of (letters and
 # numbers): the punctuation inside these blocks (・, ゛) still separates.
-_CJK_CHAR = (
-    r"(?=[^\W_])[\u1100-\u11ff\u3005-\u3007\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff"
+_BLOCKS = (
+    r"[\u1100-\u11ff\u3005-\u3007\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff"
     r"\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]"
 )
+_CJK_CHAR = rf"(?=[^\W_]){_BLOCKS}"
 _CJK_RUN = re.compile(f"(?:{_CJK_CHAR})+")
+# Text with no character of these blocks (most text) skips the slower patterns.
+_ANY_BLOCK = re.compile(_BLOCKS)
+_WORD = re.compile(r"[^\W_]+")
 # A CJK run, or a word of other letters and digits (underscores split words, as in
 # unicode61).
 _UNIT_OR_WORD = re.compile(f"(?P<cjk>(?:{_CJK_CHAR})+)|(?P<word>(?:(?!{_CJK_CHAR})[^\\W_])+)")
@@ -58,7 +62,7 @@ def _rewrite(text: str, units: Callable[[str], list[str]]) -> str:
 
 def has_cjk(text: str) -> bool:
     """Whether the text holds a CJK character that the lexical space makes units of."""
-    return _CJK_RUN.search(text) is not None
+    return _ANY_BLOCK.search(text) is not None and _CJK_RUN.search(text) is not None
 
 
 def indexed_form(text: str) -> str | None:
@@ -77,6 +81,8 @@ def query_form(query: str) -> str:
 def unit_spans(text: str) -> list[tuple[int, int]]:
     """The [start, end) spans of the units the lexical space sees in `text`: each word of
     other letters and digits, and each character and pair of its CJK runs (overlapping)."""
+    if not has_cjk(text):
+        return [found.span() for found in _WORD.finditer(text)]
     spans = []
     for found in _UNIT_OR_WORD.finditer(text):
         start, end = found.span()
