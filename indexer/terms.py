@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from indexer.cjk import query_form
+
 _WORD = re.compile(r"\w+")
 
 
@@ -17,7 +19,8 @@ def stop_words() -> frozenset[str]:
 
 
 def query_terms(query: str) -> list[str]:
-    """The distinct lower-cased words of a query, stop words left out (unless that is all)."""
-    words = list(dict.fromkeys(word.lower() for word in _WORD.findall(query)))
+    """The distinct lower-cased words of a query, stop words left out (unless that is all);
+    a run of Chinese, Japanese or Korean characters gives its pairs (`indexer.cjk`)."""
+    words = list(dict.fromkeys(word.lower() for word in _WORD.findall(query_form(query))))
     kept = [word for word in words if word not in stop_words()]
     return kept or words

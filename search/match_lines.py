@@ -20,6 +20,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from indexer.cjk import has_cjk
 from search.snippets import stem
 
 # A word is a run of letters and digits: underscores split `sort_keys` into "sort" and
@@ -47,15 +48,20 @@ def lexical_line_scores(lines: Sequence[str], terms: Sequence[str]) -> list[floa
     weight log(1 + lines / lines holding it). Words split at underscores, on both sides."""
     wanted = {stem(word) for term in terms for word in _WORD.findall(term)}
     found: list[set[str]] = [set() for _ in lines]
-    if wanted:
+    # a query's CJK characters and pairs (`indexer.cjk`) are found in a line as they are
+    cjk = {term for term in wanted if has_cjk(term)}
+    for stems, line in zip(found, lines, strict=True):
+        stems.update(term for term in cjk if term in line)
+    wanted_words = wanted - cjk
+    if wanted_words:
         # Porter stemming rewrites only a word's ending ("is" -> "i" at most shortens
         # it), so only the words opening with a wanted stem's first letters are stemmed.
-        openings = "|".join(sorted({re.escape(term[:2]) for term in wanted}))
+        openings = "|".join(sorted({re.escape(term[:2]) for term in wanted_words}))
         text = "\n".join(lines)
         starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
         for match in re.finditer(rf"{_WORD_START}(?:{openings})[^\W_]*", text, re.IGNORECASE):
             stemmed = stem(match.group())
-            if stemmed in wanted:
+            if stemmed in wanted_words:
                 found[bisect_right(starts, match.start()) - 1].add(stemmed)
     holding = {term: sum(term in stems for stems in found) for term in wanted}
     weight = {term: math.log1p(len(lines) / count) for term, count in holding.items() if count}

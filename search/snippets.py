@@ -8,9 +8,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from indexer.cjk import merged, unit_spans
+
 _WHITESPACE = re.compile(r"\s+")
 # Letters and digits: underscores split words (`sort_keys`), as the lexical space's
-# tokenizer and `match_line` split them.
+# tokenizer and `match_line` split them (the text's words: `indexer.cjk.unit_spans`).
 _WORD = re.compile(r"[^\W_]+")
 _LEAD = 40  # characters of context kept before the first matched word
 
@@ -46,7 +48,9 @@ def make_snippet(text: str, terms: Iterable[str] = (), limit: int = 240) -> Snip
     """About `limit` characters of `text` on one line, where the query terms are densest."""
     flat = _WHITESPACE.sub(" ", text).strip()
     wanted = {stem(word) for term in terms for word in _WORD.findall(term)}
-    matches = [m.span() for m in _WORD.finditer(flat) if wanted and stem(m.group()) in wanted]
+    # a query's CJK pairs overlap in the text (`東京`, `京都`): one highlight, `東京都`
+    spans = unit_spans(flat) if wanted else []
+    matches = merged([(a, b) for a, b in spans if stem(flat[a:b]) in wanted])
     start, end = _window(flat, matches, limit)
     excerpt = flat[start:end]
     prefix = "… " if start > 0 else ""

@@ -209,12 +209,15 @@ def _m0010_fts5_tokens(connection: Connection) -> None:
 
 
 def _record_lexical_settings(connection: Connection) -> None:
-    """The manifest's lexical settings: those of the PostgreSQL store's code now."""
+    """The manifest's lexical settings: those of the store's code now."""
     import json
 
     from sqlalchemy import text
 
-    from indexer.store.postgres.fulltext import SETTINGS
+    if connection.dialect.name == "postgresql":
+        from indexer.store.postgres.fulltext import SETTINGS
+    else:
+        from indexer.store.local.fts import SETTINGS
 
     connection.execute(
         text("UPDATE manifest SET value = :value WHERE key = 'lexical'"),
@@ -250,6 +253,51 @@ def _m0012_file_identity(connection: Connection) -> None:
     )
 
 
+def _m0013_indexed_text(connection: Connection) -> None:
+    """What the lexical space indexes of a chunk when it is not its text: its runs of
+    Chinese, Japanese and Korean characters as characters and pairs (`indexer.cjk`),
+    filled for the rows that hold any (NULL for the others, whose text is indexed as it
+    is). The lexical space reads it from 0014 on."""
+    from sqlalchemy import text
+
+    from indexer.cjk import indexed_form
+
+    _run(connection, ["ALTER TABLE chunks ADD COLUMN indexed_text TEXT"])
+    last = -1
+    while batch := connection.execute(
+        text("SELECT id, text FROM chunks WHERE id > :last ORDER BY id LIMIT 1000"),
+        {"last": last},
+    ).all():
+        last = batch[-1][0]
+        rewritten = [
+            {"id": chunk_id, "value": value}
+            for chunk_id, chunk_text in batch
+            if (value := indexed_form(chunk_text)) is not None
+        ]
+        if rewritten:
+            connection.execute(
+                text("UPDATE chunks SET indexed_text = :value WHERE id = :id"), rewritten
+            )
+
+
+def _m0014_cjk_units(connection: Connection) -> None:
+    """The lexical space made again from each chunk's `indexed_text` where it has one
+    (SQLite: the FTS5 table over the view `chunks_lexical`; PostgreSQL: the tsvector and
+    length columns and the term counts, the tokenizer now composing a kana's voicing mark
+    again after folding accents, as FTS5 keeps it), and the manifest says so."""
+    if connection.dialect.name == "postgresql":
+        from indexer.store.postgres.fts5_tokens import use_fts5_tokens
+        from indexer.store.postgres.term_counts import recount_terms
+
+        use_fts5_tokens(connection, "coalesce(indexed_text, text)")
+        recount_terms(connection)
+    else:
+        from indexer.store.local.fts import indexed_text_statements
+
+        _run(connection, indexed_text_statements())
+    _record_lexical_settings(connection)
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
@@ -263,6 +311,8 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0010_fts5_tokens", _m0010_fts5_tokens),
     ("0011_deferred_term_counts", _m0011_deferred_term_counts),
     ("0012_file_identity", _m0012_file_identity),
+    ("0013_indexed_text", _m0013_indexed_text),
+    ("0014_cjk_units", _m0014_cjk_units),
 ]
 MIGRATION_NAMES = tuple(name for name, _ in MIGRATIONS)
 

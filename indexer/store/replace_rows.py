@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from indexer.cjk import indexed_form
 from indexer.reading.sources import Document
 from indexer.splitting.chunking import Chunk
 from indexer.store.content_keys import content_key
@@ -77,7 +78,13 @@ def replace_document_rows(
             new_rows.append(
                 (
                     position,
-                    ChunkRow(document_id=document_id, text=chunk.text, content_key=key, **place),
+                    ChunkRow(
+                        document_id=document_id,
+                        text=chunk.text,
+                        indexed_text=indexed_form(chunk.text),
+                        content_key=key,
+                        **place,
+                    ),
                 )
             )
     deleted = [row.id for row in old if row.id not in kept]

@@ -84,6 +84,10 @@ class ChunkRow(Base):
     # rows from before migration 0007.
     content_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
     section: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # What the lexical space indexes when it is not `text`: its CJK runs as characters and
+    # pairs (`indexer.cjk.indexed_form`); NULL for other text and in rows from before
+    # migration 0013 that hold none.
+    indexed_text: Mapped[str | None] = mapped_column(Text, nullable=True)
     document: Mapped[DocumentRow] = relationship(back_populates="chunks")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import Connection, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
+from indexer.cjk import indexed_form
 from indexer.reading.sources import Document, path_text
 from indexer.records.record import metadata_json, value_text
 from indexer.splitting.chunking import Chunk
@@ -150,7 +151,7 @@ def add_documents(
                 line=c.line, end_line=c.end_line, heading=c.heading, page=c.page,
                 line_map=c.line_map,
                 content_key=content_key(c.encoded_text, encoding),
-                section=c.section,
+                section=c.section, indexed_text=indexed_form(c.text),
             )
             for c in chunks
         ]  # fmt: skip

@@ -84,9 +84,11 @@ def tokenizer_statements(server: Server) -> list[str]:
     collate = server.collate
     folded = f"lower(value{collate})"
     if server.utf8:
+        # composed again after the accents go: a kana's voicing mark (`が`), a Hangul
+        # syllable's jamo, are no accent, and apart they would split the word
         folded = (
-            f"translate(lower(regexp_replace(normalize(value, NFD), '{_ACCENTS}', '', 'g')"
-            f"{collate}), '\u00b5', '\u03bc')"  # the micro sign folds to Greek mu, as in FTS5
+            f"translate(lower(normalize(regexp_replace(normalize(value, NFD), '{_ACCENTS}', "
+            f"'', 'g'), NFC){collate}), '\u00b5', '\u03bc')"  # the micro sign folds to mu
         )
     return [
         f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {CONFIG}",
@@ -102,13 +104,14 @@ def tokenizer_statements(server: Server) -> list[str]:
     ]
 
 
-def length_expression(server: Server) -> str:
-    """SQL of a chunk's length in tokens from its `text`: the runs of token characters
-    (accents inside a word are part of it), or the tsvector's positions."""
+def length_expression(server: Server, source: str = "text") -> str:
+    """SQL of a chunk's length in tokens from the text `source` (an SQL expression): the
+    runs of token characters (accents inside a word are part of it), or the tsvector's
+    positions."""
     if not server.regexp_count:
-        return f"lexical_tokens({vector_expression('text')})"
+        return f"lexical_tokens({vector_expression(source)})"
     accents = _ACCENTS[1:-1] if server.utf8 else ""
-    return f"regexp_count(text{server.collate}, '[[:alnum:]{accents}{server.token_extra}]+')"
+    return f"regexp_count({source}{server.collate}, '[[:alnum:]{accents}{server.token_extra}]+')"
 
 
 def vector_expression(value: str) -> str:
@@ -122,18 +125,21 @@ def phrase_expression(value: str) -> str:
     return f"phraseto_tsquery('{CONFIG}', lexical_text({value}))"
 
 
-def use_fts5_tokens(connection: Connection) -> None:
-    """Make the tokenizer and generate the tsvector and length columns from it (made
-    again: an existing index's rows are re-read, its GIN index rebuilt)."""
+def use_fts5_tokens(connection: Connection, source: str = "text") -> None:
+    """Make the tokenizer and generate the tsvector and length columns with it from the
+    text `source` (an SQL expression on a chunk's columns), made again: an existing
+    index's rows are re-read, its GIN index rebuilt."""
     server = Server.of(connection)
+    # the columns first: the configuration they were made with cannot go before them
+    connection.execute(text("ALTER TABLE chunks DROP COLUMN tsv, DROP COLUMN lexical_length"))
     for statement in tokenizer_statements(server):
         connection.execute(text(statement))
     connection.execute(
         text(
-            "ALTER TABLE chunks DROP COLUMN tsv, DROP COLUMN lexical_length, "
-            f"ADD COLUMN tsv tsvector GENERATED ALWAYS AS ({vector_expression('text')}) STORED, "
+            f"ALTER TABLE chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+            f"({vector_expression(source)}) STORED, "
             "ADD COLUMN lexical_length integer GENERATED ALWAYS AS "
-            f"({length_expression(server)}) STORED"
+            f"({length_expression(server, source)}) STORED"
         )
     )
     connection.execute(text("CREATE INDEX ix_chunks_tsv ON chunks USING gin (tsv)"))

@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from indexer.cjk import CJK_UNITS
 from indexer.store.postgres.fts5_tokens import phrase_expression, vector_expression
 from indexer.store.postgres.read_transaction import Statement, driver_sql
 from indexer.store.postgres.term_counts import recount_terms
@@ -41,6 +42,7 @@ B = 0.75
 SETTINGS = {
     "backend": "postgresql full-text search",
     "tokenizer": "lexical_text: unicode61's tokens, accents and case folded; the Porter stemmer",
+    "cjk": CJK_UNITS,
     "ranking": f"bm25 (k1 {K1}, b {B}; document frequencies kept with the chunks)",
     "query_stop_words": "english (stop-words package, alphabetic entries)",
 }

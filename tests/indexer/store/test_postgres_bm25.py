@@ -92,6 +92,60 @@ def test_both_stores_score_real_abstracts_alike(tmp_path, postgres_index, fast_m
     )
 
 
+def test_both_stores_score_chinese_and_japanese_alike(tmp_path, postgres_index, fast_model):
+    """CJK runs are indexed as characters and pairs on both stores (kana with a voicing
+    mark whole on both), so each query finds the same chunks with the same BM25."""
+    from tests.support.cjk_corpus import QUERIES, TEXTS
+
+    queries = [*QUERIES, "雨", "が", "otters river"]
+    assert_both_stores_score_alike(tmp_path / "cjk", postgres_index, fast_model, TEXTS, queries)
+    for query, answer in QUERIES.items():
+        found = lexical(postgres_index, query)
+        assert max(found, key=found.get) == answer, query
+
+
+def test_an_index_from_before_cjk_units_is_migrated_to_them(
+    tmp_path, postgres_server, postgres_index, fast_model
+):
+    """An index as migration 0012 left it (its tsvector made of the text, CJK clauses
+    whole) gets the characters and pairs when first opened: then it ranks as a folder
+    index of the same files."""
+    import json
+
+    from sqlalchemy import create_engine
+
+    from indexer.store.postgres.fts5_tokens import use_fts5_tokens
+    from indexer.store.postgres.fulltext import SETTINGS
+    from indexer.store.postgres.term_counts import recount_terms
+    from tests.support.cjk_corpus import QUERIES, write_corpus
+
+    folder = write_corpus(tmp_path / "cjk")
+    Indexer(postgres_index, model=fast_model).index_folder(folder)
+    Indexer(tmp_path / "ix", model=fast_model).index_folder(folder)
+    engine = create_engine(postgres_server)
+    with engine.begin() as connection:  # back to 0012's columns and counts
+        connection.execute(text(f"SET LOCAL search_path TO {postgres_index.split('index=')[1]}"))
+        use_fts5_tokens(connection)
+        connection.execute(text("ALTER TABLE chunks DROP COLUMN indexed_text"))
+        recount_terms(connection)
+        connection.execute(
+            text("DELETE FROM migrations WHERE name IN ('0013_indexed_text', '0014_cjk_units')")
+        )
+        settings = {key: value for key, value in SETTINGS.items() if key != "cjk"}
+        connection.execute(
+            text("UPDATE manifest SET value = :value WHERE key = 'lexical'"),
+            {"value": json.dumps(settings)},
+        )
+    engine.dispose()
+    for query in [*QUERIES, "雨", "otters"]:
+        expected = lexical(tmp_path / "ix", query)
+        assert expected and lexical(postgres_index, query) == pytest.approx(expected), query
+    assert verify_target(postgres_index).problems == []
+    store = open_store(postgres_index)
+    assert store.manifest.lexical == SETTINGS
+    store.close()
+
+
 def test_an_index_made_with_the_parsers_tokens_is_migrated_to_fts5s(
     tmp_path, postgres_index, fast_model, monkeypatch
 ):
@@ -103,7 +157,7 @@ def test_an_index_made_with_the_parsers_tokens_is_migrated_to_fts5s(
     folder = write(tmp_path / "abstracts", ABSTRACTS)
     # The index of the code before 0010, less the migrations since that only add what
     # today's rows need (a document's file identity) and leave the lexical space alone.
-    lexical_since = {"0010_fts5_tokens", "0011_deferred_term_counts"}
+    lexical_since = {"0010_fts5_tokens", "0011_deferred_term_counts", "0014_cjk_units"}
     made_before = tuple(step for step in migrations.MIGRATIONS if step[0] not in lexical_since)
     with monkeypatch.context() as before:
         before.setattr(migrations, "MIGRATIONS", made_before)
