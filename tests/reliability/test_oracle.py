@@ -83,7 +83,11 @@ FOCUS: dict[str, dict] = {
     "same-size-and-mtime": {
         "focus": ("index_root", "replace_keeping_stat", "make_symlink", "swap_link")
     },
-    "swapped-root": {"focus": ("index_root", "swap_root", "check_everything")},
+    # the root that is a symlink swapped between runs, and under a watch
+    "swapped-root": {
+        "focus": ("index_root", "swap_root", "watch", "check_everything"),
+        "watched_changes": ("swap root", "write"),
+    },
 }
 
 LOCAL_ONLY = frozenset({"odd-index-path"})

@@ -137,7 +137,14 @@ class Setup:
     names: tuple[str, ...] = NAMES  # the names new files take
     kinds: tuple[str, ...] = KINDS  # the extensions new files take
     remove_links: bool = False  # `remove` only symlinks (when there are)
-    watched_changes: tuple[str, ...] = ("write", "edit", "delete", "move", "recreate root")
+    watched_changes: tuple[str, ...] = (
+        "write",
+        "edit",
+        "delete",
+        "move",
+        "recreate root",
+        "swap root",
+    )
 
 
 def _in_focus(name: str):  # -> a precondition decorator
@@ -670,9 +677,9 @@ class OracleMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def watch(self, data) -> None:
         """`ctxsearch watch ROOT` while the tree changes under it: each change it reports
-        brings it nearer the oracle, which it must reach; SIGINT then stops it (exit 0)."""
-        # (not the root that is a symlink: no change the watch sees swaps it)
-        roots = [root for root in self._live_roots() if not root.is_symlink()]
+        brings it nearer the oracle, which it must reach; SIGINT then stops it (exit 0).
+        The root that is a symlink (under `swapped-root`) may be watched and swapped."""
+        roots = self._live_roots()
         if "watch-non-utf8" not in self.enabled:  # it dies when such a file is even read
             roots = [root for root in roots if all(map(_is_utf8, _paths_under(root)))]
         if not roots:
@@ -688,11 +695,15 @@ class OracleMachine(RuleBasedStateMachine):
             watcher.until_current()
             for change in changes:
                 if change == "recreate root":
-                    if "watch-recreated" not in self.enabled:
+                    if "watch-recreated" not in self.enabled or root.is_symlink():
                         continue
                     shutil.rmtree(root)
                     root.mkdir()
                     (root / "again.md").write_text(tree_ops.new_text(".md", 3))
+                elif change == "swap root":
+                    if not root.is_symlink():
+                        continue
+                    self.swap_root()
                 else:
                     self._change_under(root, change, data)
                 watcher.until_current()  # each change, seen and published
