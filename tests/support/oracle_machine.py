@@ -2,15 +2,20 @@
 after every run the index must equal a fresh index of the same folders (`tests.support.oracle`).
 
 Rules change a temporary tree (files created, edited at the start, end or middle,
-deleted, moved, renamed, given another extension; folders made, moved and deleted;
-symlinks to files and folders, dangling ones and loops; hard links; case-sibling and
-non-UTF-8 names), and the index (runs of the long-lived writer, of a new `Indexer` and
-of `ctxsearch index` with remembered --exclude rules, roots nested in roots (`w/sub`
-indexed on its own, then `w`), `remove`, records upserted and deleted, a `ctxsearch
-watch` process (changes under a nested root included), a run signalled with SIGKILL or
-SIGINT at a named point or any statement, the index removed and built again under the
-running writer, which writes just before and just after). What the user did is
-replayed onto the tree as it is into a fresh index, the oracle, and compared:
+deleted, moved, renamed, given another extension; their structure edited: a heading made
+a line and back, its level changed, a section started or moved, the text laid out as
+another kind under the same name; files turned into data (a base64 blob) and back,
+replaced with other words of the same size and given back their mtime; folders made,
+moved and deleted; symlinks to files and folders inside and outside the tree, dangling
+ones and loops, swapped in one step, a root that is a symlink swapped to another
+release; hard links; case-sibling and non-UTF-8 names), and the index (runs of the
+long-lived writer, of a new `Indexer` and of `ctxsearch index` with remembered
+--exclude rules, roots nested in roots (`w/sub` indexed on its own, then `w`),
+`remove`, records upserted and deleted, a `ctxsearch watch` process (changes under a
+nested root included), a run signalled with SIGKILL or SIGINT at a named point or any
+statement, the index removed and built again under the running writer, which writes
+just before and just after). What the user did is replayed onto the tree as it is
+into a fresh index, the oracle, and compared:
 
 - after a run of a root: the documents under it (and the records) equal the oracle's;
 - after an interrupted run: the index verifies, and holds what it held before or what
@@ -22,6 +27,12 @@ replayed onto the tree as it is into a fresh index, the oracle, and compared:
 - at the end of each example (and when the `check_everything` rule says so), every root
   is brought up to date and the whole index equals the oracle: documents, chunks,
   vectors, `verify`, and the hits of fixed queries in every mode.
+
+The oracle is the product itself, indexing afresh; so after every run the machine also
+checks what the files themselves say, whatever a fresh index holds: every passage's
+text is its document's text at its offsets (a record's text, a file's as its reader
+reads it), a file of data has no document, and no document resolves outside the roots
+it is under, nor holds the word only the files outside the tree hold (`SECRET`).
 
 Some rules exercise defects known when the machine was written (`KNOWN_DEFECTS`); they
 run only where a test enables them (the tests that expect them to fail, until fixed).

@@ -1,10 +1,13 @@
 """The folder tree the oracle machine changes: where files may be, and what they hold.
 
 Texts are made of a small vocabulary (so the fixed queries find something) and carry
-the shape of their kind: a Markdown file always has a `# ` heading line, an HTML file
-its `<html>` element, a plain-text file neither. Two files of different kinds therefore
-never hold the same bytes, unless a rule that means to (a rename that changes only the
-extension, a link under another extension) makes them so.
+the shape of their kind: a Markdown file is written with a `# ` heading line, an HTML
+file with its `<html>` element, a plain-text file with neither. Two files of different
+kinds therefore never hold the same bytes, unless a rule that means to (a rename that
+changes only the extension, a link under another extension, a text laid out as another
+kind under the same name) makes them so. Files of data (`data_text`), a folder outside the tree that
+links may reach (`make_outside`) and the releases a root that is a symlink points to
+(`make_releases`) are made here too.
 """
 
 from __future__ import annotations
