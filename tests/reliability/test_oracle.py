@@ -71,6 +71,12 @@ FOCUS: dict[str, dict] = {
         "focus": ("write_file", "interrupted_run"),
         "interruptions": ({"signal": "SIGKILL", "point": "mid-space-save", "count": 2},),
     },
+    # loops made, then a watch that writes files whose names are not UTF-8 (it polls)
+    "watch-polling-loop": {
+        "focus": ("make_symlink", "index_root", "watch"),
+        "names": (_NOT_UTF8,),
+        "watched_changes": ("write",),
+    },
     # links out of the root, made, swapped, indexed
     "outside-links": {"focus": ("link_outside", "make_symlink", "swap_link", "index_root")},
     # Markdown files (of several passages, when long), indexed, then cut to one of them

@@ -15,7 +15,8 @@ whole of its stored text.
 The default suite runs a few examples (seeded: `derandomize`); the soak profile (`-m
 soak`) many more, at random ($CTXSEARCH_ORACLE_SEED seeds it). The parts of a defect not
 fixed yet (`tests.support.known_defects.STILL_OPEN`) are left out of the requests drawn,
-and a test here must find each (strict xfail) until its fix lands.
+and each has a focused test here that must find it (strict xfail) until its fix lands,
+and must pass after.
 """
 
 from __future__ import annotations
@@ -557,38 +558,41 @@ def test_every_surface_agrees_for_minutes(surfaces, data):
         check_paging(surfaces, *data.draw(paging_cases(surfaces, OPEN), label="page"))
 
 
-# -- the defects not fixed yet ----------------------------------------------------------
+# -- each item's promise, focused: a strict xfail while its defect is open ---------------
 
 
-def _open(name: str):  # -> a pytest mark list
-    return pytest.mark.skipif(name not in OPEN, reason=f"{name} is fixed")
+def holds_once_fixed(name: str):  # -> a pytest mark
+    """The test of a promise whose defect is still open (`STILL_OPEN`) must fail (strict
+    xfail); once its fix merges and the name leaves the list, it must pass."""
+    return pytest.mark.xfail(name in OPEN, strict=True, reason=SURFACE_DEFECTS[name])
 
 
-@_open("empty-allowed-list")
-@pytest.mark.xfail(strict=True, reason=SURFACE_DEFECTS["empty-allowed-list"])
+@holds_once_fixed("empty-allowed-list")
 @_with_draws(profile(examples=12, shrink=False))
-def test_the_surfaces_find_an_empty_allowed_list(surfaces, data):
+def test_an_empty_set_of_allowed_values_lets_nothing_through(surfaces, data):
     request = data.draw(search_requests(surfaces, frozenset()), label="request")
     request["where"] = data.draw(st.sampled_from(EMPTY_ALLOWED), label="where")
     check_search(surfaces, request, OPEN - {"empty-allowed-list"})
 
 
-@_open("cli-link-paths")
-@pytest.mark.xfail(strict=True, reason=SURFACE_DEFECTS["cli-link-paths"])
+@holds_once_fixed("cli-link-paths")
 @_with_draws(profile(examples=12, shrink=False))
-def test_the_surfaces_find_the_command_line_resolving_a_link(surfaces, data):
+def test_every_surface_takes_a_link_path_as_stored(surfaces, data):
     link = next(path for path in surfaces.files if os.path.islink(path))
     if data.draw(st.booleans(), label="similar"):
         request = data.draw(similar_requests(surfaces), label="request")
-        check_similar(surfaces, {**request, "item": link}, frozenset())
+        check_similar(surfaces, {**request, "item": link}, OPEN - {"cli-link-paths"})
     else:
         request = data.draw(search_requests(surfaces, OPEN), label="request")
         request.pop("where", None)  # a where lets no file through
-        check_search(surfaces, {**request, "under": [link]}, frozenset())
+        check_search(surfaces, {**request, "under": [link]}, OPEN - {"cli-link-paths"})
 
 
-@_open("read-paging")
-@pytest.mark.xfail(strict=True, reason=SURFACE_DEFECTS["read-paging"])
+@holds_once_fixed("read-paging")
 @_with_draws(profile(examples=6, shrink=False))
-def test_the_surfaces_find_pages_that_lose_text(surfaces, data):
-    check_paging(surfaces, *data.draw(paging_cases(surfaces, frozenset()), label="page"))
+def test_read_pages_html_and_long_lines_whole(surfaces, data):
+    path = data.draw(
+        st.sampled_from([p for p in surfaces.files if p.endswith((".html", "guide.md"))]),
+        label="path",
+    )
+    check_paging(surfaces, path, data.draw(st.sampled_from([300, 1000]), label="max_chars"))

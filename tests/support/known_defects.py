@@ -24,6 +24,8 @@ STILL_OPEN: frozenset[str] = frozenset(
         "swapped-root",  # issue 41 item 8: a swapped symlinked root keeps the old release
         "cli-link-paths",  # issue 41 item 12: the CLI resolves symlinks the index keeps
         "read-paging",  # issue 41 item 13: MCP `read` paging loses text
+        # found by the widened machine, in no issue yet:
+        "watch-polling-loop",  # watch dies on a symlink loop once it polls the folders
     }
 )
 if "CTXSEARCH_ORACLE_STILL_OPEN" in os.environ:

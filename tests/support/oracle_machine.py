@@ -40,6 +40,7 @@ run only where a test enables them (the tests that expect them to fail, until fi
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -113,6 +114,10 @@ KNOWN_DEFECTS = {
     "an index that does not open ('its first run was interrupted: run `ctxsearch index` "
     "again'), `verify` INCONSISTENT, and `ctxsearch index` then refuses the folder (not "
     "empty: a .faiss.tmp file is left)",
+    "watch-polling-loop": "watch dies with a traceback (WatchfilesRustInternalError: 'Too "
+    "many levels of symbolic links', 'File system loop found') when its folder holds a "
+    "symlink loop or a link to a folder above it, once a name that is not UTF-8 has made "
+    "it poll the folders; nothing after is indexed",
     # Issue 41 ("Trust at the boundaries"):
     "outside-links": "issue 41 item 1: a symlink whose target is outside the root (a fake "
     "key next to the tree, a file of another root) is followed and its text indexed",
@@ -693,6 +698,8 @@ class OracleMachine(RuleBasedStateMachine):
         roots = self._live_roots()
         if "watch-non-utf8" not in self.enabled:  # it dies when such a file is even read
             roots = [root for root in roots if all(map(_is_utf8, _paths_under(root)))]
+        if "watch-polling-loop" not in self.enabled:  # it dies once it polls a loop
+            roots = [root for root in roots if not any(map(_is_loop, _paths_under(root)))]
         if not roots:
             return
         self.processes_left -= 1
@@ -1110,6 +1117,18 @@ def _paths_under(folder: Path) -> list[Path]:
     return [
         Path(where, name) for where, folders, files in os.walk(folder) for name in folders + files
     ]
+
+
+def _is_loop(path: Path) -> bool:
+    """Whether `path` is a symlink that leads back to itself, or to a folder that holds
+    it (a walk that follows links never ends)."""
+    if not path.is_symlink():
+        return False
+    try:
+        target = os.path.realpath(path, strict=True)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return os.path.isdir(target) and tree_ops.resolves_inside(path.parent, Path(target))
 
 
 def _is_utf8(path: Path) -> bool:
