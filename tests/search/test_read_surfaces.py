@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,7 @@ def profile(examples: int, shrink: bool = True) -> settings:
 
 
 def seeded(test: Callable) -> Callable:
+    """`test` seeded with $CTXSEARCH_ORACLE_SEED, when it is set."""
     return seed(int(_SEED))(test) if _SEED is not None else test
 
 
@@ -133,6 +135,8 @@ class Surfaces:
 
 @pytest.fixture(scope="module")
 def surfaces(tmp_path_factory, fast_model) -> Iterator[Surfaces]:
+    """The corpus indexed with its records, served by `ctxsearch serve` and `ctxsearch mcp
+    --http` for the module's tests."""
     work = tmp_path_factory.mktemp("surfaces")
     corpus = work / "corpus"
     write_corpus(corpus)
@@ -152,8 +156,6 @@ def surfaces(tmp_path_factory, fast_model) -> Iterator[Surfaces]:
 
 
 def _stored_files(index: Path) -> list[str]:
-    import sqlite3
-
     with sqlite3.connect(index / "ctxsearch.sqlite") as connection:
         rows = connection.execute("SELECT path FROM documents WHERE metadata_json IS NULL")
         return [path for (path,) in rows]
@@ -163,6 +165,7 @@ REFUSED = "refused"  # what a surface answered when it refused the request (any 
 
 
 def through_python(surfaces: Surfaces, call: str, arguments: dict) -> Any:
+    """`Searcher.search` or `Searcher.similar` (a library error: refused)."""
     try:
         with Searcher(surfaces.index) as searcher:
             if call == "search":
@@ -174,6 +177,7 @@ def through_python(surfaces: Surfaces, call: str, arguments: dict) -> Any:
 
 
 def through_cli(surfaces: Surfaces, call: str, arguments: dict) -> Any:
+    """`ctxsearch query` or `ctxsearch similar` with --json (exit 2: refused)."""
     arguments = dict(arguments)
     if call == "search":
         args = ["query", arguments.pop("query")]
@@ -197,6 +201,7 @@ def through_cli(surfaces: Surfaces, call: str, arguments: dict) -> Any:
 
 
 def through_http(surfaces: Surfaces, call: str, arguments: dict) -> Any:
+    """`POST /search` with a JSON body, or `GET /similar` (a 4xx: refused)."""
     names = {"query": "q", "file_type": "type"}
     given = {names.get(name, name): value for name, value in arguments.items()}
     if call == "search":
@@ -210,6 +215,7 @@ def through_http(surfaces: Surfaces, call: str, arguments: dict) -> Any:
 
 
 def through_mcp(surfaces: Surfaces, call: str, arguments: dict) -> Any:
+    """The MCP `search` or `similar` tool (a tool error: refused)."""
     names = {"item": "path", "path": "path_glob", "file_type": "type"}
     given = {names.get(name, name): value for name, value in arguments.items()}
     answer = anyio.run(_call_tool, surfaces.mcp, call, given)
@@ -234,18 +240,18 @@ def answers(
     surfaces: Surfaces,
     call: str,
     arguments: dict,
-    skip: tuple[str, ...] = (),
+    cli_arguments: dict | None,
     open_defects: frozenset[str] = OPEN,
-) -> dict:
-    """Each surface's answer to the same request (but those in `skip`, and the command
-    line's while it resolves links: `open_defects`), the same one: else fail, saying
-    which surface answered what."""
+) -> Any:
+    """Each surface's answer to the same request, the same one (else fail, saying which
+    surface answered what): the command line's to `cli_arguments` (the request as it
+    spells it; None: it cannot, or, while it resolves links, the request names one)."""
     if "cli-link-paths" in open_defects and _names_a_link(arguments):
-        skip = (*skip, "cli")
+        cli_arguments = None
     found = {
-        name: ask(surfaces, call, dict(arguments))
+        name: ask(surfaces, call, dict(cli_arguments if name == "cli" else arguments))
         for name, ask in SURFACES.items()
-        if name not in skip
+        if name != "cli" or cli_arguments is not None
     }
     expected = found["python"]
     for name, answer in found.items():
@@ -384,16 +390,11 @@ def search_requests(draw, surfaces: Surfaces, open_defects: frozenset[str]) -> d
 
 def check_search(surfaces: Surfaces, request: dict, open_defects: frozenset[str] = OPEN) -> None:
     """Every surface answers `request` alike, and the hits keep the request's scope."""
-    skip: tuple[str, ...] = ()
-    arguments = dict(request)
-    cli_arguments = None
+    spelt: dict | None = request
     if "where" in request:
-        cli_arguments = cli_where(request["where"])
-        if cli_arguments is None:
-            skip = ("cli",)  # no spelling on the command line
-    shown = _answers_with_cli_where(
-        surfaces, "search", arguments, cli_arguments, skip, open_defects
-    )
+        where = cli_where(request["where"])
+        spelt = None if where is None else {**request, "where": where}
+    shown = answers(surfaces, "search", request, spelt, open_defects)
     if shown == REFUSED:
         return
     for hit in shown["results"]:
@@ -408,25 +409,6 @@ def check_search(surfaces: Surfaces, request: dict, open_defects: frozenset[str]
                 break
         else:
             assert "under" not in request, f"{request}: {hit['path']} is under none of them"
-
-
-def _answers_with_cli_where(
-    surfaces: Surfaces,
-    call: str,
-    arguments: dict,
-    cli_arguments: list[str] | None,
-    skip: tuple[str, ...],
-    open_defects: frozenset[str],
-) -> Any:
-    """`answers`, the command line given `where` as its strings."""
-    if cli_arguments is None or "cli" in skip:
-        return answers(surfaces, call, arguments, skip, open_defects)
-    if "cli-link-paths" in open_defects and _names_a_link(arguments):
-        return answers(surfaces, call, arguments, (*skip, "cli"), open_defects)
-    expected = answers(surfaces, call, arguments, (*skip, "cli"), open_defects)
-    spelt = through_cli(surfaces, call, {**arguments, "where": cli_arguments})
-    assert spelt == expected, _disagreement(call, arguments, "cli", spelt, expected)
-    return expected
 
 
 @st.composite
@@ -447,7 +429,7 @@ def similar_requests(draw, surfaces: Surfaces) -> dict:
 
 def check_similar(surfaces: Surfaces, request: dict, open_defects: frozenset[str] = OPEN) -> None:
     """Every surface finds the same documents like a stored one (as a hit names it)."""
-    shown = answers(surfaces, "similar", request, open_defects=open_defects)
+    shown = answers(surfaces, "similar", request, request, open_defects)
     if shown != REFUSED:
         assert all(hit["path"] != request["item"] for hit in shown["results"]), request
 
