@@ -11,12 +11,12 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install browser demo test quick soak eval clean
+.PHONY: install browser demo test quick soak lab-test eval clean
 
 install: $(VENV)/.installed
 
 # torch first, pinned to the CPU build on local disk: an unpinned torch pulls a CUDA build.
-# The lab extra too: `make demo` ends with `ctxsearch eval` and its report's plots.
+# The lab extra too: `make demo` shows `ctxsearch lab polysemy`.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -42,11 +42,11 @@ demo: install
 	@echo; echo "== Static vs contextual, one query:"
 	$(BIN)/ctxsearch compare "erosion along the bank after the flood" --index $(DEMO_INDEX) -k 5
 	@echo; echo "== One word, several senses:"
-	$(BIN)/ctxsearch polysemy bank "We sat on the bank of the river." \
+	$(BIN)/ctxsearch lab polysemy bank "We sat on the bank of the river." \
 	    "The river bank was muddy after the flood." "I deposited the cheque at the bank." \
 	    "The bank approved the loan."
 	@echo; echo "== Static vs contextual over the sample corpus's own judged queries:"
-	$(BIN)/ctxsearch eval sample_corpus --work-dir .work/eval --out $(REPORTS)/sample_corpus
+	$(BIN)/ctxsearch eval-index sample_corpus --index $(DEMO_INDEX)
 
 # Debian's Chromium for the browser test (never a browser downloaded by a test tool).
 browser:
@@ -67,6 +67,10 @@ QUICK := not postgres and not ray and not browser and not slow and not soak
 quick: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m '$(QUICK)'
 
+# The lab's tests alone (tests/lab/, marked `lab`; `make test` runs them too).
+lab-test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q tests/lab
+
 # The oracle machine's long profile (tests/reliability/test_oracle.py, -m soak): generated sequences
 # of changes and interruptions for some minutes, after the default suite.
 soak: $(VENV)/.installed-test
@@ -75,15 +79,15 @@ soak: $(VENV)/.installed-test
 # The full benchmarks (SciFact, STS-B, WiC, SST-2 from ../shared/eval; gensim's word sets):
 # reports/ and the slow tests.
 eval: $(VENV)/.installed-test
-	$(BIN)/ctxsearch eval $(EVAL_DATA)/scifact --split test --out $(REPORTS)/scifact
-	$(BIN)/ctxsearch sts $(EVAL_DATA)/stsb --split test --json > $(REPORTS)/stsb.json
-	$(BIN)/ctxsearch sts $(EVAL_DATA)/stsb --split test
-	$(BIN)/ctxsearch wic $(EVAL_DATA)/wic --split dev --json > $(REPORTS)/wic.json
-	$(BIN)/ctxsearch wic $(EVAL_DATA)/wic --split dev
-	$(BIN)/ctxsearch words --corpus $(EVAL_DATA)/sst2 --unrestricted --out $(REPORTS)/words \
+	$(BIN)/ctxsearch lab eval $(EVAL_DATA)/scifact --split test --out $(REPORTS)/scifact
+	$(BIN)/ctxsearch lab sts $(EVAL_DATA)/stsb --split test --json > $(REPORTS)/stsb.json
+	$(BIN)/ctxsearch lab sts $(EVAL_DATA)/stsb --split test
+	$(BIN)/ctxsearch lab wic $(EVAL_DATA)/wic --split dev --json > $(REPORTS)/wic.json
+	$(BIN)/ctxsearch lab wic $(EVAL_DATA)/wic --split dev
+	$(BIN)/ctxsearch lab words --corpus $(EVAL_DATA)/sst2 --unrestricted --out $(REPORTS)/words \
 	    --methods glove,word2vec,fasttext,static,model2vec,contextual,contextual-corpus,layers \
 	    --json > $(REPORTS)/words.json
-	$(BIN)/ctxsearch classify $(EVAL_DATA)/sst2 --intrinsic $(REPORTS)/words.json \
+	$(BIN)/ctxsearch lab classify $(EVAL_DATA)/sst2 --intrinsic $(REPORTS)/words.json \
 	    --methods glove,word2vec,fasttext,static,model2vec,contextual,cls,max,mean-last2,mean-last4,tfidf \
 	    --out $(REPORTS)/sst2
 	$(BIN)/python -m pytest -q -m slow -v

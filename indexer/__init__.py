@@ -3,6 +3,7 @@
     from indexer import Indexer
     summary = Indexer("my.idx").index_folder("~/notes")
     summary = Indexer("postgresql+psycopg://me@db:5432/search").index_folder("~/notes")
+    Watcher(Indexer("my.idx"), ["~/notes"]).run()  # until stop(), from another thread
 
 Names are imported on first use, so `import indexer` stays cheap (no FAISS, no torch).
 """
@@ -34,8 +35,11 @@ _LAZY = {
     "Indexer": "indexer.runs.indexer",
     "IndexSummary": "indexer.runs.indexer",
     "Progress": "indexer.runs.indexer",
-    "RecordSummary": "indexer.runs.records",
+    "RecordSummary": "indexer.runs.record_changes",
     "remove_path": "indexer.runs.removal",
+    "WriteSettings": "indexer.runs.write_settings",
+    "Watcher": "indexer.watching.watcher",
+    "WatchListener": "indexer.watching.listener",
 }
 
 __all__ = [
@@ -56,6 +60,9 @@ __all__ = [
     "SourceNotFound",
     "StoreUnavailable",
     "UnreadableFile",
+    "WatchListener",
+    "Watcher",
+    "WriteSettings",
     "__version__",
     "open_index",
     "remove_path",

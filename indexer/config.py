@@ -62,7 +62,8 @@ EVAL_CACHE = Variable(
     "CTXSEARCH_EVAL_CACHE",
     "The evaluation cache (a lab command's `--work-dir` when not given).",
     "`$CTXSEARCH_CACHE/eval` (`~/.cache/ctxsearch/eval`)",
-    "`eval`, `eval-index`, `sts`, `wic`, `polysemy`, `neighbours`, `tune-fusion`",
+    "`eval-index`, `lab eval`, `lab sts`, `lab wic`, `lab polysemy`, `lab neighbours`, "
+    "`lab tune-fusion`",
 )
 HOST = Variable(
     "CTXSEARCH_HOST",
@@ -114,7 +115,7 @@ TOKEN = Variable(
     "CTXSEARCH_TOKEN",
     "The bearer token every data request to the server must carry.",
     "unset (no token: loopback only)",
-    "`serve --token`, `loadtest --token`",
+    "`serve --token`, `lab loadtest --token`",
 )
 XDG_DATA_HOME = Variable(
     "XDG_DATA_HOME",

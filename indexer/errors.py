@@ -41,7 +41,20 @@ class ModelNotAvailable(CtxsearchError):
 
 
 class UnreadableFile(CtxsearchError):
-    """A source file could not be read or decoded; the run counts it and goes on."""
+    """A source file could not be read or decoded; the run counts it and goes on. Raised
+    as such, the failure may pass (no permission, an I/O error, a file changing while it
+    is read): the file's older indexed version is kept."""
+
+
+class UnindexableContent(UnreadableFile):
+    """A file whose bytes, read whole, give no text to index (binary, corrupt, encrypted,
+    no text layer, over the size cap or a limit of what reading may make): the same bytes
+    fail the same way every time, so the file's older indexed version is removed."""
+
+
+class ReadingTooSlow(UnreadableFile):
+    """A file whose reading passed the time limit: that depends on the machine's load as
+    much as on the file, so its older indexed version is kept."""
 
 
 class SourceNotFound(CtxsearchError):

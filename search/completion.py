@@ -1,6 +1,7 @@
-"""What hybrid search looks up before it fuses: each side's exact score of the candidates
-only the other side found (their cosines; the BM25 of those holding a query term), so
-that `search.fusion` need not give them that list's lowest score."""
+"""What hybrid fusion looks up before it fuses, over the lab's cached corpora: each side's
+exact score of the candidates only the other side found (their cosines; the BM25 of those
+holding a query term), so that `search.fusion` need not give them that list's lowest
+score. An index's snapshot looks them up with its own search (`CandidateSearch`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ Ranked = list[tuple[int, float]]
 
 
 class ScoreLookup(Protocol):
-    """Where exact scores come from: an index's snapshot, or the lab's corpus cache."""
+    """Where exact scores come from: the lab's corpus cache."""
 
     def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """The cosine of the query vector with each of these chunks in a vector space."""

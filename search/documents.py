@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from indexer.errors import DocumentNotFound
-from indexer.runs.record_input import record_id_of
+from indexer.records.record import record_id_of
 from indexer.store.base import Snapshot, StoredChunk
 
 

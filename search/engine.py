@@ -16,15 +16,14 @@ from typing import Any
 import numpy as np
 
 from indexer.errors import IndexClosed, InvalidQuery, ModelNotAvailable
-from indexer.reading.layout import text_kind
-from indexer.runs.record_input import record_id_of
+from indexer.reading.formats import text_kind
+from indexer.records.record import record_id_of
 from indexer.spaces import Space
 from indexer.store.backends import open_store
-from indexer.store.base import Snapshot, Store, StoredChunk, Target
+from indexer.store.base import CandidateSearch, Copies, Snapshot, Store, StoredChunk, Target
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms
 from search.batching import QueryBatcher
-from search.completion import exact_scores
 from search.document_scores import DOCUMENT_DEPTH, mode_ranked
 from search.documents import DocumentText, load_document
 from search.fusion import HYBRID, HybridFusion
@@ -135,12 +134,15 @@ class SearchResponse:
 
 @dataclass
 class _Candidates:
-    """Chunks ranked by one mode, with each chunk's rank in every space that found it."""
+    """Chunks ranked by one mode, with each chunk's rank in every space that found it,
+    and the rows and content keys the store read with them."""
 
     ranked: list[tuple[int, float]]
     found_by: dict[int, dict[str, int]]
     exhausted: bool
     similarities: dict[int, float]
+    chunks: dict[int, StoredChunk] = field(default_factory=dict)
+    content_keys: dict[int, str] = field(default_factory=dict)
 
 
 class Searcher:
@@ -158,8 +160,7 @@ class Searcher:
     together, one pass for those waiting (`search.batching`). Opening is cheap for a
     process that asks one query and exits: a folder index is read with sqlite3 (no
     SQLAlchemy), and only the vector spaces a query searches are loaded. `one_shot` is
-    accepted and changes nothing (it chose a one-thread reader before every reader was
-    that fast).
+    accepted, for the callers that pass it, and changes nothing.
     """
 
     def __init__(
@@ -289,7 +290,7 @@ class Searcher:
         six digits) is below it. Every hit says how well it matches (`Hit.match`:
         strong, weak or none; see `search.match`). `where` (`{"key": value}`, or
         `["key=value"]`) keeps the records whose metadata holds every pair (numbers
-        compare as numbers, strings as strings: see `indexer.runs.record_input`); files
+        compare as numbers, strings as strings: see `indexer.records.record`); files
         have no metadata, so it leaves them out.
         Bad input (wrong types, an empty or over-long query, `k` outside 1 to `MAX_K`)
         raises `InvalidQuery`: see `search.request` and `search.limits`.
@@ -413,46 +414,43 @@ def _candidates(
     hybrid: HybridFusion,
     depth: int,
 ) -> _Candidates:
-    lists: dict[str, list[tuple[int, float]]] = {}
-    exhausted = True
-    query, mode, where = request.query, request.mode, request.filter or None
+    query, mode = request.query, request.mode
     depth = max(depth, hybrid.depth) if mode is Mode.HYBRID else depth
-    searched = [space for space in vectors if space in mode.spaces]
-    size = snapshot.chunk_count(where) if where else None
-    for space in searched:
-        lists[space.value] = snapshot.vector_search(space.value, vectors[space], depth, where)[0]
-        exhausted = exhausted and depth >= (size if where else snapshot.space_size(space.value))
-    if Space.LEXICAL in mode.spaces:
-        lists[Space.LEXICAL.value] = snapshot.lexical_search(query, depth, where)
-        exhausted = exhausted and len(lists[Space.LEXICAL.value]) < depth
+    contextual = vectors.get(Space.CONTEXTUAL)
+    found = snapshot.search(
+        CandidateSearch(
+            vectors={space.value: vectors[space][0] for space in vectors if space in mode.spaces},
+            text=query if Space.LEXICAL in mode.spaces else None,
+            depth=depth,
+            where=request.filter or None,
+            cosine=None if contextual is None else (Space.CONTEXTUAL.value, contextual[0]),
+            complete_lexical=mode is Mode.HYBRID and hybrid.completes,
+        )
+    )
+    lists: dict[str, list[tuple[int, float]]] = dict(found.vector)
+    exhausted = all(depth >= found.sizes[space] for space in found.vector)
+    if found.lexical is not None:
+        lists[Space.LEXICAL.value] = found.lexical
+        exhausted = exhausted and len(found.lexical) < depth
     found_by: dict[int, dict[str, int]] = {}
     for space, ranked in lists.items():
         for rank, (chunk_id, _score) in enumerate(ranked, start=1):
             found_by.setdefault(chunk_id, {})[space] = rank
-    similarities = dict(lists.get(Space.CONTEXTUAL.value, []))
+    # each candidate's contextual cosine: its list's score, or looked up (`found.cosines`)
+    similarities = dict(lists.get(Space.CONTEXTUAL.value, [])) | found.cosines
     if mode is Mode.HYBRID:
         dense, lexical = lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value]
-        cosines: dict[int, float] = {}
-        bm25: dict[int, float] = {}
-        if hybrid.completes:
-            vector = vectors[Space.CONTEXTUAL][0]
-            cosines, bm25 = exact_scores(snapshot, query, vector, dense, lexical, depth)
-            similarities |= cosines
+        cosines, bm25 = (found.cosines, found.bm25) if hybrid.completes else ({}, {})
         fused = hybrid.fuse(dense, lexical, request.dense_weight, cosines, bm25, query)
     else:
         fused = lists[mode.value]
-    if Space.CONTEXTUAL in vectors:
-        unknown = [chunk_id for chunk_id, _ in fused if chunk_id not in similarities]
-        if unknown:
-            contextual = vectors[Space.CONTEXTUAL][0]
-            similarities |= snapshot.similarities(Space.CONTEXTUAL.value, contextual, unknown)
     minimum = request.min_similarity
     if minimum is not None and Space.CONTEXTUAL.value in lists:
         # The contextual list is in cosine order: once its last entry is below the bar,
         # every chunk that clears it has been seen, however deep the other lists go.
         dense = lists[Space.CONTEXTUAL.value]
         exhausted = exhausted or (bool(dense) and dense[-1][1] < minimum)
-    return _Candidates(fused, found_by, exhausted, similarities)
+    return _Candidates(fused, found_by, exhausted, similarities, found.chunks, found.content_keys)
 
 
 def _hits(
@@ -470,8 +468,7 @@ def _hits(
     depth = k if request.all_chunks else max(k * 4, DOCUMENT_DEPTH)
     while True:
         candidates = _candidates(snapshot, request, vectors, hybrid, depth)
-        chunks = snapshot.chunks(chunk_id for chunk_id, _ in candidates.ranked)
-        keys = snapshot.content_keys({chunk.document_id for chunk in chunks.values()})
+        chunks, keys = candidates.chunks, candidates.content_keys
         ranked = candidates.ranked
         if not request.all_chunks:  # one hit per document: scored as the document
             documents = {i: (chunk.document_id, chunk.section) for i, chunk in chunks.items()}
@@ -496,9 +493,7 @@ def _hits(
             if len(chosen) == k:
                 break
         if len(chosen) == k or candidates.exhausted:
-            holding = _holding(snapshot, chosen, keys, request)
-            chosen, copies = _first_of_copies(snapshot, chosen, candidates, holding)
-            return _hydrate(snapshot, chosen, candidates, terms, request.mode, lines, copies)
+            return _shown_hits(snapshot, chosen, candidates, request, terms, lines)
         depth *= 4
 
 
@@ -507,46 +502,53 @@ def _hydrate_neighbours(
     chosen: list[tuple[StoredChunk, float]],
     similarities: dict[int, float],
     found_by: dict[int, dict[str, int]],
-    mode: Mode,
-) -> list[Hit]:
-    """The hits of a similar search (`search.similar`): hydrated as a query's, without
-    query words to highlight."""
-    candidates = _Candidates([], found_by, True, similarities)
-    return _hydrate(snapshot, chosen, candidates, [], mode, None, {}, labelled=False)
-
-
-def _holding(
-    snapshot: Snapshot,
-    chosen: list[tuple[StoredChunk, float]],
-    keys: dict[int, str],
     request: SearchRequest,
-) -> dict[int, list[tuple[int, str]]]:
-    """The files (id, path; in path order, itself included) that the filters allow with
-    the same text as each chosen chunk's document, by document id."""
-    wanted = {chunk.document_id: keys.get(chunk.document_id) for chunk, _ in chosen}
-    wanted = {document_id: key for document_id, key in wanted.items() if key is not None}
-    if not wanted:
-        return {}
-    holding = snapshot.paths_with_content(set(wanted.values()), request.filter or None)
-    return {document_id: holding.get(key, []) for document_id, key in wanted.items()}
+) -> list[Hit]:
+    """The hits of a similar search (`search.similar`): shown as a query's (each the copy
+    first in path order, listing the others), without query words to highlight."""
+    candidates = _Candidates([], found_by, True, similarities)
+    return _shown_hits(snapshot, chosen, candidates, request, [], None, labelled=False)
 
 
-def _first_of_copies(
+def _shown_hits(
     snapshot: Snapshot,
     chosen: list[tuple[StoredChunk, float]],
     candidates: _Candidates,
-    holding: dict[int, list[tuple[int, str]]],
+    request: SearchRequest,
+    terms: list[str],
+    lines: LineSimilarity | None,
+    labelled: bool = True,
+) -> list[Hit]:
+    """The chosen chunks as hits, from what the store reads of them in one call: their
+    copies, and the query terms' evidence behind each one's `match`."""
+    ids = [chunk.id for chunk, _ in chosen]
+    shown = snapshot.shown(ids, terms if labelled else [], request.filter or None)
+    coverage = term_coverage(shown.terms, terms, ids) if labelled else {}
+    chosen, copies = _first_of_copies(chosen, shown.copies, candidates, coverage)
+    located = fill_locations(snapshot, [chunk for chunk, _ in chosen])
+    return [
+        _hit(rank, located[stored.id], score, candidates, request.mode, terms, lines, copies,
+             coverage if labelled else None)
+        for rank, (stored, score) in enumerate(chosen, start=1)
+    ]  # fmt: skip
+
+
+def _first_of_copies(
+    chosen: list[tuple[StoredChunk, float]],
+    holding: dict[int, Copies],
+    candidates: _Candidates,
+    coverage: dict[int, float],
 ) -> tuple[list[tuple[StoredChunk, float]], dict[int, list[str]]]:
     """Each chosen chunk as the same passage of the copy first in path order, and the
     other copies' paths by document id. Copies score alike, so the copy a mode happened
     to rank first would name the hit differently from mode to mode."""
     placed, copies = [], {}
     for chunk, score in chosen:
-        files = holding.get(chunk.document_id, [])
-        first = files[0][0] if files else chunk.document_id
-        twin = _same_passage(snapshot, first, chunk) if first != chunk.document_id else None
+        found = holding.get(chunk.id)
+        files = found.files if found else []
+        twin = found.first_passage if found else None
         if twin is not None:
-            for scores in (candidates.similarities, candidates.found_by):
+            for scores in (candidates.similarities, candidates.found_by, coverage):
                 if chunk.id in scores:
                     scores[twin.id] = scores[chunk.id]  # type: ignore[index]
             chunk = twin
@@ -555,69 +557,52 @@ def _first_of_copies(
     return placed, copies
 
 
-def _same_passage(snapshot: Snapshot, document_id: int, chunk: StoredChunk) -> StoredChunk | None:
-    """The chunk of document `document_id` at `chunk`'s place with its text, if any (a
-    copy read as another file type may have been cut otherwise)."""
-    found = snapshot.document(document_id)
-    passages = found[1] if found else []
-    if chunk.ordinal < len(passages) and passages[chunk.ordinal].text == chunk.text:
-        return passages[chunk.ordinal]
-    return None
-
-
-def _hydrate(
-    snapshot: Snapshot,
-    chosen: list[tuple[StoredChunk, float]],
+def _hit(
+    rank: int,
+    chunk: StoredChunk,
+    score: float,
     candidates: _Candidates,
-    terms: list[str],
     mode: Mode,
+    terms: list[str],
     lines: LineSimilarity | None,
     copies: dict[int, list[str]],
-    labelled: bool = True,
-) -> list[Hit]:
-    located = fill_locations(snapshot, [chunk for chunk, _ in chosen])
-    ids = [chunk.id for chunk, _ in chosen]
-    coverage = term_coverage(snapshot, terms, ids) if labelled else {}
-    hits = []
-    for rank, (stored, score) in enumerate(chosen, start=1):
-        chunk = located[stored.id]
-        snippet = make_snippet(plain_text(chunk.text, text_kind(chunk.path)), terms)
-        similarity = candidates.similarities.get(chunk.id)
-        shown = None if similarity is None else round(similarity, 6)
-        matched = match_location(chunk, terms, lines)
-        covered = round(coverage[chunk.id], 6) if labelled else None
-        label = match_label(MatchEvidence(shown, covered)) if covered is not None else None
-        hits.append(
-            Hit(
-                rank=rank,
-                score=round(score, 6),
-                path=chunk.path,
-                start=chunk.start,
-                end=chunk.end,
-                snippet=snippet.text,
-                chunk_id=chunk.id,
-                document_id=chunk.document_id,
-                ordinal=chunk.ordinal,
-                space=mode.value,
-                found_by=candidates.found_by.get(chunk.id, {}),
-                highlights=snippet.highlights,
-                host=chunk.host,
-                line=chunk.line,
-                end_line=chunk.end_line,
-                heading=plain_heading(chunk.heading, chunk.path),
-                section=plain_heading(chunk.section, chunk.path),
-                page=chunk.page,
-                similarity=shown,
-                match=label,
-                term_coverage=covered,
-                id=record_id_of(chunk.path) if chunk.metadata_json is not None else None,
-                metadata=None if chunk.metadata_json is None else json.loads(chunk.metadata_json),
-                match_line=matched.line,
-                match_page=matched.page,
-                match_page_line=matched.page_line,
-                match_start=matched.start,
-                match_end=matched.end,
-                duplicates=copies.get(chunk.document_id, []),
-            )
-        )
-    return hits
+    coverage: dict[int, float] | None,
+) -> Hit:
+    """One hit, ready to show: its snippet, best line, similarity and match."""
+    snippet = make_snippet(plain_text(chunk.text, text_kind(chunk.path)), terms)
+    similarity = candidates.similarities.get(chunk.id)
+    shown = None if similarity is None else round(similarity, 6)
+    matched = match_location(chunk, terms, lines)
+    covered = None if coverage is None else round(coverage[chunk.id], 6)
+    label = match_label(MatchEvidence(shown, covered)) if covered is not None else None
+    return Hit(
+        rank=rank,
+        score=round(score, 6),
+        path=chunk.path,
+        start=chunk.start,
+        end=chunk.end,
+        snippet=snippet.text,
+        chunk_id=chunk.id,
+        document_id=chunk.document_id,
+        ordinal=chunk.ordinal,
+        space=mode.value,
+        found_by=candidates.found_by.get(chunk.id, {}),
+        highlights=snippet.highlights,
+        host=chunk.host,
+        line=chunk.line,
+        end_line=chunk.end_line,
+        heading=plain_heading(chunk.heading, chunk.path),
+        section=plain_heading(chunk.section, chunk.path),
+        page=chunk.page,
+        similarity=shown,
+        match=label,
+        term_coverage=covered,
+        id=record_id_of(chunk.path) if chunk.metadata_json is not None else None,
+        metadata=None if chunk.metadata_json is None else json.loads(chunk.metadata_json),
+        match_line=matched.line,
+        match_page=matched.page,
+        match_page_line=matched.page_line,
+        match_start=matched.start,
+        match_end=matched.end,
+        duplicates=copies.get(chunk.document_id, []),
+    )

@@ -4,8 +4,8 @@ Every function takes lists of (id, score), best first, and returns one list of
 (id, fused score), best first, ties broken by id. An id missing from one list counts as
 scoring at the bottom of that list (its lowest normalised score).
 
-What the product uses (the other families `ctxsearch tune-fusion` measured, linear,
-distribution-based and reciprocal-rank fusion, live in `search.lab.fusion_variants`):
+What the product uses (the other families `ctxsearch lab tune-fusion` measured, linear,
+distribution-based and reciprocal-rank fusion, live in `lab.fusion_variants`):
 
 - `zscore_fusion`: scores standardised per list (mean 0, standard deviation 1).
 - `adaptive_fusion`: z-scores weighted per query by how far each list's best score

@@ -2,16 +2,18 @@
 
 A search whose filter matches nothing answers no hits, which reads the same as a query
 nothing is close to. `filter_hints` names the filter values that match no document on
-their own, and what is there: the indexed roots for a folder, the file types there are for
-a type, the metadata keys for a key, and the stored spelling of a value that differs only
-in case (`public=True` where records hold `true`), and a comparison no value meets. It is
-called only for a search that found nothing, so a search with hits pays nothing.
+their own, and what is there: the indexed roots for a folder (and a root that holds no
+document now), the file types there are for a type, the metadata keys for a key, and the
+stored spelling of a value that differs only in case (`public=True` where records hold
+`true`), a comparison no value meets, and an empty list of allowed values (which matches
+nothing). It is called only for a search that found nothing, so a search with hits pays
+nothing.
 """
 
 from __future__ import annotations
 
-from indexer.reading.file_types import FILE_TYPES
-from indexer.runs.record_input import RECORD_PREFIX
+from indexer.reading.formats import FILE_TYPES
+from indexer.records.record import RECORD_PREFIX
 from indexer.store.base import Snapshot
 from indexer.store.filters import SearchFilter
 from indexer.store.where import WhereCondition
@@ -29,11 +31,46 @@ def filter_hints(snapshot: Snapshot, where: SearchFilter) -> list[str]:
 
 
 def _under_hint(snapshot: Snapshot, folder: str) -> str:
-    if snapshot.has_documents(SearchFilter(under=(folder,))):
+    """Why nothing is under `folder`, and where documents are. A root stays indexed when
+    its last file goes (as `watch` keeps it): such a root is said to hold nothing now,
+    never listed as where documents are."""
+    if _holds_documents(snapshot, folder):
         return ""
     roots = [root for root in snapshot.roots() if not root.startswith(RECORD_PREFIX)]
-    there = f"the indexed folders are {_few(roots)}" if roots else "no folder is indexed"
+    empty = [root for root in roots if not _holds_documents(snapshot, root)]
+    if not empty:
+        there = f"the indexed folders are {_few(roots)}" if roots else "no folder is indexed"
+    else:
+        full = [root for root in roots if root not in empty]
+        there = (
+            f"the indexed folders with documents are {_few(full)}"
+            if full
+            else "no indexed folder holds documents now"
+        )
+    if folder in empty:
+        return f"{folder} is indexed but holds no documents now; {there}"
+    holding = [root for root in empty if _inside(folder, root)]
+    if holding:
+        return (
+            f"nothing indexed is under {folder}; it is inside {holding[-1]}, which holds no "
+            f"documents now; {there}"
+        )
+    below = [root for root in empty if _inside(root, folder)]
+    if below:
+        return (
+            f"nothing indexed is under {folder}; the indexed folders there ({_few(below)}) "
+            f"hold no documents now; {there}"
+        )
     return f"nothing indexed is under {folder}; {there}"
+
+
+def _holds_documents(snapshot: Snapshot, folder: str) -> bool:
+    return snapshot.has_documents(SearchFilter(under=(folder,)))
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether `path` is below `folder` (not `folder` itself)."""
+    return path.startswith(folder.rstrip("/") + "/")
 
 
 def _type_hint(snapshot: Snapshot, kind: str) -> str:
@@ -49,8 +86,11 @@ def _where_hints(snapshot: Snapshot, conditions: tuple[WhereCondition, ...]) -> 
     hints = []
     for condition in conditions:
         given = f"where {condition}"
+        if condition.matches_nothing:
+            hints.append(f"{given}: an empty list of values matches nothing (give one or more)")
+            continue
         if not keys:
-            return [f"{given}: this index holds no records (only records have metadata)"]
+            return [*hints, f"{given}: this index holds no records (only records have metadata)"]
         key = condition.key
         if key not in keys:
             hints.append(

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from indexer.reading.layout import Locator, text_kind
+from indexer.reading.formats import text_kind
+from indexer.reading.text_layout import Locator
 from indexer.store.base import Snapshot, StoredChunk
 from search.documents import stitch
 

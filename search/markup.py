@@ -18,7 +18,7 @@ import html
 import re
 from collections.abc import Callable
 
-from indexer.reading.layout import text_kind
+from indexer.reading.formats import text_kind
 
 MARKDOWN_KINDS = ("markdown", "office")  # Office files are read into Markdown-like text
 _CLEANED_KINDS = (*MARKDOWN_KINDS, "rst", "html")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from indexer.store.base import Snapshot
+from indexer.store.base import TermEvidence
 from search.match_thresholds import THRESHOLDS, MatchThresholds
 
 STRONG, WEAK, NONE = "strong", "weak", "none"
@@ -49,16 +49,17 @@ def idf(chunks: int, holding: int) -> float:
     return math.log(1.0 + (chunks - holding + 0.5) / (holding + 0.5))
 
 
-def term_coverage(snapshot: Snapshot, terms: list[str], chunk_ids: list[int]) -> dict[int, float]:
-    """Each chunk's IDF-weighted share of `terms` (as the lexical space tokenizes them)."""
+def term_coverage(
+    evidence: TermEvidence, terms: list[str], chunk_ids: list[int]
+) -> dict[int, float]:
+    """Each chunk's IDF-weighted share of `terms` (as the lexical space tokenizes them),
+    from the terms' `evidence` over these chunks (`Snapshot.shown`)."""
     if not terms or not chunk_ids:
         return dict.fromkeys(chunk_ids, 0.0)
-    total = snapshot.chunk_count()
-    counts, holding = snapshot.term_evidence(terms, chunk_ids)
-    weights = {term: idf(total, held) for term, held in counts.items()}
+    weights = {term: idf(evidence.chunks, held) for term, held in evidence.counts.items()}
     mass = sum(weights.values())
     covered = dict.fromkeys(chunk_ids, 0.0)
-    for term, holders in holding.items():
+    for term, holders in evidence.holders.items():
         for chunk_id in holders:
             covered[chunk_id] += weights[term]
     return {chunk_id: (held / mass if mass else 0.0) for chunk_id, held in covered.items()}

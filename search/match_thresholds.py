@@ -1,6 +1,6 @@
 """The cut-offs of `search.match.match_label`, and where each number came from.
 
-Every number was chosen by `python -m search.lab.match_calibration fit` (a grid search in
+Every number was chosen by `python -m lab.match_calibration fit` (a grid search in
 steps of 0.05 for similarities, of 0.1 for coverages) on the calibration half of the
 queries: the judged queries of each set (a hit is relevant when the qrels grade its
 document above 0) and the 72 nonsense and off-topic queries of

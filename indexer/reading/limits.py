@@ -6,7 +6,9 @@ spine lists one chapter 2,000 times gave 160 M characters, and a 38 KB .docx of 
 empty paragraphs gave none, after 200,000 turns of a reader's loop. So the readers of
 containers (Word, PowerPoint, OpenDocument, EPUB, PDF) count what they make against
 `ReadingLimits` as they go, through a `ReadingBudget`, and stop at the first limit passed
-with an `UnreadableFile` naming it: that file's failure, its indexed version kept.
+with an `UnreadableFile` naming it: that file's failure. A limit of what the file makes
+(characters, parts) is its content's (`read_document` removes its indexed version); the
+time limit is `ReadingTooSlow`, which depends on the machine too (its version is kept).
 
 Plain text and HTML make at most about one character per byte, in work linear in their
 bytes, so the size cap bounds them; `read_document` checks every reader's text once more.
@@ -21,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from indexer.errors import UnreadableFile
+from indexer.errors import ReadingTooSlow, UnreadableFile
 
 # As many characters as the 20 MB size cap lets a plain-text file hold: no text file the cap
 # lets in is refused for its text, and no container gives more text than such a file.
@@ -90,7 +92,7 @@ class ReadingBudget:
     def check_time(self) -> None:
         """Raise if the file's reading has taken longer than the limit."""
         if time.monotonic() >= self._deadline:
-            raise UnreadableFile(
+            raise ReadingTooSlow(
                 f"reading the {self.kind} took over {self.limits.seconds:g} s: too slow to read"
             )
 

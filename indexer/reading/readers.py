@@ -1,7 +1,7 @@
 """Turn the bytes of one file into plain text, by file type.
 
 Each reader takes the raw bytes and returns text, or raises `UnreadableFile` with a
-reason a person can act on. Which reader handles which extension lives in `READERS`.
+reason a person can act on. Which reader reads which extension: `indexer.reading.formats`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexer.errors import UnreadableFile
-from indexer.reading.layout import Layout
 from indexer.reading.limits import READING_LIMITS, ReadingBudget, ReadingLimits
-from indexer.reading.office import read_docx, read_epub, read_odt, read_pptx
+from indexer.reading.outline import Heading
 from indexer.reading.page_chrome import is_chrome, is_main_content
 from indexer.reading.pdf_text import clean_pdf_text, split_run_together
-from indexer.splitting.outline import Heading
+from indexer.reading.text_layout import Layout
 
 if TYPE_CHECKING:
     from pypdf import PageObject
@@ -176,6 +175,8 @@ def _page_strings(
             continue
         if tag == "head":
             title = node.find(".//title")
+            if title is not None:
+                line = title.sourceline or line  # the title's string starts on its own line
             todo.append(_strings_of(title) + "\n\n" if title is not None else "")
             continue
         line = node.sourceline or line
@@ -308,41 +309,3 @@ def _page_text(page: PageObject) -> str:
     except Exception:  # layout mode is a refinement: a page it cannot lay out keeps its text
         return clean_pdf_text(text)
     return clean_pdf_text(split_run_together(text, layout))
-
-
-# fmt: off
-_CODE_EXTENSIONS = (
-    ".py", ".pyi", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".java", ".kt", ".kts",
-    ".scala", ".groovy", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".cs", ".go", ".rs",
-    ".rb", ".php", ".swift", ".m", ".mm", ".r", ".jl", ".lua", ".pl", ".pm", ".sh", ".bash",
-    ".zsh", ".fish", ".ps1", ".sql", ".css", ".scss", ".sass", ".less", ".vue", ".svelte",
-    ".dart", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".elm", ".toml", ".yaml", ".yml",
-    ".ini", ".cfg", ".conf", ".json", ".xml", ".tex", ".bib", ".proto", ".graphql", ".mk",
-)
-_TEXT_EXTENSIONS = (
-    ".txt", ".text", ".md", ".markdown", ".mdx", ".rst", ".org", ".adoc", ".asciidoc", ".csv",
-    ".tsv", ".log",
-)
-# fmt: on
-
-Reader = Callable[[bytes], str]
-
-READERS: dict[str, Reader] = {
-    **dict.fromkeys(_TEXT_EXTENSIONS + _CODE_EXTENSIONS, read_plain_text),
-    ".html": read_html,
-    ".htm": read_html,
-    ".xhtml": read_html,
-    ".pdf": read_pdf,
-    ".docx": read_docx,
-    ".pptx": read_pptx,
-    ".odt": read_odt,
-    ".epub": read_epub,
-}
-
-# The readers whose text is not the file's: they also say where each part came from.
-LAYOUT_READERS: dict[str, Callable[[bytes], tuple[str, Layout]]] = {
-    ".html": read_html_layout,
-    ".htm": read_html_layout,
-    ".xhtml": read_html_layout,
-    ".pdf": read_pdf_layout,
-}

@@ -1,5 +1,7 @@
 """Which files of a root are indexed: --exclude and --include patterns, remembered per
-root, on top of `.ctxsearchignore` and of default excludes for web assets.
+root, on top of `.ctxsearchignore` and of default excludes for web assets; and whether
+links to files outside the root are followed (`follow_links_outside`, remembered too;
+off by default, see `indexer.reading.links`).
 
 Patterns use gitignore syntax, relative to the root. A file is skipped when
 - an --exclude pattern or `.ctxsearchignore` matches it; else
@@ -53,6 +55,7 @@ class RootRules:
     exclude: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     default_excludes: bool = True
+    follow_links_outside: bool = False
     # The lines of .ctxsearchignore, checked where the file is read (`indexer.reading.sources`).
     ignore_file: tuple[str, ...] = field(default=(), compare=False)
 
@@ -69,6 +72,7 @@ class RootRules:
                 "exclude": list(self.exclude),
                 "include": list(self.include),
                 "default_excludes": self.default_excludes,
+                "follow_links_outside": self.follow_links_outside,
             }
         )
 
@@ -86,6 +90,7 @@ class RootRules:
             tuple(data.get("exclude", ())),
             tuple(data.get("include", ())),
             bool(data.get("default_excludes", True)),
+            bool(data.get("follow_links_outside", False)),
         )
 
     @cached_property
@@ -136,6 +141,7 @@ def merged(
     include: tuple[str, ...] | list[str] | None,
     default_excludes: bool | None,
     forget: bool = False,
+    follow_links_outside: bool | None = None,
 ) -> RootRules:
     """This run's rules: what was given replaces what was remembered, kind by kind."""
     base = RootRules() if forget else remembered
@@ -143,4 +149,5 @@ def merged(
         tuple(exclude) if exclude is not None else base.exclude,
         tuple(include) if include is not None else base.include,
         default_excludes if default_excludes is not None else base.default_excludes,
+        follow_links_outside if follow_links_outside is not None else base.follow_links_outside,
     )

@@ -9,11 +9,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISREG
 
-from indexer.errors import InvalidIgnoreFile, SourceNotFound, UnreadableFile
-from indexer.reading.layout import Layout, text_kind, text_layout
+from indexer.errors import (
+    InvalidIgnoreFile,
+    ReadingTooSlow,
+    SourceNotFound,
+    UnindexableContent,
+    UnreadableFile,
+)
+from indexer.reading.formats import file_format
 from indexer.reading.limits import MAX_TEXT_CHARACTERS, text_over_limit
-from indexer.reading.readers import LAYOUT_READERS, READERS
+from indexer.reading.links import leads_inside, opened_inside, real_folder
 from indexer.reading.rules import RootRules, pattern_error
+from indexer.reading.text_layout import Layout, text_layout
 
 SKIPPED_FOLDERS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
@@ -26,11 +33,22 @@ DEFAULT_MAX_FILE_BYTES = 20 * _MB
 
 @dataclass(frozen=True)
 class SourceFile:
-    """A file found by the walk, before it is read."""
+    """A file found by the walk, before it is read.
+
+    `size`, `mtime_ns`, `ctime_ns` and `inode` are what the walk saw of it: a file whose
+    four are those stored is unchanged, and is not read (a copy that kept the size and
+    the mtime has a new ctime). `confined_to` is the root whose real folder its content
+    must come from when it is read (None: wherever its links lead); `leads_outside` says
+    it is a link its root's rules follow outside the root.
+    """
 
     path: Path
     size: int
     mtime_ns: int
+    ctime_ns: int | None = None
+    inode: int | None = None
+    confined_to: Path | None = None
+    leads_outside: bool = False
 
 
 @dataclass(frozen=True)
@@ -42,7 +60,9 @@ class Document:
     size: int
     mtime_ns: int
     sha256: str
-    layout: Layout | None = None  # where parts of `text` came from (see `indexer.reading.layout`)
+    layout: Layout | None = None  # where parts of `text` came from (`text_layout.py`)
+    ctime_ns: int | None = None  # as the walk saw them (see `SourceFile`)
+    inode: int | None = None
 
 
 def path_text(path: Path | str) -> str:
@@ -58,25 +78,35 @@ def path_text(path: Path | str) -> str:
 
 # Called with a folder the walk could not list and the reason.
 UnreadableFolder = Callable[[Path, str], None]
+# Called with a link the walk does not follow and the reason.
+SkippedLink = Callable[[Path, str], None]
 
 
 def is_indexable(path: Path) -> bool:
-    """Whether a file's extension has a reader."""
-    return path.suffix.lower() in READERS
+    """Whether a file's name ends in the extension of a format read
+    (`indexer.reading.formats`)."""
+    return file_format(path.name) is not None
 
 
 def walk_folder(
-    root: Path, on_unreadable: UnreadableFolder | None = None, rules: RootRules | None = None
+    root: Path,
+    on_unreadable: UnreadableFolder | None = None,
+    rules: RootRules | None = None,
+    on_skipped: SkippedLink | None = None,
 ) -> Iterator[SourceFile]:
     """Yield every indexable file under `root`, in a stable order.
 
     Hidden files and folders, version-control and dependency folders are skipped, and so
     is whatever the patterns of a `.ctxsearchignore` file at the root match (gitignore
     syntax), and what `rules` leave out (by default: web assets; see `indexer.reading.rules`).
-    Folder symlinks are not followed, so a symlink loop cannot trap the walk.
+    Folder symlinks are not followed, so a symlink loop cannot trap the walk. A file link
+    whose target is outside the root's real folder is not followed either, unless the
+    rules follow links outside (see `indexer.reading.links`); such a link, and a folder
+    link that leads outside, is reported to `on_skipped` with the reason.
     A folder that cannot be listed is reported to `on_unreadable` (its files are unknown,
     not gone); the root itself must be readable (`SourceNotFound`), and its ignore file
-    usable (`InvalidIgnoreFile`, before anything is yielded).
+    usable (`InvalidIgnoreFile`, before anything is yielded). `root` may be a link: it
+    is walked where it leads now, and its files are named under it.
     """
     root = Path(root)
     if not root.exists():
@@ -88,10 +118,16 @@ def walk_folder(
     except OSError as error:
         raise SourceNotFound(f"{root}: cannot read the folder ({error.strerror})") from error
     ignored = replace(rules or RootRules(), ignore_file=tuple(_ignore_lines(root)))
+    real_root = real_folder(root)
+    follow = ignored.follow_links_outside
 
     def unreadable(error: OSError) -> None:
         if on_unreadable is not None and error.filename is not None:
             on_unreadable(Path(error.filename), error.strerror or str(error))
+
+    def skipped(path: Path, reason: str) -> None:
+        if on_skipped is not None:
+            on_skipped(path, reason)
 
     for folder, subfolders, files in os.walk(root, onerror=unreadable, followlinks=False):
         relative = Path(folder).relative_to(root)
@@ -102,6 +138,10 @@ def walk_folder(
             and name not in SKIPPED_FOLDERS
             and not ignored.skips_folder(f"{(relative / name).as_posix()}/")
         )
+        for name in subfolders:  # os.walk lists folder links, and does not go into them
+            path = Path(folder, name)
+            if path.is_symlink() and not leads_inside(path, real_root):
+                skipped(path, _outside_folder_link(path, root))
         for name in sorted(files):
             path = Path(folder, name)
             if name.startswith(".") or not is_indexable(path):
@@ -114,20 +154,61 @@ def walk_folder(
                 continue  # a dangling symlink or a symlink loop: nothing to read
             if not S_ISREG(stat.st_mode):
                 continue  # a FIFO or a device would block or never end
-            yield SourceFile(path=path.absolute(), size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+            outside = path.is_symlink() and not leads_inside(path, real_root)
+            if outside and not follow:
+                skipped(path, _outside_file_link(path, root))
+                continue
+            yield SourceFile(
+                path=path.absolute(),
+                size=stat.st_size,
+                mtime_ns=stat.st_mtime_ns,
+                ctime_ns=stat.st_ctime_ns,
+                inode=signed_inode(stat.st_ino),
+                confined_to=None if follow else root,
+                leads_outside=outside,
+            )
 
 
-def _read_bounded(path: Path, max_bytes: int) -> bytes:
+def signed_inode(inode: int) -> int:
+    """An inode number as the signed 64-bit integer SQL columns hold (some file systems
+    use all 64 bits)."""
+    return inode - (1 << 64) if inode >= 1 << 63 else inode
+
+
+def _outside_file_link(link: Path, root: Path) -> str:
+    target = path_text(os.path.realpath(link))
+    return (
+        f"a link to {target}, outside {path_text(root)}: not followed "
+        "(--follow-links-outside follows such links)"
+    )
+
+
+def _outside_folder_link(link: Path, root: Path) -> str:
+    target = path_text(os.path.realpath(link))
+    return (
+        f"a link to the folder {target}, outside {path_text(root)}: not followed "
+        "(links to folders never are; index that folder on its own)"
+    )
+
+
+def _read_bounded(path: Path, max_bytes: int, confined_to: Path | None) -> bytes:
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
         raise UnreadableFile(error.strerror or str(error)) from error
     try:
         status = os.fstat(descriptor)
+        if confined_to is not None and not opened_inside(
+            descriptor, path, real_folder(confined_to)
+        ):
+            raise UnreadableFile(
+                f"it leads outside {path_text(confined_to)} now (a link changed since the "
+                "scan): not read"
+            )
         if not S_ISREG(status.st_mode):
             raise UnreadableFile("not a regular file any more (a FIFO, socket or device)")
         if status.st_size > max_bytes:
-            raise UnreadableFile(
+            raise UnindexableContent(
                 f"{status.st_size / _MB:.1f} MB is over the {max_bytes / _MB:.0f} MB size cap"
             )
         chunks, total = [], 0
@@ -177,26 +258,33 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
 
     Whatever goes wrong with one file (a reader's own error included) is that file's
     failure, never the run's. The file is opened without blocking and checked to still
-    be a regular file (it may have become a FIFO since the walk), and at most
+    be a regular file (it may have become a FIFO since the walk), and, for a file of a
+    root that does not follow links outside it, to lie in that root's real folder (a link
+    may have been swapped since the walk: the file opened is checked), and at most
     `max_bytes` are read, whatever its size became. Its text may not pass
     `MAX_TEXT_CHARACTERS` (the readers of containers also stop their work at the limits
     of `indexer.reading.limits`).
+
+    Once its bytes are read whole, a failure to make text of them is a verdict on those
+    bytes (`UnindexableContent`: the same bytes always fail), but for the time limit
+    (`ReadingTooSlow`); a failure to read them (`UnreadableFile`) may pass.
     """
-    data = _read_bounded(source.path, max_bytes)
-    suffix = source.path.suffix.lower()
+    data = _read_bounded(source.path, max_bytes, source.confined_to)
+    found = file_format(source.path.name)
+    if found is None:
+        raise UnindexableContent("ctxsearch reads no format of this extension")
     try:
-        if suffix in LAYOUT_READERS:
-            text, layout = LAYOUT_READERS[suffix](data)
-        else:
-            text, layout = READERS[suffix](data), None
+        text, layout = found.read(data)
         if len(text) > MAX_TEXT_CHARACTERS:  # (a text file read with a larger `max_bytes`)
             raise text_over_limit(_kind(source.path))
         if layout is None:
-            layout = text_layout(text, text_kind(source.path.name))
-    except UnreadableFile:
+            layout = text_layout(text, found.text_kind)
+    except ReadingTooSlow:
         raise
+    except UnreadableFile as error:  # a reader's own verdict on these bytes
+        raise UnindexableContent(str(error)) from error
     except Exception as error:  # a reader's bug or an unsupported feature: this file only
-        raise UnreadableFile(_reader_failure(source.path, error)) from error
+        raise UnindexableContent(_reader_failure(source.path, error)) from error
     return Document(
         path=source.path,
         text=text,
@@ -204,4 +292,6 @@ def read_document(source: SourceFile, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
         mtime_ns=source.mtime_ns,
         sha256=hashlib.sha256(data).hexdigest(),
         layout=layout,
+        ctime_ns=source.ctime_ns,
+        inode=source.inode,
     )

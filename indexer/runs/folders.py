@@ -1,13 +1,16 @@
 """Index a folder: diff it against the store, encode only what changed, publish at once.
 
 For each run (a `Run`, see `indexer.runs.run`):
-1. walk the folder and compare each file's size and mtime with the store;
+1. walk the folder and compare each file's size, mtime, ctime and inode with the store
+   (links that lead outside the folder are skipped, unless its rules follow them);
 2. delete the documents whose files are gone (the store drops them from every space);
 3. stream the files that may have changed: read and chunk one file at a time (a file
-   whose hash is unchanged only gets its new mtime; a file that fails is reported and
-   counted, its old version kept), and encode and store about `batch_chunks` chunks at a
-   time into the run's change; the encoding runs in this process, or on a Ray cluster
-   (`ray=`, see `indexer.runs.encoding`), and nothing else changes with it;
+   whose hash is unchanged only gets its new mtime, ctime and inode; a file that fails
+   is reported and counted; its old version is kept if the failure may pass, and removed
+   if the file's content is now what cannot be indexed, see `UnindexableContent`), and
+   encode and store about `batch_chunks` chunks at a time into the run's change; the
+   encoding runs in this process, or on a Ray cluster (`ray=`, see
+   `indexer.runs.encoding`), and nothing else changes with it;
 4. publish everything at once (see `Store.change`), or nothing if nothing changed.
 
 The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
@@ -21,9 +24,11 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from indexer.errors import SourceNotFound, UnreadableFile
+from indexer.errors import SourceNotFound, UnindexableContent, UnreadableFile
 from indexer.faults import kill_point
 from indexer.reading.content import why_not_prose
+from indexer.reading.formats import readable_summary
+from indexer.reading.links import spellings
 from indexer.reading.rules import RootRules, merged
 from indexer.reading.sources import SourceFile, path_text, read_document, walk_folder
 from indexer.runs.moves import MoveKey, move_key
@@ -35,6 +40,8 @@ from indexer.store.base import Change, Store, StoredDocument, Target
 # A file with this much extracted text is indexed, but named in the run summary: one
 # 700 KB release-notes file made over half of a documentation index's chunks.
 LARGE_TEXT_CHARACTERS = 250_000
+# The end of the reason of a failed or skipped file whose indexed version the run removed.
+REMOVED_NOTE = "; its indexed version is removed"
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,19 @@ class MovedFile:
 
 
 @dataclass(frozen=True)
+class FollowedLink:
+    """A link followed to a file outside its root (the root's rules follow such links),
+    with what the walk saw of that file: `watch` looks at it, as the folder's file
+    watcher cannot see it."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    ctime_ns: int | None
+    inode: int | None
+
+
+@dataclass(frozen=True)
 class LargeFile:
     """A file indexed this run whose text is over `LARGE_TEXT_CHARACTERS`."""
 
@@ -67,10 +87,17 @@ class IndexSummary:
     """What one indexing run did.
 
     `failed`/`failures`: files (and folders) that could not be read; an older indexed
-    version is kept. `chunks`: the chunks written for added and updated files;
-    `encoded`: how many of them went through the model (the others' text and settings
-    were known: their stored vectors were reused). `skipped`/`skipped_files`: files
-    read but not indexed, with why (text that is not language, such as a base64 blob).
+    version is kept when the failure may pass (no permission, an I/O error, the time
+    limit) and removed when the file's content cannot be indexed (binary, corrupt, over
+    a limit: `UnindexableContent`). `chunks`: the chunks written for added and updated
+    files; `encoded`: how many of them went through the model (the others' text and
+    settings were known: their stored vectors were reused). `skipped`/`skipped_files`:
+    files not indexed, with why: text that is not language (such as a base64 blob; an
+    older indexed version is removed), or a link that leads outside its root (not
+    followed; its document, if one was indexed, is removed). `removed` counts the
+    documents removed for any of these reasons as well as those whose files are gone;
+    the reason of each such failed or skipped file ends with `REMOVED_NOTE`.
+    `followed_links`: the links the root's rules followed outside it.
     `workers`: how many processes encoded this run's chunks (1 in this process, the Ray
     actors with `ray=`; 0 when nothing needed encoding). `query_export`: how queries of
     this index can skip torch: `ready` (the model's ONNX export, made once per model, is
@@ -108,6 +135,8 @@ class IndexSummary:
     forgotten_roots: list[str] = field(default_factory=list)
     # the folder was not there (`missing_ok`): taken as empty, its documents removed
     missing: bool = False
+    # links followed to files outside their root (`follow_links_outside`)
+    followed_links: list[FollowedLink] = field(default_factory=list)
 
     def changed_anything(self) -> bool:
         """Whether the run changed a document (added, updated, moved, or a new mtime)."""
@@ -128,37 +157,44 @@ def index_folder(
     forget_rules: bool = False,
     allow_empty: bool = False,
     missing_ok: bool = False,
+    follow_links_outside: bool | None = None,
 ) -> IndexSummary:
     """Bring the index up to date with `folder` in `run`; see `Indexer.index_folder`."""
     started = time.perf_counter()
-    target = run.settings.target
-    folder = Path(folder).expanduser().resolve()
+    target = run.target
+    folder = recorded_root(target, folder)
     missing = missing_ok and _no_folder_at(folder)
     if missing and not store_exists(target):
         raise SourceNotFound(f"{folder}: no such folder")
     rules = merged(
-        _remembered_rules(target, folder), exclude, include, default_excludes, forget_rules
+        _remembered_rules(target, folder),
+        exclude,
+        include,
+        default_excludes,
+        forget_rules,
+        follow_links_outside,
     )
     unreadable: list[FileFailure] = []
+    links: list[FileFailure] = []
     sources = (
         []
         if missing
         else list(
             walk_folder(
-                folder, lambda path, why: unreadable.append(_folder_failure(path, why)), rules
+                folder,
+                lambda path, why: unreadable.append(_folder_failure(path, why)),
+                rules,
+                lambda path, why: links.append(FileFailure(path_text(path), why)),
             )
         )
     )
     if not sources and not unreadable and not allow_empty and not missing:
-        raise SourceNotFound(
-            f"{folder}: no files to index here (readable types: .txt .md .rst .html .pdf "
-            ".docx .pptx .odt .epub and source code); nothing was changed"
-        )
+        raise SourceNotFound(_nothing_to_index(folder, links))
     with run.open(wait) as store:
         summary = IndexSummary(failed=len(unreadable), failures=list(unreadable))
         summary.rules = rules.to_dict()
         summary.missing = missing
-        candidates, gone, forgotten = _plan(store, RunRoot(folder, rules), sources, summary)
+        candidates, gone, forgotten = _plan(store, RunRoot(folder, rules), sources, links, summary)
         kill_point("after-scan")
         with store.change() as change:
             if not missing:  # a root that is gone keeps its rules for its return
@@ -176,20 +212,49 @@ def index_folder(
             for document in gone:
                 key = move_key(document.sha256, document.path)
                 movable.setdefault(key, []).append(document)
+            # Stored documents whose files' content can no longer be indexed: removed
+            # with the gone once every candidate has been read.
+            unindexable: list[int] = []
             run.encode_and_store(
-                change, _read_candidates(run, change, candidates, summary, movable)
+                change,
+                _read_candidates(run, change, candidates, summary, movable, unindexable),
             )
             left = [document.id for same in movable.values() for document in same]
-            change.remove_documents(left)
+            change.remove_documents(left + unindexable)
             kill_point("after-delete")
         stored = run.stored
         summary.added, summary.updated, summary.chunks = stored.added, stored.updated, stored.chunks
         summary.workers, summary.encoded = stored.workers, stored.encoded
-        summary.removed = len(left)
+        summary.removed = len(left) + len(unindexable)
         summary.total_documents, summary.total_chunks = index_totals(store)
     summary.query_export = run.export_query_model()
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def recorded_root(target: Target, folder: str | Path) -> Path:
+    """The path a run over `folder` records it under (see `indexer.reading.links`): its
+    own path, a link given staying the link, the links of the folders above it resolved;
+    but a path given through a root recorded as a link (`index current`, then `index
+    current/guide`) keeps that link, so that it nests in that root and follows its link."""
+    given, *resolved_above = spellings(folder)
+    if not resolved_above:
+        return given
+    own = resolved_above[0]
+    if not store_exists(target):
+        return own
+    store = open_store(target)
+    try:
+        roots = store.roots_under(Path("/"))
+    finally:
+        store.close()
+    text, own_text = path_text(given), path_text(own)
+    through_a_link = any(_holds(root, text) and not _holds(root, own_text) for root in roots)
+    return given if through_a_link else own
+
+
+def _holds(root: str, path: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _remembered_rules(target: Target, folder: Path) -> RootRules:
@@ -203,14 +268,34 @@ def _remembered_rules(target: Target, folder: Path) -> RootRules:
         store.close()
 
 
+def _nothing_to_index(folder: Path, links: list[FileFailure]) -> str:
+    """Why a run refuses a folder with no file to index (most likely a wrong path)."""
+    if links:
+        return (
+            f"{path_text(folder)}: no files to index here, only {len(links)} link(s) that "
+            "lead outside it, not followed (--follow-links-outside follows links to files); "
+            "nothing was changed"
+        )
+    return (
+        f"{path_text(folder)}: no files to index here (readable types: {readable_summary()}); "
+        "nothing was changed"
+    )
+
+
 def _plan(
-    store: Store, run: RunRoot, sources: list[SourceFile], summary: IndexSummary
+    store: Store,
+    run: RunRoot,
+    sources: list[SourceFile],
+    links: list[FileFailure],
+    summary: IndexSummary,
 ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument], list[str]]:
     """The files that may have changed, the documents whose files are gone, and the
     roots nested in the run's folder whose folders are gone (to forget).
 
-    `sources` are the files of the run's folder; each root nested in it is walked
-    with its own rules, and a file is the deepest root's (see `indexer.runs.nested_roots`).
+    `sources` are the files of the run's folder, and `links` the links its walk did not
+    follow; each root nested in it is walked with its own rules, and a file (or a link)
+    is the deepest root's (see `indexer.runs.nested_roots`): a link is checked against
+    the root that holds it.
     """
     nested = nested_roots(store, run.path)
     roots = [run, *nested.present]
@@ -221,8 +306,14 @@ def _plan(
         if owner(path_text(source.path), roots) is run
         and not path_text(source.path).startswith(not_looked_at)
     ]
+    _skip_links(links, run, roots, summary)
     for root in nested.present:
         walked += _walk_nested(root, roots, summary)
+    summary.followed_links = [
+        FollowedLink(path_text(s.path), s.size, s.mtime_ns, s.ctime_ns, s.inode)
+        for s in walked
+        if s.leads_outside
+    ]
     summary.nested_roots = [path_text(root.path) for root in nested.present]
     summary.forgotten_roots = list(nested.gone)
     stored: dict[str, StoredDocument] = {}
@@ -243,12 +334,14 @@ def _plan(
 def _walk_nested(root: RunRoot, roots: list[RunRoot], summary: IndexSummary) -> list[SourceFile]:
     """The files of a nested root, walked with its rules (not those under a deeper one)."""
     failures: list[FileFailure] = []
+    links: list[FileFailure] = []
     try:
         found = list(
             walk_folder(
                 root.path,
                 lambda path, why: failures.append(_folder_failure(path, why)),
                 root.rules,
+                lambda path, why: links.append(FileFailure(path_text(path), why)),
             )
         )
     except SourceNotFound as error:  # unreadable (or just gone): its documents stay
@@ -260,7 +353,19 @@ def _walk_nested(root: RunRoot, roots: list[RunRoot], summary: IndexSummary) -> 
         if failure.path not in known:
             summary.failed += 1
             summary.failures.append(failure)
+    _skip_links(links, root, roots, summary)
     return [source for source in found if owner(path_text(source.path), roots) is root]
+
+
+def _skip_links(
+    links: list[FileFailure], walked: RunRoot, roots: list[RunRoot], summary: IndexSummary
+) -> None:
+    """Count the links the walk of `walked` did not follow, those of its own files: a link
+    in a root nested in it is that root's walk's to judge."""
+    for link in links:
+        if owner(link.path, roots) is walked:
+            summary.skipped += 1
+            summary.skipped_files.append(link)
 
 
 def _changed_candidates(
@@ -269,11 +374,25 @@ def _changed_candidates(
     candidates = []
     for source in sources:
         old = stored.get(path_text(source.path))
-        if old and old.size == source.size and old.mtime_ns == source.mtime_ns:
+        if old and _unchanged(old, source):
             summary.unchanged += 1
         else:
             candidates.append((source, old))
     return candidates
+
+
+def _unchanged(old: StoredDocument, source: SourceFile) -> bool:
+    """Whether the file is as it was when read: the same size, mtime, ctime and inode
+    (git's test). A copy that kept the size and the mtime has another ctime (or inode);
+    a chmod or a touch changes the ctime too, and the file is read again (its content
+    hash then finds it unchanged). A row from before ctime and inode were kept has
+    neither: its file is read once more."""
+    return (old.size, old.mtime_ns, old.ctime_ns, old.inode) == (
+        source.size,
+        source.mtime_ns,
+        source.ctime_ns,
+        source.inode,
+    )
 
 
 def _read_candidates(
@@ -282,13 +401,16 @@ def _read_candidates(
     candidates: list[tuple[SourceFile, StoredDocument | None]],
     summary: IndexSummary,
     movable: dict[MoveKey, list[StoredDocument]],
+    unindexable: list[int],
 ) -> Iterator[Pending]:
     """Read and chunk the files that may have changed, one at a time.
 
-    A file whose content hash is unchanged only has its mtime recorded; a new file
+    A file whose content hash is unchanged only has its mtime, ctime and inode
+    recorded; a new file
     with the content of a gone document, read the same way (in `movable`, see
     `indexer.runs.moves`), takes that document over under its new path, keeping its
-    chunks and vectors.
+    chunks and vectors. A stored file whose content can no longer be indexed (skipped,
+    or `UnindexableContent`) has its document's id put in `unindexable`, to remove.
     """
     if not candidates:
         return  # a run that only removes files or changes the index type needs no model
@@ -298,19 +420,23 @@ def _read_candidates(
         try:
             document = read_document(source)
         except UnreadableFile as error:
+            reason = str(error)
+            if isinstance(error, UnindexableContent):
+                reason += _removed(old, unindexable)
             summary.failed += 1
-            summary.failures.append(FileFailure(path_text(source.path), str(error)))
+            summary.failures.append(FileFailure(path_text(source.path), reason))
         else:
             if reason := why_not_prose(document.text):
+                reason += _removed(old, unindexable)
                 summary.skipped += 1
                 summary.skipped_files.append(FileFailure(path_text(source.path), reason))
             elif old is not None and old.sha256 == document.sha256:
-                change.touch_document(old.id, document.mtime_ns)
+                change.touch_document(old.id, document)
                 summary.unchanged += 1
                 summary.touched += 1
             elif old is None and movable.get(key := move_key(document.sha256, source.path)):
                 moved = movable[key].pop()
-                change.move_document(moved.id, document.path, document.mtime_ns)
+                change.move_document(moved.id, document)
                 summary.moved += 1
                 summary.moved_files.append(MovedFile(moved.path, path_text(document.path)))
             else:
@@ -324,6 +450,15 @@ def _read_candidates(
                 yield Pending(document, chunks, old.id if old else None)
                 continue
         run.read(done, source.size)
+
+
+def _removed(old: StoredDocument | None, unindexable: list[int]) -> str:
+    """Put the stored document of a file whose content cannot be indexed among those to
+    remove; what its failure's reason says of that ("" when none was stored)."""
+    if old is None:
+        return ""
+    unindexable.append(old.id)
+    return REMOVED_NOTE
 
 
 def _no_folder_at(path: Path) -> bool:

@@ -2,49 +2,53 @@
 
 Each call (`index_folder`, `upsert_records`, `delete_records`) is one run with its own
 state (`indexer.runs.run`): a folder run (`indexer.runs.folders`) or a record run
-(`indexer.runs.records`). The encoders live on (`indexer.encoders.for_index`), checked
-against the manifest of the index at every run, so a long-lived writer (`watch`,
-`serve --writable`, an app) loads its model once.
+(`indexer.runs.record_changes`). The encoders live on (`indexer.encoders.for_index`),
+checked against the manifest of the index at every run, so a long-lived writer
+(`watch`, `serve --writable`, an app) loads its model once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
 from indexer.runs.folders import (
     LARGE_TEXT_CHARACTERS,
     FileFailure,
+    FollowedLink,
     IndexSummary,
     LargeFile,
     MovedFile,
     index_folder,
+    recorded_root,
 )
 from indexer.runs.progress import Progress, ProgressCallback
 from indexer.runs.run import Run
 from indexer.runs.write_settings import DEFAULT_OVERLAP, DEFAULT_POOLING, WriteSettings
-from indexer.settings import BATCH_CHUNKS
 from indexer.splitting.split_cache import GaveWay, SplitCache
 from indexer.store.backends import normalise_target, open_store, store_exists
 from indexer.store.base import Target
 
 if TYPE_CHECKING:
-    from indexer.runs.records import RecordSummary
+    from indexer.runs.record_changes import RecordSummary
 
 __all__ = [
     "DEFAULT_OVERLAP",
     "DEFAULT_POOLING",
     "LARGE_TEXT_CHARACTERS",
     "FileFailure",
+    "FollowedLink",
     "IndexSummary",
     "Indexer",
     "LargeFile",
     "MovedFile",
     "Progress",
     "ProgressCallback",
+    "WriteSettings",
     "normalise_target",
 ]
 
@@ -58,65 +62,28 @@ class Indexer:
     """Builds and updates an index from folders of documents.
 
     `index` is a folder (the embedded SQLite + FAISS store) or a `postgresql+psycopg://`
-    URL. `model`, `pooling` and `static` (what the static space holds: `token`,
-    `model2vec` or `glove`) default to those of an existing index (or all-MiniLM-L6-v2,
-    mean pooling and the token table for a new one); giving different ones for an
-    existing index raises `ModelMismatch`.
-
-    `quantize` (`none`, `int8`, `binary`, `auto`; folder indexes) is how the vector
-    spaces keep their vectors in memory (`indexer.store.index_types`); an existing index
-    keeps its own unless given, and a new one rebuilds its spaces on the next publish.
-
-    `ray` encodes on a Ray cluster instead of in this process: `"auto"` (the cluster in
-    `$RAY_ADDRESS` or started on this machine, else a new local one) or a Ray address;
-    `ray_workers` encoding actors (default: the cluster's CPUs / `ray_threads`) with
-    `ray_threads` torch threads each. Needs `pip install 'ctxsearch[ray]'`.
-
-    `precision` is what the contextual encoder computes in: `fp32`, `bf16`, or `auto`
-    (the default: bf16 where the CPU has it natively, see `indexer.encoders.precision`);
-    the manifest records the one chunks were last encoded in.
+    URL. `settings` say how it indexes (`WriteSettings`: the model, pooling and static
+    space of a new index, the vector index type and quantization, batching, Ray,
+    precision, chunk overlap; each described in `indexer.runs.write_settings`). The same
+    settings given as keywords are a shorthand: `Indexer(index, model="hashed-words")`
+    is `Indexer(index, settings=WriteSettings(model="hashed-words"))`, and keywords
+    given with `settings` replace those of it. Settings that cannot work are refused
+    here (`InvalidSettings`), before anything is read or written; a model, pooling or
+    static space other than an existing index's raises `ModelMismatch` at its run.
     """
 
-    def __init__(
-        self,
-        index: Target,
-        model: str | None = None,
-        pooling: str | None = None,
-        chunk_overlap: int = DEFAULT_OVERLAP,
-        batch_chunks: int = BATCH_CHUNKS,
-        index_type: str | None = None,
-        static: str | None = None,
-        ray: str | None = None,
-        ray_workers: int | None = None,
-        ray_threads: int = 1,
-        precision: str | None = None,
-        quantize: str | None = None,
-    ):
-        self.settings = WriteSettings.checked(
-            index,
-            model,
-            pooling,
-            chunk_overlap,
-            batch_chunks,
-            index_type,
-            static,
-            ray,
-            ray_workers,
-            ray_threads,
-            precision,
-            quantize,
-        )
+    def __init__(self, index: Target, *, settings: WriteSettings | None = None, **options: Any):
+        if options:
+            settings = replace(settings, **options) if settings else WriteSettings(**options)
+        self.settings = settings or WriteSettings()
+        self.target = normalise_target(index)
+        self.settings.check_target(self.target)
         # The loaded model and one encoder per space, kept for the next runs and checked
-        # against the manifest of the index at every one (see `indexer.runs.encoder_key`).
+        # against the manifest of the index at every one (see `indexer.encoders.encoder_key`).
         self.encoders = EncoderHolder(self.settings.precision)
         # What splitting learnt of the files it split, for the next runs: a file edited
         # under `watch` is tokenised and cut again only around the edit.
         self.split_cache = SplitCache()
-
-    @property
-    def target(self) -> Target:
-        """The index: a folder (absolute) or a database URL."""
-        return self.settings.target
 
     @property
     def precision(self) -> str:
@@ -126,7 +93,7 @@ class Indexer:
     def run(self, progress: ProgressCallback | None = None) -> Run:
         """A new run of this writer, reporting to `progress` (for a kind of run of
         one's own; `index_folder` and `upsert_records` each make one)."""
-        return Run(self.settings, self.encoders, progress, self.split_cache)
+        return Run(self.target, self.settings, self.encoders, progress, self.split_cache)
 
     def index_folder(
         self,
@@ -139,6 +106,7 @@ class Indexer:
         forget_rules: bool = False,
         allow_empty: bool = False,
         missing_ok: bool = False,
+        follow_links_outside: bool | None = None,
     ) -> IndexSummary:
         """Bring the index up to date with `folder`; return what changed.
 
@@ -146,7 +114,13 @@ class Indexer:
         `default_excludes` (skip web assets; see `indexer.reading.rules`) are remembered for the
         folder: a later run that leaves one out keeps the remembered value, one that
         gives it replaces it, and `forget_rules` starts again from the defaults. Files
-        they leave out that were indexed before are removed.
+        they leave out that were indexed before are removed. So is `follow_links_outside`
+        (default off): whether a link to a file outside `folder` is read. Unfollowed, it
+        is listed in the summary's `skipped_files` (so is a link to a folder outside:
+        folder links are never followed), and its document, if one was indexed, removed.
+
+        A `folder` given as a link is recorded as that link (the links of the folders
+        above it are resolved), and each run follows it to where it leads then.
 
         The run is atomic: readers see the index as it was until the run publishes its
         result in one commit. Another process writing the same index makes this raise
@@ -172,6 +146,7 @@ class Indexer:
             forget_rules,
             allow_empty,
             missing_ok,
+            follow_links_outside,
         )
 
     def upsert_records(
@@ -189,14 +164,14 @@ class Indexer:
         `InvalidQuery`) naming the record, before anything is written; another writer
         raises `IndexLocked`, or is waited for with `wait`.
         """
-        from indexer.runs.records import upsert_records
+        from indexer.runs.record_changes import upsert_records
 
         return upsert_records(self.run(progress), records, wait)
 
     def delete_records(self, ids: Iterable[str], wait: bool = False) -> RecordSummary:
         """Remove the records with these ids in one atomic change; ids that no record
         has are listed in the summary's `not_found`, not raised."""
-        from indexer.runs.records import delete_records
+        from indexer.runs.record_changes import delete_records
 
         return delete_records(self.target, ids, wait)
 
@@ -220,11 +195,12 @@ class Indexer:
 
         if not store_exists(self.target):
             return 0
+        root = recorded_root(self.target, folder)
         store = open_store(self.target)
         try:
             assert store.manifest is not None  # open_store refuses an index without one
             manifest = store.manifest
-            documents = store.documents_under(Path(folder).expanduser().resolve())
+            documents = store.documents_under(root)
         finally:
             store.close()
         run = self.run()

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.reading.layout import text_kind
-from indexer.reading.readers import LAYOUT_READERS, READERS
+from indexer.reading.formats import file_format
 
 MoveKey = tuple[str, str, str]
 
 
 def move_key(sha256: str, path: Path | str) -> MoveKey:
     """What a gone document and a new file must share for the file to be a move of it."""
-    suffix = Path(path).suffix.lower()
-    reader = LAYOUT_READERS.get(suffix) or READERS.get(suffix)
-    name = f"{reader.__module__}.{reader.__qualname__}" if reader is not None else suffix
-    return sha256, name, text_kind(str(path))
+    found = file_format(path)
+    if found is None:
+        return sha256, Path(path).suffix.lower(), "text"
+    return sha256, found.reader_name, found.text_kind

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from indexer.errors import NotIndexed
+from indexer.reading.links import spellings
 from indexer.reading.sources import path_text
 from indexer.store.backends import open_store
 from indexer.store.base import Store, Target
@@ -16,20 +16,28 @@ def remove_path(target: Target, path: str | Path, wait: bool = False) -> dict[st
     space, and forget the roots there (with their remembered --exclude/--include).
 
     A symlink is removed as itself, the path the walk indexed it under, never as its
-    target; a link to a folder that was indexed as a root (`index LINK` records the
-    folder it points to) removes that root. The path need not exist any more.
-    Published at once, like an indexing run; raises `NotIndexed` (and changes nothing)
-    when the index holds nothing there.
+    target; `path` is looked for as given (below a root given as a link) and with the
+    links of its parent folders resolved (see `indexer.reading.links.spellings`). A link
+    to a folder that was recorded as a root under the folder it points to (as `index
+    LINK` did before roots given as a link were kept as the link) removes that root.
+    The path need not exist any more. Published at once, like an indexing run; raises
+    `NotIndexed` (and changes nothing) when the index holds nothing there.
     """
-    where = own_path(Path(path))
+    named = spellings(Path(path))
     store = open_store(target)
     try:
         with store.writer(wait), store.change() as change:
-            documents, chunks, roots = change.remove_path(where)
-            if not documents and not roots and _is_root(store, linked := where.resolve()):
-                where = linked
+            for where in named:
                 documents, chunks, roots = change.remove_path(where)
+                if documents or roots:
+                    break
+            else:
+                linked = named[0].resolve()
+                if _is_root(store, linked):
+                    where = linked
+                    documents, chunks, roots = change.remove_path(where)
             if not documents and not roots:
+                where = named[-1]
                 raise NotIndexed(f"{path_text(where)}: nothing indexed there (see `ctxsearch ls`)")
         with store.snapshot() as snapshot:
             left = snapshot.counts()
@@ -43,15 +51,6 @@ def remove_path(target: Target, path: str | Path, wait: bool = False) -> dict[st
         "total_documents": left["documents"],
         "total_chunks": left["chunks"],
     }
-
-
-def own_path(path: Path) -> Path:
-    """`path` made absolute with the links of its parent folders resolved, but not a
-    link at its end: the path under which the walk found that file or folder."""
-    absolute = Path(os.path.abspath(path.expanduser()))
-    if absolute.parent == absolute:
-        return absolute
-    return absolute.parent.resolve() / absolute.name
 
 
 def _is_root(store: Store, folder: Path) -> bool:

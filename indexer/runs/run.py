@@ -5,8 +5,8 @@ what it writes into; chunks documents with the index's model; encodes and stores
 about `batch_chunks` chunks at a time into the run's change (in this process or on a Ray
 cluster, `indexer.runs.encoding`); reports its progress; and, once committed, exports the
 model for torch-free queries. What changes is the caller's (`indexer.runs.folders`,
-`indexer.runs.records`). Each run has its own state: the `Indexer` that starts it keeps
-only its settings and its encoders, so one writer serves any number of runs.
+`indexer.runs.record_changes`). Each run has its own state: the `Indexer` that starts
+it keeps only its settings and its encoders, so one writer serves any number of runs.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from indexer.config import token_memo_dir
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
-from indexer.reading.layout import Layout
 from indexer.reading.sources import Document
+from indexer.reading.text_layout import Layout
 from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
@@ -28,7 +28,7 @@ from indexer.splitting.chunking import Chunk, chunk_document, warm_split
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.token_memo import TokenMemo
 from indexer.store.backends import check_can_create, open_store, store_exists
-from indexer.store.base import Change, NewDocument, Store
+from indexer.store.base import Change, NewDocument, Store, Target
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -92,7 +92,8 @@ class RunCounts:
 
 
 class Run:
-    """One run of a writer: `settings` and `encoders` are the writer's, the rest its own.
+    """One run of a writer: `target`, `settings` and `encoders` are the writer's, the rest
+    its own.
 
     `stored` says what encoding wrote; `manifest` is that of the index opened (None
     before `open`).
@@ -100,11 +101,13 @@ class Run:
 
     def __init__(
         self,
+        target: Target,
         settings: WriteSettings,
         encoders: EncoderHolder,
         progress: ProgressCallback | None = None,
         split_cache: SplitCache | None = None,
     ):
+        self.target = target
         self.settings = settings
         self.encoders = encoders
         # the writer's, so that a file split again after an edit is tokenised and cut
@@ -121,7 +124,7 @@ class Run:
     def open(self, wait: bool = False) -> Iterator[Store]:
         """The index, opened or created, with this process as its only writer; the model,
         pooling and static space given for it checked against those it has."""
-        target = self.settings.target
+        target = self.target
         new_manifest = None
         if not store_exists(target):
             # A model that cannot load, or settings it cannot work with, create nothing.

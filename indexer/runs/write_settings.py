@@ -1,21 +1,36 @@
-"""What a writer (`Indexer`) was made with: the index, the model settings for a new one,
-batching, precision and where chunks are encoded. Checked once, when it is made."""
+"""How a writer (`Indexer`) indexes, each setting described once: the model settings of a
+new index, how its vector spaces keep their vectors, batching, where chunks are encoded
+and in what precision.
+
+`WriteSettings` is one checked value. Each of its fields is one setting: its default,
+and its `Setting` (the `index` option that sets it, that option's help, and how a value
+is checked). `Indexer(target, settings=WriteSettings(...))` takes it whole, and the
+`index` command makes its options from it (`search.cli.write_options`), so a new setting
+is one field here.
+
+Cheap to import (`ctxsearch --help` reads it): no torch, no store.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
-from indexer.encoders.choices import DEFAULT_STATIC, static_settings
-from indexer.encoders.precision import resolve_precision
+from indexer import config
+from indexer.config import Variable
+from indexer.encoders.choices import DEFAULT_STATIC, STATIC_CHOICES, static_settings
+from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS, resolve_precision
 from indexer.errors import InvalidSettings
-from indexer.settings import BATCH_CHUNKS, check_settings
-from indexer.store.backends import is_database_url, normalise_target
 from indexer.store.base import Target
 from indexer.store.index_types import (
     DEFAULT_INDEX_TYPE,
     DEFAULT_QUANTIZATION,
+    HNSW_FROM_VECTORS,
+    INDEX_TYPES,
+    QUANTIZATIONS,
+    QUANTIZE_FROM_VECTORS,
     check_quantization,
 )
 from indexer.store.manifest import Manifest
@@ -27,77 +42,222 @@ if TYPE_CHECKING:
 
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
+BATCH_CHUNKS = 256  # chunks encoded and written together
+_LAST_K = re.compile(r"^mean-last([1-9]\d*)$")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How one field of `WriteSettings` is offered and checked.
+
+    `option` is the `index` option that sets it (None: Python only), `help` what its
+    help says, `variable` the environment variable the option falls back to. A value
+    not in `choices`, or not a whole number of at least `least`, is refused with the
+    setting's `noun`; `check`, where given, does instead: it refuses a value by a rule
+    of its own and gives the value kept. None, for a setting whose default is None, is
+    not checked: it means the index's own (or, for a new index, the default).
+    """
+
+    help: str
+    noun: str
+    option: str | None = None
+    choices: tuple[str, ...] = ()
+    least: int | None = None
+    check: Callable[[Any], Any] | None = None
+    metavar: str | None = None
+    variable: Variable | None = None
+
+    def checked(self, value: Any) -> Any:
+        """`value`, as kept, or `InvalidSettings` naming the setting."""
+        if self.check is not None:
+            return self.check(value)
+        if self.choices and value not in self.choices:
+            raise InvalidSettings(
+                f"unknown {self.noun} {value!r}: choose {', '.join(self.choices)}"
+            )
+        least = self.least
+        if least is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < least
+        ):
+            raise InvalidSettings(
+                f"{self.noun} must be a whole number of at least {least}, not {value!r}"
+            )
+        return value
+
+
+def _pooling(name: str) -> str:
+    """Refuse a pooling that is not mean, cls, max or mean-lastK (K a positive number)."""
+    if name not in ("mean", "cls", "max") and not _LAST_K.match(name):
+        raise InvalidSettings(
+            f"unknown pooling {name!r}: use mean, cls, max or mean-lastK (e.g. mean-last4)"
+        )
+    return name
+
+
+def _ray_address(address: str) -> str | None:
+    """A Ray address as given (an empty one: encode here)."""
+    return address or None
+
+
+def _about(**description: Any) -> dict[str, Setting]:
+    """The metadata of a `WriteSettings` field that makes it a setting."""
+    return {"setting": Setting(**description)}
 
 
 @dataclass(frozen=True)
 class WriteSettings:
-    """An `Indexer`'s settings (see its docstring); `precision` resolved to fp32 or bf16.
+    """How a writer indexes, checked when made (`InvalidSettings`; `MissingDependency`
+    for Ray without its extra): the fields' `Setting`s say what each one does.
 
-    `model`, `pooling` and `static` are None where the index's own are taken (or the
-    defaults for a new index).
+    `model`, `pooling` and `static` are those of a new index (None: the defaults); for
+    an existing index, None takes its own and another value raises `ModelMismatch`.
+    `index_type` and `quantize` (None: an existing index keeps its own) are how the
+    vector spaces keep their vectors (`indexer.store.index_types`). `ray` encodes on a
+    Ray cluster instead of in this process. `precision` is kept resolved: `auto` becomes
+    fp32 or bf16 (`indexer.encoders.precision`).
     """
 
-    target: Target
-    model: str | None = None
-    pooling: str | None = None
-    chunk_overlap: int = DEFAULT_OVERLAP
-    batch_chunks: int = BATCH_CHUNKS
-    index_type: str | None = None
-    static: str | None = None
-    ray: str | None = None
-    ray_workers: int | None = None
-    ray_threads: int = 1
-    precision: str = "fp32"
-    quantize: str | None = None
+    model: str | None = field(
+        default=None,
+        metadata=_about(
+            option="--model",
+            noun="model",
+            help="Model folder or hub name (new index: all-MiniLM-L6-v2).",
+        ),
+    )
+    pooling: str | None = field(
+        default=None,
+        metadata=_about(
+            option="--pooling",
+            noun="pooling",
+            check=_pooling,
+            help="mean (default), cls, max, or mean-lastK (e.g. mean-last4).",
+        ),
+    )
+    index_type: str | None = field(
+        default=None,
+        metadata=_about(
+            option="--index-type",
+            noun="index type",
+            choices=INDEX_TYPES,
+            help="FAISS structure: flat (exact), hnsw (approximate graph), or auto: flat "
+            f"below {HNSW_FROM_VECTORS:,} chunks, hnsw from there (new index: auto; an "
+            "existing index keeps its type unless given).",
+        ),
+    )
+    quantize: str | None = field(
+        default=None,
+        metadata=_about(
+            option="--quantize",
+            noun="quantization",
+            choices=QUANTIZATIONS,
+            help="How a folder index keeps vectors in memory: none (float32), int8 (1 byte "
+            "a dimension), binary (1 bit), each re-scoring its best candidates from float32 "
+            "vectors memory-mapped from disk. A PostgreSQL index's HNSW graph: none "
+            "(float32), halfvec (2 bytes a dimension) or binary, re-ranked by the float32 "
+            f"column. auto: int8 (PostgreSQL: halfvec) from {QUANTIZE_FROM_VECTORS:,} "
+            "chunks (new index: none; changing it rebuilds the spaces).",
+        ),
+    )
+    static: str | None = field(
+        default=None,
+        metadata=_about(
+            option="--static",
+            noun="static space",
+            choices=STATIC_CHOICES,
+            help="What the static space holds, chosen when an index is created: the model's "
+            "token table (default), a Model2Vec model distilled from it, or GloVe 6B 50d "
+            "(the last two need ctxsearch[classic]).",
+        ),
+    )
+    batch_chunks: int = field(
+        default=BATCH_CHUNKS,
+        metadata=_about(
+            option="--batch-chunks",
+            noun="batch size",
+            least=1,
+            help="Chunks encoded (and written) per batch; on Ray, one batch is one actor call.",
+        ),
+    )
+    ray: str | None = field(
+        default=None,
+        metadata=_about(
+            option="--ray",
+            noun="Ray address",
+            check=_ray_address,
+            metavar="ADDRESS",
+            variable=config.RAY,
+            help="Encode on a Ray cluster: auto (the running cluster, else a local one) or "
+            "its head's address, e.g. 10.0.0.5:6379. Needs pip install 'ctxsearch[ray]'.",
+        ),
+    )
+    ray_workers: int | None = field(
+        default=None,
+        metadata=_about(
+            option="--ray-workers",
+            noun="Ray workers",
+            least=1,
+            help="Encoding actors on the cluster (default: its CPUs / --ray-threads).",
+        ),
+    )
+    ray_threads: int = field(
+        default=1,
+        metadata=_about(
+            option="--ray-threads",
+            noun="threads per Ray worker",
+            least=1,
+            help="CPUs reserved and torch threads used by each encoding actor.",
+        ),
+    )
+    precision: str = field(
+        default=DEFAULT_PRECISION,
+        metadata=_about(
+            option="--precision",
+            noun="precision",
+            choices=PRECISIONS,
+            check=resolve_precision,
+            variable=config.PRECISION,
+            help="What the contextual encoder computes in: bf16 runs about 1.7x as fast as "
+            "fp32 at the same retrieval quality, on a CPU with native bf16 (AVX-512 BF16, "
+            "AMX); auto picks bf16 only there. Recorded in the manifest.",
+        ),
+    )
+    chunk_overlap: int = field(
+        default=DEFAULT_OVERLAP,
+        metadata=_about(
+            noun="chunk overlap",
+            least=0,
+            help="Tokens a chunk shares with the one before it in a window split (below "
+            "half of what the model's window holds).",
+        ),
+    )
 
-    @classmethod
-    def checked(
-        cls,
-        index: Target,
-        model: str | None = None,
-        pooling: str | None = None,
-        chunk_overlap: int = DEFAULT_OVERLAP,
-        batch_chunks: int = BATCH_CHUNKS,
-        index_type: str | None = None,
-        static: str | None = None,
-        ray: str | None = None,
-        ray_workers: int | None = None,
-        ray_threads: int = 1,
-        precision: str | None = None,
-        quantize: str | None = None,
-    ) -> WriteSettings:
-        """The settings, refused (`InvalidSettings`, `MissingDependency`) if they cannot
-        work, before anything is read or written."""
-        check_settings(pooling, chunk_overlap, batch_chunks, index_type, static, quantize)
-        if quantize is not None:
-            database = is_database_url(index)
-            try:
-                check_quantization(
-                    quantize,
-                    "pgvector" if database else "faiss",
-                    "a PostgreSQL index" if database else "a folder index",
-                )
-            except ValueError as error:
-                raise InvalidSettings(str(error)) from None
-        resolved = resolve_precision(precision)  # `auto`: bf16 where the CPU has it natively
-        if ray is not None:
+    def __post_init__(self) -> None:
+        for name, default, setting in setting_fields():
+            value = getattr(self, name)
+            if value is None and default is None:
+                continue
+            object.__setattr__(self, name, setting.checked(value))
+        if self.ray is not None:
             from indexer.runs.ray import RayEncoding
 
-            RayEncoding(ray, ray_workers, ray_threads)  # Ray installed, sane numbers
-        return cls(
-            normalise_target(index),
-            model,
-            pooling,
-            chunk_overlap,
-            batch_chunks,
-            index_type,
-            static,
-            ray,
-            ray_workers,
-            ray_threads,
-            resolved,
-            quantize,
-        )
+            RayEncoding(self.ray, self.ray_workers, self.ray_threads)  # Ray installed
+
+    def check_target(self, target: Target) -> None:
+        """Refuse (`InvalidSettings`) a quantization the backend of `target` lacks."""
+        if self.quantize is None:
+            return
+        from indexer.store.backends import is_database_url
+
+        database = is_database_url(target)
+        try:
+            check_quantization(
+                self.quantize,
+                "pgvector" if database else "faiss",
+                "a PostgreSQL index" if database else "a folder index",
+            )
+        except ValueError as error:
+            raise InvalidSettings(str(error)) from None
 
     def new_index_settings(self) -> tuple[str, str, str]:
         """The model (canonical name), pooling and static space of a new index."""
@@ -161,3 +321,9 @@ class WriteSettings:
         from indexer.runs.ray import RayEncoding
 
         return RayEncoding(self.ray, self.ray_workers, self.ray_threads)
+
+
+def setting_fields() -> Iterator[tuple[str, Any, Setting]]:
+    """Each writer setting, in order: its name, its default and its `Setting`."""
+    for item in fields(WriteSettings):
+        yield item.name, item.default, item.metadata["setting"]

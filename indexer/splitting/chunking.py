@@ -3,9 +3,9 @@
 `chunk_document` is the one way text is split for the index, for files and records
 alike: passages anchored to the document's own structure (`indexer.splitting.passages`:
 sections first, then windows of at most the model's `max_tokens` tokens inside each),
-each given its lines and page (`indexer.reading.layout`, those of its text without the
-whitespace around it), its `heading` (the title of the section that holds it) and its
-`section` trail (the titles from the outermost in, joined by `SECTION_SEPARATOR`).
+each given its lines and page (`indexer.reading.text_layout`, those of its text without
+the whitespace around it), its `heading` (the title of the section that holds it) and
+its `section` trail (the titles from the outermost in, joined by `SECTION_SEPARATOR`).
 
 The chunks tile the text but for the whitespace before the first and after the last, so
 the text can be stitched back from them (`search.documents.stitch`): every character
@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from indexer.reading.layout import Layout, Locator, text_kind
+from indexer.reading.formats import text_kind
 from indexer.reading.line_map import encode_line_map
+from indexer.reading.text_layout import Layout, Locator
 from indexer.splitting.boundaries import TokenSpans
 from indexer.splitting.passages import Passage, document_passages
 from indexer.splitting.split_cache import SplitCache
@@ -33,8 +34,8 @@ from indexer.splitting.token_memo import TokenMemo
 @dataclass(frozen=True)
 class Chunk:
     """A passage of a document: its position, character offsets and text, and where it
-    sits in the file (see `indexer.reading.layout`; None where unknown or not applicable):
-    lines, page, the title of the section holding it and that section's trail."""
+    sits in the file (see `indexer.reading.text_layout`; None where unknown or not
+    applicable): lines, page, the title of the section holding it and that section's trail."""
 
     ordinal: int
     start: int

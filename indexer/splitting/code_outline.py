@@ -11,14 +11,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.splitting.outline import Heading, Line, lines_of
-
-CODE_SUFFIXES = {
-    "python": (".py", ".pyi"),
-    "javascript": (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx"),
-    "go": (".go",),
-    "rust": (".rs",),
-}
+from indexer.reading.outline import Heading, Line, lines_of
 
 _PYTHON_DEFINITION = re.compile(
     r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>\w+)"
@@ -39,19 +32,12 @@ _FIRST_COLUMN = {
     ),
 }
 _C_STYLE_PREAMBLE = re.compile(r"^[ \t]*(?://|/\*|\*|#\[|@)")
-
-
-def code_kind(path: str) -> str | None:
-    """`python`, `javascript`, `go` or `rust` from a file's name; None for other files."""
-    name = path.lower()
-    for kind, suffixes in CODE_SUFFIXES.items():
-        if name.endswith(suffixes):
-            return kind
-    return None
+# The languages outlined here: the `language` of formats in `indexer.reading.formats`.
+OUTLINED_LANGUAGES = ("python", *_FIRST_COLUMN)
 
 
 def code_outline(text: str, kind: str) -> list[Heading]:
-    """The definitions of source code of `kind` (see `code_kind`) as headings."""
+    """The definitions of source code of `kind` (one of `OUTLINED_LANGUAGES`) as headings."""
     lines = lines_of(text)
     if kind == "python":
         return _python_outline(lines)

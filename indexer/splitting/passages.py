@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from indexer.reading.layout import Layout
+from indexer.reading.text_layout import Layout
 from indexer.splitting.boundaries import INSIDE_WORD, TokenSpans, break_score
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.structure import SECTION_SEPARATOR, Section, document_sections

@@ -12,9 +12,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from indexer.reading.layout import Layout, text_kind
-from indexer.splitting.code_outline import CODE_SUFFIXES, code_kind, code_outline
-from indexer.splitting.outline import Heading, markdown_outline, rst_outline
+from indexer.reading.formats import file_format
+from indexer.reading.outline import Heading, markdown_outline, rst_outline
+from indexer.reading.text_layout import Layout
+from indexer.splitting.code_outline import OUTLINED_LANGUAGES, code_outline
 
 SECTION_SEPARATOR = " \u203a "  # a single right-pointing angle quote between titles
 
@@ -38,11 +39,13 @@ class Section:
 
 
 def section_kind(path: str) -> str:
-    """The kind of structure a file's text has, from its name: `text_kind`'s kinds
-    (`markdown`, `rst`, `html`, `pdf`, `office`, `text`) or a code language of
-    `indexer.splitting.code_outline` (`python`, `javascript`, `go`, `rust`)."""
-    kind = text_kind(path)
-    return (code_kind(path) or kind) if kind == "text" else kind
+    """The kind of structure a file's text has, from its format
+    (`indexer.reading.formats`): its language where it has one (`python`, say), else
+    its kind of text (`markdown`, `rst`, `html`, `pdf`, `office`, `text`)."""
+    found = file_format(path)
+    if found is None:
+        return "text"
+    return found.language or found.text_kind
 
 
 def document_sections(text: str, kind: str, layout: Layout | None = None) -> list[Section]:
@@ -61,7 +64,7 @@ def outline_of(text: str, kind: str, layout: Layout | None = None) -> list[Headi
         return rst_outline(text)
     if kind == "html":
         return recorded_outline(layout) if layout is not None else []
-    if kind in CODE_SUFFIXES:
+    if kind in OUTLINED_LANGUAGES:
         return code_outline(text, kind)
     return []
 

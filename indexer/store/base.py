@@ -8,8 +8,9 @@ encoder and a lexical space. Callers never see files, SQL dialects or FAISS: the
   mtimes, find stored vectors by the content key of their passages (to reuse them).
   Leaving the change publishes all of it at once, or nothing (an exception, or a
   change that changed nothing). The store keeps SQL rows and vector ids in step.
-- read through a `snapshot()`: vector and lexical search and the hydration of hits, all
-  from one consistent state, even while a writer publishes.
+- read through a `snapshot()`: a query's candidates from every space with all it weighs
+  them by (`search`), then what its hits show (`shown`), all from one consistent state,
+  even while a writer publishes.
 - `describe()` (for `info`), `verify()` and `rebuild()` (for `repair`).
 
 Two backends: a folder path is the embedded store (SQLite + FTS5 + FAISS files, see
@@ -19,7 +20,7 @@ Two backends: a folder path is the embedded store (SQLite + FTS5 + FAISS files, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,9 @@ class StoredDocument:
     sha256: str
     host: str = ""
     metadata_json: str | None = None  # a record's metadata (JSON); None for a file
+    # as the run that read the file saw them (None for a record, and in old rows)
+    ctime_ns: int | None = None
+    inode: int | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ class StoredChunk:
     end: int
     text: str
     host: str = ""
-    line: int | None = None  # 1-based, in the file (see `indexer.reading.layout`)
+    line: int | None = None  # 1-based, in the file (see `indexer.reading.text_layout`)
     end_line: int | None = None
     heading: str | None = None
     page: int | None = None
@@ -90,10 +94,98 @@ class StoredChunk:
     section: str | None = None  # the trail of the section holding it (`Passage.section`)
 
 
+@dataclass(frozen=True, eq=False)
+class CandidateSearch:
+    """What `Snapshot.search` looks for: one query's searches, each vector space of
+    `vectors` with its query vector (one row), and the full text with `text` (None: no
+    lexical search), each `depth` deep among the chunks of the documents `where` allows.
+
+    `cosine` names a space and its query vector: every candidate outside that space's
+    list gets its cosine there. With `complete_lexical`, every candidate outside the
+    lexical list that holds a query term gets its BM25, looked up only when the list is
+    `depth` long (a shorter one holds every such chunk)."""
+
+    vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
+    text: str | None = None
+    depth: int = 10
+    where: SearchFilter | None = None
+    cosine: tuple[str, np.ndarray] | None = None
+    complete_lexical: bool = False
+
+    def missing_scores(self, found: Candidates) -> tuple[list[int], list[int]]:
+        """The candidates of `found` needing a cosine (outside the `cosine` space's list)
+        and those needing BM25 (outside a lexical list `depth` long, when asked), in list
+        order."""
+        candidates = [chunk_id for ranked in found.vector.values() for chunk_id, _ in ranked]
+        candidates += [chunk_id for chunk_id, _ in found.lexical or []]
+        candidates = list(dict.fromkeys(candidates))
+        cosines: list[int] = []
+        if self.cosine is not None:
+            listed = dict(found.vector.get(self.cosine[0], []))
+            cosines = [chunk_id for chunk_id in candidates if chunk_id not in listed]
+        bm25: list[int] = []
+        lexical = found.lexical or []
+        if self.complete_lexical and self.text is not None and len(lexical) >= self.depth:
+            listed = dict(lexical)
+            bm25 = [chunk_id for chunk_id in candidates if chunk_id not in listed]
+        return cosines, bm25
+
+
+@dataclass
+class Candidates:
+    """What `Snapshot.search` found: each side's list (chunk id, score; best first) and
+    what the search weighs its candidates by."""
+
+    vector: dict[str, Ranked]
+    lexical: Ranked | None  # None when not searched
+    # How many chunks each vector space could have listed: those `where` allows, or all
+    # it holds (a list as long means the space is exhausted).
+    sizes: dict[str, int]
+    # The cosine in the `cosine` space of each candidate its list does not hold.
+    cosines: dict[int, float]
+    # The BM25 of each candidate outside the lexical list that holds a query term
+    # (`complete_lexical`; empty when the lexical list is shorter than the depth).
+    bm25: dict[int, float]
+    chunks: dict[int, StoredChunk]  # every candidate's row
+    content_keys: dict[int, str]  # by document id: each file's (records have none)
+
+
+@dataclass(frozen=True)
+class Copies:
+    """The files holding one hit's text: (document id, path) of those `where` allows, in
+    path order, its own included; and `first_passage`, the passage of the first of them
+    at the hit's place with the hit's text, when that file is another (None otherwise,
+    or when its passage there differs: a copy read as another type is cut otherwise)."""
+
+    files: list[tuple[int, str]]
+    first_passage: StoredChunk | None = None
+
+
+@dataclass(frozen=True)
+class TermEvidence:
+    """What a hit's lexical match signal reads (`search.match`): how many chunks the index
+    holds, how many hold each query term (by the lexical space's own tokenizer and
+    stemmer), and which of the hits hold each (the chunks a search for that term alone
+    scores)."""
+
+    chunks: int
+    counts: dict[str, int]
+    holders: dict[str, set[int]]
+
+
+@dataclass(frozen=True)
+class ShownHits:
+    """What `Snapshot.shown` read of some hits: the copies of each hit of a file (by chunk
+    id), and the query terms' evidence over the hits."""
+
+    copies: dict[int, Copies]
+    terms: TermEvidence
+
+
 @dataclass(frozen=True)
 class NewDocument:
     """A document to add: its chunks, and each vector space's vectors of those chunks;
-    `metadata` for a record (see `indexer.runs.record_input`), None for a file."""
+    `metadata` for a record (see `indexer.records.record`), None for a file."""
 
     document: Document
     chunks: list[Chunk]
@@ -135,8 +227,9 @@ class Change(Protocol):
         the others are removed and added; return each new chunk's id, in order."""
         ...
 
-    def touch_document(self, document_id: int, mtime_ns: int) -> None:
-        """Record a new mtime for a document whose content did not change."""
+    def touch_document(self, document_id: int, document: Document) -> None:
+        """Record the new mtime, ctime and inode of `document`, whose content is that of
+        the stored document `document_id`."""
         ...
 
     def vectors_for(self, content_keys: Iterable[str]) -> KeyedVectors:
@@ -158,8 +251,9 @@ class Change(Protocol):
         """Record the precision (fp32 or bf16) chunks are encoded in from this change on."""
         ...
 
-    def move_document(self, document_id: int, path: Path, mtime_ns: int) -> None:
-        """Give a document whose file moved (same content) its new path and mtime."""
+    def move_document(self, document_id: int, document: Document) -> None:
+        """Give a document whose file moved (same content) the new path, mtime, ctime and
+        inode of `document`."""
         ...
 
     def record_root(self, root: Path, rules: str | None = None) -> None:
@@ -191,15 +285,31 @@ class Snapshot(Protocol):
 
     manifest: Manifest
 
+    def search(self, ask: CandidateSearch) -> Candidates:
+        """A query's candidates from every side `ask` names, with all its search weighs
+        them by: their rows and content keys, each side's exact scores of the others'
+        candidates, and each vector space's size (see `CandidateSearch`, `Candidates`)."""
+        ...
+
+    def shown(
+        self, chunk_ids: Sequence[int], terms: Sequence[str], where: SearchFilter | None = None
+    ) -> ShownHits:
+        """What these hits show: the files holding each one's text that `where` allows
+        (with the first one's same passage), and the evidence of the query's `terms`
+        over them (see `ShownHits`)."""
+        ...
+
     def vector_search(
         self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
     ) -> list[Ranked]:
         """The `k` nearest chunks of each query row in a vector space (cosine, best first),
-        among the chunks of the documents `where` allows (searched inside the space)."""
+        among the chunks of the documents `where` allows (searched inside the space):
+        what `search` lists for that space."""
         ...
 
-    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-        """The cosine of one query vector with each of these chunks' vectors in a space."""
+    def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
+        """The best `k` chunks by full-text relevance (higher is better), among those of
+        the documents `where` allows: what `search` lists for the full text."""
         ...
 
     def vectors(self, space: str, chunk_ids: Iterable[int]) -> dict[int, np.ndarray]:
@@ -215,45 +325,8 @@ class Snapshot(Protocol):
         """How many vectors a space holds."""
         ...
 
-    def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
-        """The best `k` chunks by full-text relevance (higher is better), among those of
-        the documents `where` allows."""
-        ...
-
-    def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
-        """The full-text relevance of each of these chunks that holds a query term (the
-        score `lexical_search` would give it); chunks with none of them are left out."""
-        ...
-
-    def term_counts(self, terms: list[str]) -> dict[str, int]:
-        """How many chunks hold each of these query terms, by the lexical space's own
-        tokenizer and stemmer (the document frequencies behind a term's IDF)."""
-        ...
-
-    def term_evidence(
-        self, terms: list[str], chunk_ids: list[int]
-    ) -> tuple[dict[str, int], dict[str, set[int]]]:
-        """What a query's match signal reads (`search.match`): `term_counts(terms)`, and
-        which of these chunks hold each term (as it counts them: the chunks
-        `lexical_scores(term, chunk_ids)` scores), for every term at once; one statement
-        on PostgreSQL."""
-        ...
-
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks with these ids, with their documents' paths; unknown ids left out."""
-        ...
-
-    def content_keys(self, document_ids: Iterable[int]) -> dict[int, str]:
-        """The content key of each of these documents that is a file: the hash of its
-        extracted text (its file's sha256 in rows from before migration 0008). Two files
-        with one key hold the same text. Records and unknown ids are left out."""
-        ...
-
-    def paths_with_content(
-        self, keys: Iterable[str], where: SearchFilter | None = None
-    ) -> dict[str, list[tuple[int, str]]]:
-        """The files (document id, path; in path order) holding each content key, among
-        those `where` allows."""
         ...
 
     def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from indexer.runs.record_input import RECORD_PREFIX
+from indexer.records.record import RECORD_PREFIX
 from indexer.store.index_types import quantization_for, structure_for
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexer.errors import InvalidQuery
-from indexer.reading.file_types import FILE_TYPES, longer_suffixes
+from indexer.reading.formats import FILE_TYPES, longer_suffixes
 from indexer.store.globs import check_glob, glob_regex
 from indexer.store.where import WhereCondition, metadata_sql, where_conditions
 
@@ -51,7 +51,7 @@ class SearchFilter:
         lone = {}
         for key in {condition.key for condition in self.metadata}:
             own = [condition for condition in self.metadata if condition.key == key]
-            if len(own) == 1 and own[0].operator == "=":
+            if len(own) == 1 and own[0].operator == "=" and not own[0].matches_nothing:
                 lone[key] = own[0].given
         return {
             "under": list(self.under),

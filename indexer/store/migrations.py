@@ -235,6 +235,21 @@ def _m0011_deferred_term_counts(connection: Connection) -> None:
         connection.execute(text(statement))
 
 
+def _m0012_file_identity(connection: Connection) -> None:
+    """Each file's ctime and inode as the run that read it saw them (NULL for records and
+    in rows from before): a file is unchanged only when its size, mtime, ctime and inode
+    are all those stored, so a copy that kept the size and the mtime (`cp -p`, `rsync
+    -t`) is read again. A row without them is read once more, and gets them."""
+    column = "BIGINT" if connection.dialect.name == "postgresql" else "INTEGER"
+    _run(
+        connection,
+        [
+            f"ALTER TABLE documents ADD COLUMN ctime_ns {column}",
+            f"ALTER TABLE documents ADD COLUMN inode {column}",
+        ],
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", _m0001_initial),
     ("0002_lexical_space", _m0002_lexical_space),
@@ -247,6 +262,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0009_bm25", _m0009_bm25),
     ("0010_fts5_tokens", _m0010_fts5_tokens),
     ("0011_deferred_term_counts", _m0011_deferred_term_counts),
+    ("0012_file_identity", _m0012_file_identity),
 ]
 MIGRATION_NAMES = tuple(name for name, _ in MIGRATIONS)
 

@@ -6,6 +6,12 @@ their rows stay, with their ids, so their vectors and their lexical entries stay
 and only where they sit (ordinal, offsets, lines, heading, section) is updated when it
 moved. So writing an edit of a 2,600-passage file deletes and inserts a few rows, and a
 space's delta holds a few vectors, not the whole file twice.
+
+A row is kept for a passage with the same text as well as the same content key. The key
+alone is not enough: it hashes what the model reads, the trail and the text together,
+and a heading may move from one to the other (`Alpha` as the first line of a passage's
+text, then as its section's title) with the same model input. Such a passage gets a new
+row, holding its own text (its vectors are still copied, not encoded: `indexer.runs.reuse`).
 """
 
 from __future__ import annotations
@@ -20,9 +26,9 @@ from sqlalchemy.orm import Session
 from indexer.reading.sources import Document
 from indexer.splitting.chunking import Chunk
 from indexer.store.content_keys import content_key
-from indexer.store.records import text_sha256
 from indexer.store.schema import ChunkRow, DocumentRow
 from indexer.store.sql_reads import batches
+from indexer.store.writer_rows import text_sha256
 
 # What says where a passage sits: updated in a kept row when it changed.
 _PLACE = ("ordinal", "start", "end", "line", "end_line", "heading", "page", "line_map", "section")
@@ -42,17 +48,17 @@ def replace_document_rows(
     session: Session, document_id: int, document: Document, chunks: list[Chunk], encoding: str
 ) -> Replaced:
     """Make the stored file document `document_id` hold `document` split into `chunks`:
-    a chunk whose content key (text and `encoding` settings) an old chunk has takes
-    over that row (the first such, in order), the old rows left over are deleted, and
-    the chunks left over get new rows."""
-    columns = [getattr(ChunkRow, name) for name in ("id", "content_key", *_PLACE)]
+    a chunk whose text and content key (model input and `encoding` settings) an old
+    chunk has takes over that row (the first such, in order), the old rows left over are
+    deleted, and the chunks left over get new rows."""
+    columns = [getattr(ChunkRow, name) for name in ("id", "content_key", "text", *_PLACE)]
     old = session.execute(
         select(*columns).where(ChunkRow.document_id == document_id).order_by(ChunkRow.ordinal)
     ).all()
-    free: dict[str, list] = defaultdict(list)
+    free: dict[tuple[str, str], list] = defaultdict(list)
     for row in reversed(old):  # popped from the end: the first in order first
         if row.content_key is not None:
-            free[row.content_key].append(row)
+            free[row.content_key, row.text].append(row)
     ids: list[int | None] = []
     moved: list[dict] = []
     kept: set[int] = set()
@@ -60,8 +66,8 @@ def replace_document_rows(
     for position, chunk in enumerate(chunks):
         key = content_key(chunk.encoded_text, encoding)
         place = {name: getattr(chunk, name) for name in _PLACE}
-        if free.get(key):
-            row = free[key].pop()
+        if free.get((key, chunk.text)):
+            row = free[key, chunk.text].pop()
             kept.add(row.id)
             ids.append(row.id)
             if any(getattr(row, name) != value for name, value in place.items()):
@@ -86,6 +92,8 @@ def replace_document_rows(
         .values(
             size=document.size,
             mtime_ns=document.mtime_ns,
+            ctime_ns=document.ctime_ns,
+            inode=document.inode,
             sha256=document.sha256,
             indexed_at=time.time(),
             text_sha256=text_sha256(document.text),

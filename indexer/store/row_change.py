@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from indexer.runs.record_input import RECORD_PREFIX, record_path
-from indexer.store import records
+from indexer.reading.sources import Document
+from indexer.records.record import RECORD_PREFIX, record_path
+from indexer.store import writer_rows
 from indexer.store.base import KeyedVectors, NewDocument, StoredRecord
 from indexer.store.content_keys import encoding_settings
 from indexer.store.manifest import Manifest
@@ -46,7 +47,7 @@ class RowChange:
             return np.zeros(0, np.int64)
         self._changed()
         self._remember_removed(document_ids)
-        return np.asarray(records.delete_documents(self.session, document_ids), np.int64)
+        return np.asarray(writer_rows.delete_documents(self.session, document_ids), np.int64)
 
     def _remember_removed(self, document_ids: list[int]) -> None:
         """Keep the vectors of the keyed chunks of documents about to be removed (up to
@@ -56,7 +57,7 @@ class RowChange:
             return
         keyed = [
             (chunk_id, key)
-            for chunk_id, key in records.keyed_chunks(self.session, document_ids)
+            for chunk_id, key in writer_rows.keyed_chunks(self.session, document_ids)
             if key not in self._removed
         ][:room]
         if keyed:
@@ -69,7 +70,7 @@ class RowChange:
         found = self._keyed_vectors(
             [
                 (chunk_id, key)
-                for key, chunk_id in records.chunks_with_keys(self.session, keys).items()
+                for key, chunk_id in writer_rows.chunks_with_keys(self.session, keys).items()
             ]
         )
         found.update(
@@ -120,7 +121,7 @@ class RowChange:
 
     def _insert_rows(self, documents: Sequence[NewDocument]) -> tuple[list[list[int]], np.ndarray]:
         """Insert documents and chunks; each one's chunk ids, and all of them in order."""
-        stored = records.add_documents(
+        stored = writer_rows.add_documents(
             self.session,
             self.host,
             [(item.document, item.chunks, item.metadata) for item in documents],
@@ -130,44 +131,44 @@ class RowChange:
         ids = [chunk_id for chunk_ids in stored for chunk_id in chunk_ids]
         return stored, np.asarray(ids, np.int64)
 
-    def touch_document(self, document_id: int, mtime_ns: int) -> None:
-        """Record a new mtime for an unchanged document."""
-        records.touch_document(self.session, document_id, mtime_ns)
+    def touch_document(self, document_id: int, document: Document) -> None:
+        """Record the new mtime, ctime and inode of an unchanged document."""
+        writer_rows.touch_document(self.session, document_id, document)
         self._changed()
 
-    def move_document(self, document_id: int, path: Path, mtime_ns: int) -> None:
+    def move_document(self, document_id: int, document: Document) -> None:
         """Give an unchanged document its new path; its chunks and vectors stay as they are."""
-        records.move_document(self.session, document_id, path, mtime_ns)
+        writer_rows.move_document(self.session, document_id, document)
         self._changed()
 
     def record_root(self, root: Path, rules: str | None = None) -> None:
         """Remember `root` as indexed on its own by this host (with its rules, as JSON)."""
-        if records.record_root(self.session, self.host, root, rules):
+        if writer_rows.record_root(self.session, self.host, root, rules):
             self._changed()
 
     def forget_root(self, root: Path | str) -> None:
         """Forget this host's root at `root` and its rules; its documents stay."""
-        if records.forget_root(self.session, self.host, root):
+        if writer_rows.forget_root(self.session, self.host, root):
             self._changed()
 
     def remove_path(self, path: Path) -> tuple[int, int, int]:
         """Remove this host's documents at `path` (a file) or under it (a folder) from
         every space, and forget the roots there; (documents, chunks, roots) removed."""
-        document_ids = records.documents_at(self.session, self.host, path)
+        document_ids = writer_rows.documents_at(self.session, self.host, path)
         chunks = self.remove_documents(document_ids) if document_ids else 0  # type: ignore[attr-defined]
-        roots = records.forget_roots(self.session, self.host, path)
+        roots = writer_rows.forget_roots(self.session, self.host, path)
         if roots:
             self._changed()
         return len(document_ids), chunks, roots
 
     def find_records(self, record_ids: Iterable[str]) -> dict[str, StoredRecord]:
         """The stored records among these ids, by id."""
-        found = records.find_records(self.session, [record_path(i) for i in record_ids])
+        found = writer_rows.find_records(self.session, [record_path(i) for i in record_ids])
         return {path[len(RECORD_PREFIX) :]: record for path, record in found.items()}
 
     def set_record_metadata(self, document_id: int, metadata: dict[str, Any]) -> None:
         """Replace a record's metadata (its text, chunks and vectors stay)."""
-        records.set_record_metadata(self.session, document_id, metadata)
+        writer_rows.set_record_metadata(self.session, document_id, metadata)
         self._changed()
 
     def set_index_type(self, index_type: str) -> None:

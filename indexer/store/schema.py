@@ -46,6 +46,10 @@ class DocumentRow(Base):
     metadata_json: Mapped[str | None] = mapped_column(Text, nullable=True)
     # The SHA-256 of its extracted text (NULL in rows from before migration 0008).
     text_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # The file's ctime and inode when it was read, compared with size and mtime to tell
+    # an unchanged file (NULL for records, and in rows from before migration 0012).
+    ctime_ns: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    inode: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     chunks: Mapped[list[ChunkRow]] = relationship(
         back_populates="document", cascade="all, delete-orphan", passive_deletes=True
     )

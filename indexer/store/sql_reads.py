@@ -3,8 +3,9 @@
 The folder store runs these statements through the standard library's sqlite3 (no
 SQLAlchemy on the read path: `ctxsearch query` is a whole process per query), PostgreSQL
 through SQLAlchemy's `text()`; both take `:name` parameters. A snapshot hands its
-statements to its `rows` function, so the manifest, the hydration of hits, the counts and
-the chunks a filter allows are read the same way from every store.
+statements to its `rows` function (one statement) or its `batch` function (several, sent
+together where the store can), so the manifest, the candidates' rows, what hits show, the
+counts and the chunks a filter allows are read the same way from every store.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from indexer.store.base import StoredChunk, StoredDocument, VerifyReport
+from indexer.store.base import (
+    Copies,
+    ShownHits,
+    StoredChunk,
+    StoredDocument,
+    TermEvidence,
+    VerifyReport,
+)
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -22,6 +30,14 @@ if TYPE_CHECKING:
 
 # Runs one statement with named parameters in the snapshot's transaction: its rows.
 Rows = Callable[[str, Mapping[str, Any]], Sequence[Sequence[Any]]]
+# A statement with named parameters, and its values.
+Statement = tuple[str, Mapping[str, Any]]
+# How a store reads the query terms' evidence: its statements, and what makes the terms'
+# counts and each term's holders of the answers (one list of rows per statement).
+TermReads = tuple[
+    list[Statement],
+    Callable[[list[Sequence[Sequence[Any]]]], tuple[dict[str, int], dict[str, set[int]]]],
+]
 
 BATCH = 500  # ids per statement
 # The columns of `StoredChunk`, in its order, and of `StoredDocument`.
@@ -33,15 +49,38 @@ CHUNK_COLUMNS = (
 )  # fmt: skip
 # A file's content key: the hash of its text, or of its bytes in rows from before 0008.
 CONTENT_KEY = "COALESCE(documents.text_sha256, documents.sha256)"
-# Read after `CHUNK_COLUMNS` with every chunk: its document's content key, None for a
-# record. The keys of a query's hits then need no statement of their own (on PostgreSQL,
-# no wait for the server: `SqlReads.content_keys`).
+# Read after `CHUNK_COLUMNS` with a search's candidates: its document's content key, None
+# for a record (see `chunk_and_key`).
 FILE_CONTENT_KEY = f"CASE WHEN documents.metadata_json IS NULL THEN {CONTENT_KEY} END"
-CHUNKS = (
-    f"SELECT {', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY} "
-    "FROM chunks JOIN documents ON chunks.document_id = documents.id"
-)
+_CHUNKS_AND_DOCUMENTS = "FROM chunks JOIN documents ON chunks.document_id = documents.id"
+CHUNKS = f"SELECT {', '.join(CHUNK_COLUMNS)} {_CHUNKS_AND_DOCUMENTS}"
+CHUNKS_WITH_KEYS = f"SELECT {', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY} {_CHUNKS_AND_DOCUMENTS}"
 DOCUMENT = "SELECT id, path, size, mtime_ns, sha256, host, metadata_json FROM documents"
+# The files holding each hit's text among those a filter allows (`documents`, `{where}`),
+# in path order, and beside the first of them its passage at the hit's place when that
+# file is another and its passage there has the hit's text (`hits` is the ids' condition).
+# Either hash column may hold a key (old rows have only `sha256`); each is indexed, so the
+# OR stays two index lookups.
+_OWN_KEY = "COALESCE(own.text_sha256, own.sha256)"
+_HOLDERS = (
+    "SELECT hit.id AS hit, hit.ordinal AS ordinal, hit.text AS text, own.id AS own, "
+    "documents.id AS document, documents.path AS path, ROW_NUMBER() OVER "
+    "(PARTITION BY hit.id ORDER BY documents.path, documents.id) AS place "
+    "FROM chunks AS hit JOIN documents AS own ON own.id = hit.document_id "
+    f"JOIN documents ON (documents.text_sha256 = {_OWN_KEY} OR "
+    f"(documents.text_sha256 IS NULL AND documents.sha256 = {_OWN_KEY})) "
+    "WHERE {hits} AND own.metadata_json IS NULL AND documents.metadata_json IS NULL "
+    "AND ({where})"
+)
+COPIES = (
+    "WITH holders AS (" + _HOLDERS + ") "
+    f"SELECT holders.hit, holders.document, holders.path, {', '.join(CHUNK_COLUMNS)} "
+    "FROM holders LEFT JOIN chunks ON holders.place = 1 AND holders.document <> holders.own "
+    "AND chunks.document_id = holders.document AND chunks.ordinal = holders.ordinal "
+    "AND chunks.text = holders.text "
+    "LEFT JOIN documents ON documents.id = chunks.document_id "
+    "ORDER BY holders.hit, holders.place"
+)
 
 
 def batches(values: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]:
@@ -53,8 +92,8 @@ def batches(values: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]
 def among(column: str, values: Sequence[Any], dialect: str, name: str = "i") -> tuple[str, dict]:
     """The condition `column` is one of `values`, and its parameters: one array on
     PostgreSQL (`= ANY`: one statement text whatever the count, so it is prepared and
-    planned once; the content keys of 200 candidates as an `IN` list took 3.9 ms a query,
-    0.6 ms so), a list of parameters on SQLite."""
+    planned once, where an `IN` list is a new text for each count), a list of parameters
+    on SQLite."""
     if dialect == "postgresql":
         return f"{column} = ANY(:{name})", {name: list(values)}
     marks = ", ".join(f":{name}{n}" for n in range(len(values)))
@@ -91,21 +130,26 @@ def check_offsets(rows: Rows, report: VerifyReport) -> None:
 
 
 class SqlReads:
-    """The part of a snapshot every SQL backend shares: its manifest, and the hydration of
-    hits, the counts and the chunks a filter allows, read by `rows` (statements in the
-    snapshot's transaction) in `dialect` (`sqlite` or `postgresql`)."""
+    """The part of a snapshot every SQL backend shares: its manifest, and the rows of
+    candidates, what hits show, the counts and the chunks a filter allows, read by `rows`
+    (one statement in the snapshot's transaction) in `dialect` (`sqlite` or
+    `postgresql`). A backend reads the query terms' evidence its own way (`term_reads`),
+    and may send several statements together (`batch`)."""
 
     def __init__(self, rows: Rows, dialect: str, manifest: Manifest):
         self.rows = rows
         self.dialect = dialect
         self._manifest = manifest
         self._allowed: dict[SearchFilter, np.ndarray] = {}
-        self._content_keys: dict[int, str | None] = {}  # document id -> key (None: a record)
 
     @property
     def manifest(self) -> Manifest:
         """The manifest of the state this snapshot reads."""
         return self._manifest
+
+    def batch(self, statements: Sequence[Statement]) -> list[Sequence[Sequence[Any]]]:
+        """Each statement's rows, in order (one after the other here)."""
+        return [self.rows(sql, values) for sql, values in statements]
 
     def allowed_chunks(self, where: SearchFilter) -> np.ndarray:
         """The ids of the chunks of the documents `where` allows (sorted; once per snapshot)."""
@@ -127,55 +171,59 @@ class SqlReads:
         for batch in batches([int(i) for i in chunk_ids]):
             condition, values = among("chunks.id", batch, self.dialect)
             for row in self.rows(f"{CHUNKS} WHERE {condition}", values):
-                found[row[0]] = self.chunk_of(row)
+                found[row[0]] = StoredChunk(*row)
         return found
 
-    def chunk_of(self, row: Sequence[Any]) -> StoredChunk:
-        """The chunk of a row of `CHUNK_COLUMNS` and `FILE_CONTENT_KEY`; its document's
-        content key is kept for `content_keys`."""
-        chunk = StoredChunk(*row[:-1])
-        self._content_keys[chunk.document_id] = row[-1]
-        return chunk
+    def candidate_rows(
+        self, chunk_ids: Iterable[int]
+    ) -> tuple[dict[int, StoredChunk], dict[int, str]]:
+        """The chunks with these ids (unknown ids left out), and the content key of each
+        of their documents that is a file, by document id."""
+        chunks: dict[int, StoredChunk] = {}
+        keys: dict[int, str] = {}
+        for batch in batches([int(i) for i in chunk_ids]):
+            condition, values = among("chunks.id", batch, self.dialect)
+            for row in self.rows(f"{CHUNKS_WITH_KEYS} WHERE {condition}", values):
+                chunk_and_key(row, chunks, keys)
+        return chunks, keys
 
-    def content_keys(self, document_ids: Iterable[int]) -> dict[int, str]:
-        """The content key of each of these documents that is a file (records left out):
-        those of the documents whose chunks this snapshot read already without asking
-        the database again."""
-        wanted = {int(i) for i in document_ids}
-        known = {i: self._content_keys[i] for i in wanted if i in self._content_keys}
-        found = {i: key for i, key in known.items() if key is not None}
-        for batch in batches(sorted(wanted - known.keys())):
-            condition, values = among("documents.id", batch, self.dialect)
-            statement = (
-                f"SELECT documents.id, {CONTENT_KEY} FROM documents "
-                f"WHERE {condition} AND documents.metadata_json IS NULL"
-            )
-            found.update((int(row[0]), row[1]) for row in self.rows(statement, values))
-        return found
-
-    def paths_with_content(
-        self, keys: Iterable[str], where: SearchFilter | None = None
-    ) -> dict[str, list[tuple[int, str]]]:
-        """The files (id, path; in path order) holding each content key, among those
-        `where` allows."""
-        found: dict[str, list[tuple[int, str]]] = {}
+    def shown(
+        self, chunk_ids: Sequence[int], terms: Sequence[str], where: SearchFilter | None = None
+    ) -> ShownHits:
+        """What these hits show: their copies (`COPIES`) and the terms' evidence over
+        them, every statement sent in one `batch`."""
+        ids = list(dict.fromkeys(int(i) for i in chunk_ids))
+        asked = list(terms) if ids else []
         condition, allowed = where.sql(self.dialect) if where else ("1 = 1", {})
-        for batch in batches(sorted(set(keys))):
-            by_text, values = among("documents.text_sha256", batch, self.dialect, "k")
-            by_bytes, _ = among("documents.sha256", batch, self.dialect, "k")
-            values |= allowed
-            # Either hash column may hold the key (old rows have only `sha256`); each
-            # is indexed, so the OR stays two index lookups.
-            statement = (
-                f"SELECT {CONTENT_KEY}, documents.id, documents.path FROM documents "
-                f"WHERE ({by_text} OR (documents.text_sha256 IS NULL AND {by_bytes})) "
-                "AND documents.metadata_json IS NULL "
-                f"AND ({condition}) ORDER BY documents.path, documents.id"
-            )
-            for key, document_id, path in self.rows(statement, values):
-                if key in batch:
-                    found.setdefault(key, []).append((int(document_id), path))
-        return found
+        statements: list[Statement] = []
+        for batch in batches(ids):
+            hits, values = among("hit.id", batch, self.dialect)
+            statements.append((COPIES.format(hits=hits, where=condition), values | allowed))
+        copying = len(statements)
+        total = self.known_chunk_count() if asked else 0
+        if total is None:
+            statements.append(("SELECT count(*) FROM chunks", {}))
+        evidence, read_evidence = self.term_reads(asked, ids) if asked else ([], None)
+        answers = self.batch(statements + evidence)
+        if total is None:
+            total = self.counted_chunks(int(answers[copying][0][0]))
+        terms_read = TermEvidence(0, {}, {})
+        if read_evidence is not None:
+            counts, holders = read_evidence(answers[len(statements) :])
+            terms_read = TermEvidence(total, counts, holders)
+        return ShownHits(_copies(answers[:copying]), terms_read)
+
+    def known_chunk_count(self) -> int | None:
+        """How many chunks there are, when known without a statement (None here)."""
+        return None
+
+    def counted_chunks(self, count: int) -> int:
+        """Take note of the chunks' count a statement read; the count."""
+        return count
+
+    def term_reads(self, terms: list[str], chunk_ids: list[int]) -> TermReads:
+        """How this store reads how many chunks hold each term, and which of these do."""
+        raise NotImplementedError
 
     def document(self, document_id: int) -> tuple[StoredDocument, list[StoredChunk]] | None:
         """A document and its chunks in order, or None."""
@@ -185,7 +233,7 @@ class SqlReads:
         rows = self.rows(
             f"{CHUNKS} WHERE chunks.document_id = :id ORDER BY chunks.ordinal", {"id": document_id}
         )
-        return StoredDocument(*found[0]), [self.chunk_of(row) for row in rows]
+        return StoredDocument(*found[0]), [StoredChunk(*row) for row in rows]
 
     def documents_at(self, path: str) -> list[StoredDocument]:
         """The documents stored at exactly this path, one per host, by id."""
@@ -219,3 +267,27 @@ class SqlReads:
             {"key": key, "text": text},
         )
         return [row[0] for row in found]
+
+
+def chunk_and_key(
+    row: Sequence[Any], chunks: dict[int, StoredChunk], keys: dict[int, str]
+) -> StoredChunk:
+    """Keep the chunk of a row of `CHUNK_COLUMNS` and `FILE_CONTENT_KEY`, and its
+    document's content key when it is a file's; the chunk."""
+    chunk = StoredChunk(*row[:-1])
+    chunks[chunk.id] = chunk
+    if row[-1] is not None:
+        keys[chunk.document_id] = row[-1]
+    return chunk
+
+
+def _copies(answers: list[Sequence[Sequence[Any]]]) -> dict[int, Copies]:
+    """`COPIES`'s rows as each hit's `Copies`."""
+    files: dict[int, list[tuple[int, str]]] = {}
+    first: dict[int, StoredChunk] = {}
+    for rows in answers:
+        for hit, document, path, *passage in rows:
+            files.setdefault(int(hit), []).append((int(document), path))
+            if passage[0] is not None:
+                first[int(hit)] = StoredChunk(*passage)
+    return {hit: Copies(found, first.get(hit)) for hit, found in files.items()}

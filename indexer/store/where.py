@@ -4,16 +4,21 @@ A condition is `KEY OP VALUE` with OP one of `=`, `!=`, `<`, `<=`, `>`, `>=`: te
 (`year>=2020`, the command line's `--where`, HTTP's `where=`) or a mapping
 (`{"lang": "en", "group": [0, 2], "year": {">=": 2020, "<": 2024}}`, Python and JSON).
 
-- `=` and `!=` type their value as `indexer.runs.record_input` does (a number matches
+- `=` and `!=` type their value as `indexer.records.record` does (a number matches
   equal numbers, text that spells a number also matches that text); `!=` holds for the
   records that have the key with another value.
 - `<`, `<=`, `>`, `>=` compare numbers (a stored value that spells a number: 2020,
-  2020.0, "2020") or ISO dates (`2024-05-01`, compared with the date of a stored
-  date-time; `2024-05-01T10:00` with the whole stored text, a space read as `T`); other
-  stored values never hold. A value that is neither is refused.
+  2020.0, "2020"; exactly, as decimals: `indexer.store.numbers`) or ISO dates
+  (`2024-05-01`, compared with the date of a stored date-time; `2024-05-01T10:00` with
+  the whole stored text, a space read as `T`); other stored values never hold. A value
+  that is neither is refused.
 - The rule for several conditions: the equalities on one key are ORed (`group=0` and
   `group=2`: either group); every other condition is ANDed with them and with each
   other (`year>=2020` and `year<2024`: both), and the keys are ANDed.
+- A `where` is a scope, and a scope never widens: an empty list of allowed values
+  (`{"tenant": []}`, `{"tenant": {"=": []}}`) matches nothing, not everything; an
+  operator without a value (`{"tenant": {}}`, `{"year": {">=": []}}`) is refused.
+  Files have no metadata, so any condition leaves them out.
 
 A malformed condition (`year>>2`, `>5`, `year=`, `year=>5`) is `InvalidQuery`, never a
 key named `year>`. A key holding `=`, `<`, `>` or `!` can be asked for only in a mapping.
@@ -25,10 +30,19 @@ import datetime
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from indexer.errors import InvalidQuery, InvalidRecord
-from indexer.runs.record_input import check_metadata, number_text, value_text
+from indexer.records.record import check_key, check_metadata, value_text
+from indexer.store.numbers import (
+    NUMBER_PATTERN,
+    SQLITE_COMPARE_NUMBERS,
+    equal_texts,
+    integer_bound,
+    number_of_value,
+    spelt_number,
+)
 
 MAX_WHERE_CONDITIONS = 64
 OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
@@ -38,8 +52,7 @@ _ISO_DATE = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})"
     r"(?P<time>[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"
 )
-# What a stored value must look like to compare as a number or a date, per dialect.
-_NUMBER_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
+# What a stored value must look like to compare as a date, per dialect.
 _DATE_PATTERN = {
     "sqlite": "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*",
     "postgresql": "^[0-9]{4}-[0-9]{2}-[0-9]{2}",
@@ -55,14 +68,22 @@ class WhereCondition:
     operator: str
     given: str  # the value as given, as text
     texts: tuple[str, ...] = ()
-    number: float | None = None
+    number: Decimal | None = None
     date: str | None = None
 
+    @property
+    def matches_nothing(self) -> bool:
+        """Whether this is an empty list of allowed values."""
+        return self.operator == "=" and not self.texts
+
     def __str__(self) -> str:
+        if self.matches_nothing:
+            return f"{self.key} in []"
         return f"{self.key}{self.operator}{self.given}"
 
 
 Condition = tuple[str, dict[str, Any]]  # SQL text and its values
+_NOTHING: Condition = ("1 = 0", {})
 
 
 def where_conditions(where: Any) -> tuple[WhereCondition, ...]:
@@ -108,9 +129,14 @@ def _spelt(item: Any) -> WhereCondition:
 
 
 def _mapped(key: Any, value: Any) -> list[WhereCondition]:
-    """The conditions of one key of a mapping: a value, a list of values (any of them),
-    or an object of operators and values."""
+    """The conditions of one key of a mapping: a value, a list of values (any of them;
+    none: nothing matches), or an object of operators and values."""
     if isinstance(value, Mapping):
+        if not value:
+            raise InvalidQuery(
+                f"where {key!r}: {{}} has no operator and value "
+                '(give a value, a list of values, or e.g. {">=": 2020})'
+            )
         found = []
         for operator, operand in value.items():
             if operator not in OPERATORS:
@@ -118,11 +144,25 @@ def _mapped(key: Any, value: Any) -> list[WhereCondition]:
                     f"where {key!r}: unknown operator {operator!r} (use =, !=, <, <=, > or >=)"
                 )
             operands = operand if isinstance(operand, list) else [operand]
-            found += [_condition(key, operator, each, spelt=False) for each in operands]
+            if not operands and operator != "=":
+                raise InvalidQuery(f"where {key!r}: {operator} [] has no value to compare with")
+            found += _allowed(key, operator, operands)
         return found
     if isinstance(value, list):
-        return [_condition(key, "=", each, spelt=False) for each in value]
+        return _allowed(key, "=", value)
     return [_condition(key, "=", value, spelt=False)]
+
+
+def _allowed(key: Any, operator: str, values: list[Any]) -> list[WhereCondition]:
+    """The conditions of `key OP` each value; for `=` and no value, the condition that
+    nothing meets (an empty list of allowed values)."""
+    if values:
+        return [_condition(key, operator, each, spelt=False) for each in values]
+    try:
+        check_key(key, "where")
+    except InvalidRecord as error:
+        raise InvalidQuery(str(error)) from None
+    return [WhereCondition(key, "=", "[]")]
 
 
 def _condition(key: Any, operator: str, value: Any, spelt: bool) -> WhereCondition:
@@ -132,19 +172,15 @@ def _condition(key: Any, operator: str, value: Any, spelt: bool) -> WhereConditi
     except InvalidRecord as error:
         raise InvalidQuery(str(error)) from None
     given = value_text(checked)
+    number = _number(checked, spelt or operator not in EQUALITIES)
     if operator in EQUALITIES:
-        texts = [given]
-        number = number_text(value) if spelt else None
-        if number is not None and number != given:
-            texts.append(number)
-        return WhereCondition(key, operator, given, tuple(texts))
+        texts = (given, *(equal_texts(number) if number is not None else ()))
+        return WhereCondition(key, operator, given, tuple(dict.fromkeys(texts)))
     written = f"{key}{operator}{given}"
     if isinstance(checked, bool):
         raise InvalidQuery(f"where {written}: {operator} compares numbers or ISO dates")
-    if isinstance(checked, (int, float)):
-        return WhereCondition(key, operator, given, number=float(checked))
-    if number_text(checked) is not None:
-        return WhereCondition(key, operator, given, number=float(checked))
+    if number is not None:
+        return WhereCondition(key, operator, given, number=number)
     date = _iso_date(checked)
     if date is None:
         raise InvalidQuery(
@@ -152,6 +188,15 @@ def _condition(key: Any, operator: str, value: Any, spelt: bool) -> WhereConditi
             f"not {checked!r}"
         )
     return WhereCondition(key, operator, given, date=date)
+
+
+def _number(value: str | int | float | bool, read_text: bool) -> Decimal | None:
+    """The number a checked value is (a string's only when `read_text`), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return number_of_value(value)
+    return spelt_number(value) if read_text else None
 
 
 def _iso_date(text: str) -> str | None:
@@ -173,11 +218,14 @@ def metadata_sql(conditions: tuple[WhereCondition, ...], dialect: str) -> list[C
     keys = list(dict.fromkeys(condition.key for condition in conditions))
     for n, key in enumerate(keys):
         own = [condition for condition in conditions if condition.key == key]
-        texts = [text for item in own if item.operator == "=" for text in item.texts]
+        equalities = [item for item in own if item.operator == "="]
+        texts = [text for item in equalities for text in item.texts]
         if texts:
             values = {f"f_key{n}_{m}": text for m, text in enumerate(dict.fromkeys(texts))}
             marks = ", ".join(":" + name for name in values)
             parts.append(_of_key(n, f"value IN ({marks})", key, values))
+        elif equalities:  # only empty lists of allowed values
+            parts.append(_NOTHING)
         for m, condition in enumerate(item for item in own if item.operator != "="):
             parts.append(_comparison(n, m, key, condition, dialect))
     return parts
@@ -198,20 +246,19 @@ def _comparison(n: int, m: int, key: str, condition: WhereCondition, dialect: st
         marks = ", ".join(":" + each for each in values)
         return _of_key(n, f"value NOT IN ({marks})", key, values)
     operator = condition.operator
-    if condition.number is not None:
+    if condition.number is not None:  # exactly: see `indexer.store.numbers`
+        values: dict[str, Any] = {name: str(condition.number)}
         if dialect == "sqlite":
-            # json_valid first: json_type raises on text that is not JSON.
-            number = (
-                "CASE WHEN json_valid(value) AND value = trim(value) THEN CASE WHEN "
-                "json_type(value) IN ('integer', 'real') THEN CAST(value AS REAL) END END"
+            integer = "CAST(CAST(value AS INTEGER) AS TEXT) = value"  # a 64-bit integer's text
+            test = (
+                f"CASE WHEN {integer} THEN CAST(value AS INTEGER) {operator} :{name}_whole "
+                f"ELSE {SQLITE_COMPARE_NUMBERS}(value, :{name}) {operator} 0 END"
             )
-            test = f"{number} {operator} :{name}"
-        else:  # numeric, not double precision: a string such as "1e400" must not overflow
+            values[f"{name}_whole"] = integer_bound(condition.number, operator)
+        else:
             number = f"CASE WHEN value ~ :{name}_p THEN CAST(value AS numeric) END"
             test = f"{number} {operator} CAST(:{name} AS numeric)"
-        values = {name: condition.number}
-        if dialect != "sqlite":
-            values[f"{name}_p"] = _NUMBER_PATTERN
+            values[f"{name}_p"] = f"^{NUMBER_PATTERN}$"
         return _of_key(n, test, key, values)
     assert condition.date is not None
     # A date alone compares with the stored value's date; a date-time with all of it.

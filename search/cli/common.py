@@ -28,10 +28,6 @@ from search.text import json_text, terminal_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# The lab's own packages (the `lab` extra): only the evaluation commands import them.
-LAB_EXTRA = "ctxsearch[lab]"
-LAB_PACKAGES = frozenset({"scipy", "matplotlib"})
-
 # Errors the user can fix by changing the command: exit 2, like click's own usage errors.
 _USAGE_ERRORS = (
     InvalidQuery,
@@ -81,13 +77,6 @@ def translate_errors(command: F) -> F:
             raise MissingExtraError(terminal_text(error)) from error
         except CtxsearchError as error:
             raise click.ClickException(terminal_text(error)) from error
-        except ModuleNotFoundError as error:
-            package = (error.name or "").split(".")[0]
-            if package not in LAB_PACKAGES:
-                raise
-            raise MissingExtraError(
-                f"this command needs the package {package}: pip install '{LAB_EXTRA}'"
-            ) from error
         except BrokenPipeError:  # `ctxsearch info | head`: the reader left, nothing to say
             _quiet_broken_stdout()
             sys.exit(141)  # 128 + SIGPIPE, as a tool the pipe's signal stopped

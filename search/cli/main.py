@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import sys
+from collections.abc import Callable
 from contextlib import nullcontext, redirect_stdout
 from dataclasses import replace
 from pathlib import Path
@@ -17,21 +18,13 @@ from typing import Any, BinaryIO
 
 import click
 
-from indexer import config
-from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS, STATIC_CHOICES
-from indexer.encoders.precision import DEFAULT_PRECISION, PRECISIONS
-from indexer.runs.record_files import RECORD_FORMATS, read_records, record_format
-from indexer.runs.record_input import value_text
-from indexer.settings import BATCH_CHUNKS
+from indexer.encoders.choices import QUERY_ENCODER_ENV, QUERY_ENCODERS
+from indexer.reading.formats import readable_summary
+from indexer.records.files import RECORD_FORMATS, read_records, record_format
+from indexer.records.record import value_text
+from indexer.runs.write_settings import WriteSettings
 from indexer.store.base import Target
-from indexer.store.index_types import (
-    HNSW_FROM_VECTORS,
-    INDEX_TYPES,
-    QUANTIZATIONS,
-    QUANTIZE_FROM_VECTORS,
-)
 from indexer.version import __version__
-from search.cli.bench import bench
 from search.cli.common import (
     EXIT_PARTIAL,
     BadInputError,
@@ -40,34 +33,27 @@ from search.cli.common import (
     json_option,
     translate_errors,
 )
+from search.cli.eval_index import eval_index
+from search.cli.extensions import ExtensibleGroup
 from search.cli.hit_location import hit_location
-from search.cli.lab import (
-    eval_command,
-    eval_index,
-    neighbours,
-    polysemy,
-    sts,
-    tune_fusion,
-    wic,
-)
 from search.cli.mcp import mcp
 from search.cli.request_options import parameter_option, request_options, takes_request
-from search.cli.serve import loadtest, serve
+from search.cli.serve import serve
 from search.cli.shown_similarity import shown_similarity
 from search.cli.similar import similar
 from search.cli.watch import watch
-from search.cli.word_commands import classify_command, words_command
+from search.cli.write_options import takes_settings, write_options
 from search.limits import MAX_K
 from search.modes import Mode
-from search.paths import display_path
-from search.request import SearchRequest
+from search.paths import display_path, places_as_indexed
+from search.request import SearchRequest, search_request
 from search.text import terminal_text
 
 RAY_NOTE = "(raylet)"  # how Ray marks the notes it prints on a driver (in colour or not)
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ExtensibleGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ctxsearch")
 def cli() -> None:
     """Semantic search over your own folders of documents.
@@ -83,11 +69,11 @@ def cli() -> None:
     """
 
 
-def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -> Any:
-    """An `index` option choosing how the vector spaces are kept (`--index-type`,
-    `--quantize`): one of `choices`, or None (a new index takes the default, an existing
-    one keeps its own)."""
-    return click.option(name, type=click.Choice(choices), default=None, help=help_text)
+def naming_formats(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The command with READABLE in its help replaced by the formats read
+    (`indexer.reading.formats`)."""
+    command.__doc__ = (command.__doc__ or "").replace("READABLE", readable_summary())
+    return command
 
 
 @cli.command()
@@ -113,77 +99,7 @@ def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -
     help="The format of --records FILE (default: by its extension, .jsonl .json .csv "
     ".tsv; JSON lines for stdin).",
 )
-@click.option(
-    "--model", default=None, help="Model folder or hub name (new index: all-MiniLM-L6-v2)."
-)
-@click.option(
-    "--pooling", default=None, help="mean (default), cls, max, or mean-lastK (e.g. mean-last4)."
-)
-@vector_setting_option(
-    "--index-type",
-    INDEX_TYPES,
-    "FAISS structure: flat (exact), hnsw (approximate graph), or auto: flat below "
-    f"{HNSW_FROM_VECTORS:,} chunks, hnsw from there (new index: auto; an existing index "
-    "keeps its type unless given).",
-)
-@vector_setting_option(
-    "--quantize",
-    QUANTIZATIONS,
-    "How a folder index keeps vectors in memory: none (float32), int8 (1 byte a "
-    "dimension), binary (1 bit), each re-scoring its best candidates from float32 vectors "
-    "memory-mapped from disk. A PostgreSQL index's HNSW graph: none (float32), halfvec (2 "
-    "bytes a dimension) or binary, re-ranked by the float32 column. auto: int8 (PostgreSQL: "
-    f"halfvec) from {QUANTIZE_FROM_VECTORS:,} chunks (new index: none; changing it rebuilds "
-    "the spaces).",
-)
-@click.option(
-    "--static",
-    type=click.Choice(STATIC_CHOICES),
-    default=None,
-    help="What the static space holds, chosen when an index is created: the model's token "
-    "table (default), a Model2Vec model distilled from it, or GloVe 6B 50d "
-    "(the last two need ctxsearch[classic]).",
-)
-@click.option(
-    "--batch-chunks",
-    type=click.IntRange(min=1),
-    default=BATCH_CHUNKS,
-    show_default=True,
-    help="Chunks encoded (and written) per batch; on Ray, one batch is one actor call.",
-)
-@click.option(
-    "--ray",
-    "ray_address",
-    metavar="ADDRESS",
-    envvar=config.RAY.name,
-    default=None,
-    help="Encode on a Ray cluster: auto (the running cluster, else a local one) or its "
-    "head's address, e.g. 10.0.0.5:6379. Needs pip install 'ctxsearch[ray]'. "
-    f"[env: {config.RAY.name}]",
-)
-@click.option(
-    "--ray-workers",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Encoding actors on the cluster (default: its CPUs / --ray-threads).",
-)
-@click.option(
-    "--ray-threads",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="CPUs reserved and torch threads used by each encoding actor.",
-)
-@click.option(
-    "--precision",
-    type=click.Choice(PRECISIONS),
-    envvar=config.PRECISION.name,
-    default=DEFAULT_PRECISION,
-    show_default=True,
-    help="What the contextual encoder computes in: bf16 runs about 1.7x as fast as fp32 "
-    "at the same retrieval quality, on a CPU with native bf16 (AVX-512 BF16, AMX); auto "
-    f"picks bf16 only there. Recorded in the manifest. [env: {config.PRECISION.name}]",
-)
+@write_options
 @click.option(
     "--exclude",
     multiple=True,
@@ -205,30 +121,30 @@ def vector_setting_option(name: str, choices: tuple[str, ...], help_text: str) -
     "_static/ static/ assets/ js/, Sphinx _sources/ (default: on; remembered).",
 )
 @click.option(
+    "--follow-links-outside/--no-follow-links-outside",
+    default=None,
+    help="Read files that links under PATH lead to outside PATH (default: off; such a "
+    "link is skipped and named; remembered). Links to folders are never followed.",
+)
+@click.option(
     "--forget-rules", is_flag=True, help="Drop PATH's remembered --exclude/--include first."
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--wait", is_flag=True, help="If another process is writing the index, wait.")
 @json_option
 @translate_errors
+@takes_settings
+@naming_formats
 def index(
     path: Path | None,
     target: Target,
     jsonl: BinaryIO | None,
     records_format: str | None,
-    model: str | None,
-    pooling: str | None,
-    index_type: str | None,
-    quantize: str | None,
-    static: str | None,
-    batch_chunks: int,
-    ray_address: str | None,
-    ray_workers: int | None,
-    ray_threads: int,
-    precision: str,
+    settings: WriteSettings,
     exclude: tuple[str, ...],
     include: tuple[str, ...],
     default_excludes: bool | None,
+    follow_links_outside: bool | None,
     forget_rules: bool,
     quiet: bool,
     wait: bool,
@@ -237,12 +153,10 @@ def index(
     """Index the documents under PATH (again: only what changed is encoded), or the
     records of a FILE (--records, or --jsonl: JSON lines, JSON, CSV or TSV).
 
-    \b
-    Reads .txt .md .rst .html .pdf .docx .pptx .odt .epub and common source files;
-    skips hidden folders,
-    .git and binary files. A file that fails is reported and the run goes on.
-    Records (--records) are upserted by id into the same index: a record whose text is
-    unchanged is not encoded again; a bad line changes nothing.
+    Reads READABLE (docs/formats.md); skips hidden folders, .git and binary files,
+    and links that lead outside PATH (named on stderr). A file that fails is reported
+    and the run goes on. Records (--records) are upserted by id into the same index: a
+    record whose text is unchanged is not encoded again; a bad line changes nothing.
 
     \b
     Examples:
@@ -268,10 +182,11 @@ def index(
         raise click.UsageError("give a folder (PATH) or --jsonl FILE, not both or neither")
     if records_format is not None and jsonl is None:
         raise click.UsageError("--format is the format of --records FILE, not of a folder")
-    if jsonl is not None and (exclude or include or default_excludes is not None or forget_rules):
+    folder_only = (default_excludes, follow_links_outside)
+    if jsonl is not None and (exclude or include or folder_only != (None, None) or forget_rules):
         raise click.UsageError(
-            "--exclude, --include, --default-excludes and --forget-rules apply to folders, "
-            "not to --jsonl"
+            "--exclude, --include, --default-excludes, --follow-links-outside and "
+            "--forget-rules apply to folders, not to --jsonl"
         )
     # A bad line changes nothing: the whole file is read and checked first.
     records = None
@@ -286,21 +201,9 @@ def index(
     # keep stdout for the summary and --json, and sum the notes up in one line.
     ray_notes = io.StringIO()
     try:
-        indexer = Indexer(
-            target,
-            model=model,
-            pooling=pooling,
-            index_type=index_type,
-            quantize=quantize,
-            static=static,
-            batch_chunks=batch_chunks,
-            precision=precision,
-            ray=ray_address or None,
-            ray_workers=ray_workers,
-            ray_threads=ray_threads,
-        )
+        indexer = Indexer(target, settings=settings)
         summary = result = None
-        with redirect_stdout(ray_notes) if ray_address else nullcontext():
+        with redirect_stdout(ray_notes) if settings.ray else nullcontext():
             if jsonl is not None:
                 result = indexer.upsert_records(records, progress=bars, wait=wait)
             else:
@@ -312,6 +215,7 @@ def index(
                     include=include or None,
                     default_excludes=default_excludes,
                     forget_rules=forget_rules,
+                    follow_links_outside=follow_links_outside,
                 )
     finally:
         bars.close()
@@ -365,6 +269,8 @@ def index(
         kept += [f"include {pattern}" for pattern in rules.get("include", [])]
         if not rules.get("default_excludes", True):
             kept.append("no default excludes")
+        if rules.get("follow_links_outside"):
+            kept.append("follow links outside")
         if kept:
             click.echo(terminal_text("Rules remembered for this folder: " + ", ".join(kept) + "."))
     if summary.failed:
@@ -470,6 +376,9 @@ def query(
         raise click.UsageError("--json and --format " + output_format + " do not go together")
     output_format = "json" if as_json else output_format or "table"
     with Searcher(target, query_encoder=query_encoder) as searcher:
+        if request.under:
+            under = places_as_indexed(searcher.store, request.under)
+            request = search_request(request, under=under)
         response = searcher.search(request)
     if verbose and response.query_encoder_note:
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
@@ -692,6 +601,10 @@ def verify(target: Target, as_json: bool) -> None:
     """Check that SQL, every vector space and the lexical space agree (exit 1 if not).
 
     \b
+    Each passage is also compared with its file's text at its offsets, for the files
+    that are as they were indexed (read again); a note says what was compared.
+
+    \b
     Examples:
       ctxsearch verify
       ctxsearch verify --index /tmp/ix --json
@@ -754,18 +667,8 @@ def repair(target: Target, wait: bool, as_json: bool) -> None:
 
 
 for command, name in (
-    (eval_command, "eval"),
     (eval_index, "eval-index"),
-    (sts, "sts"),
-    (wic, "wic"),
-    (polysemy, "polysemy"),
-    (neighbours, "neighbours"),
-    (words_command, "words"),
-    (classify_command, "classify"),
-    (tune_fusion, "tune-fusion"),
     (serve, "serve"),
-    (loadtest, "loadtest"),
-    (bench, "bench"),
     (watch, "watch"),
     (similar, "similar"),
     (mcp, "mcp"),

@@ -37,8 +37,9 @@ def reference() -> str:
         command_help(cli, ["ctxsearch"]),
         "```",
     ]
-    for name in sorted(cli.commands):
-        command = cli.commands[name]
+    context = click.Context(cli)
+    for name in cli.list_commands(context):
+        command = cli.get_command(context, name)
         sections += ["", f"## ctxsearch {name}", "", "```text"]
         sections += [command_help(command, ["ctxsearch", name]), "```"]
         if isinstance(command, click.Group):

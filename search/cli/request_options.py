@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from indexer.reading.sources import path_text
+from search.paths import given_path
 from search.request import Kind, Parameter, parameter_of, parameters, search_request
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,5 +112,6 @@ def _old_option(parameter: Parameter) -> Decorator:
 
 
 def _absolute_paths(_ctx: Any, _param: Any, places: tuple[Path, ...]) -> tuple[str, ...]:
-    """Folders and files as the absolute paths the index stores (symlinks resolved)."""
-    return tuple(path_text(place.expanduser().resolve()) for place in places)
+    """Folders and files made absolute, no link resolved; the command finds each as the
+    index names it (`search.paths.as_indexed`) once it has the index."""
+    return tuple(given_path(place) for place in places)

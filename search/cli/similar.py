@@ -8,14 +8,14 @@ from pathlib import Path
 import click
 
 from indexer.errors import DocumentNotFound
-from indexer.reading.sources import path_text
-from indexer.runs.record_input import RECORD_PREFIX
+from indexer.records.record import RECORD_PREFIX
 from indexer.store.base import Target
 from search.cli.common import BadInputError, echo_json, index_option, json_option, translate_errors
 from search.cli.hit_location import hit_location
 from search.cli.request_options import parameter_option, request_options
 from search.cli.shown_similarity import shown_similarity
 from search.modes import Mode
+from search.paths import given_path, places_as_indexed
 from search.similar import SIMILAR_MODES
 from search.text import terminal_text
 
@@ -23,16 +23,17 @@ _LINE = re.compile(r"(?s)(.+):([0-9]+)")
 
 
 def split_item(given: str) -> tuple[str, int | None]:
-    """PATH[:LINE] as the stored path and the line: a trailing `:N` is a line unless the
-    whole argument is a file on disk; a file's path is made absolute (symlinks
-    resolved), as the index stores it; `record:ID` is kept as given."""
+    """PATH[:LINE] as the path and the line: a trailing `:N` is a line unless the whole
+    argument is a file on disk; a file's path is made absolute, no link resolved (the
+    command finds it as the index names it, `search.paths.as_indexed`); `record:ID` is
+    kept as given."""
     line = None
     found = _LINE.fullmatch(given)
     if found and not Path(given).is_file():
         given, line = found.group(1), int(found.group(2))
     if given.startswith(RECORD_PREFIX):
         return given, line
-    return path_text(Path(given).expanduser().resolve()), line
+    return given_path(given), line
 
 
 @click.command()
@@ -75,6 +76,9 @@ def similar(
 
     path, line = split_item(item)
     with Searcher(target) as searcher:
+        if not path.startswith(RECORD_PREFIX):
+            path = places_as_indexed(searcher.store, (path,))[0]
+        options["under"] = places_as_indexed(searcher.store, options["under"])
         try:
             try:
                 response = searcher.similar(path, line=line, **options)
@@ -90,9 +94,12 @@ def similar(
         return
     found = response.item
     where = f":{found.line}" if found.line is not None and found.vector == "passage" else ""
+    copies = len(found.duplicates)
     click.echo(
         terminal_text(f"similar to {found.path}{where} ({found.vector}")
-        + (f" of {found.passages} passages)" if found.passages > 1 else ")"),
+        + (f" of {found.passages} passages" if found.passages > 1 else "")
+        + (f"; its {copies} cop{'y' if copies == 1 else 'ies'} left out" if copies else "")
+        + ")",
         err=True,
     )
     if not response.results:
@@ -107,4 +114,7 @@ def similar(
         )
         if hit.heading:
             click.echo(f"{'':>20}§ " + terminal_text(hit.heading))
+        if hit.duplicates:
+            others = len(hit.duplicates)
+            click.echo(f"{'':>20}also in {others} other file{'' if others == 1 else 's'}")
         click.echo(f"{'':>20}" + terminal_text(hit.snippet))

@@ -4,11 +4,16 @@ The SDK answers them with pydantic's report (`1 validation error for searchArgum
 then the field, the reason and a link on lines of their own). This middleware turns
 that tool error into one line naming each field and its reason:
 `bad arguments for search: k: Input should be greater than or equal to 1`.
+
+The SDK also drops arguments a tool does not take, silently: a filter sent under a
+wrong name (`file_type` for `type`) would search without it, a scope widened. Those
+are refused too, naming the arguments the tool takes.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
@@ -53,3 +58,31 @@ async def one_line_argument_errors(ctx: Any, call_next: Any) -> Any:
         if shorter is not None:
             return {**result, "content": [{"type": "text", "text": shorter}]}
     return result
+
+
+# The names of the arguments each tool takes, read from the server's own tool list.
+ToolArguments = Callable[[], Awaitable[dict[str, frozenset[str]]]]
+
+
+def refusing_unknown_arguments(tool_arguments: ToolArguments) -> Any:
+    """Server middleware: a `tools/call` with an argument its tool does not take is a
+    tool error naming them, never a call made without them."""
+
+    async def refuse_unknown(ctx: Any, call_next: Any) -> Any:
+        params = getattr(ctx, "params", None)
+        if getattr(ctx, "method", None) != "tools/call" or not isinstance(params, dict):
+            return await call_next(ctx)
+        name, arguments = params.get("name"), params.get("arguments")
+        taken = (await tool_arguments()).get(name) if isinstance(name, str) else None
+        if taken is None or not isinstance(arguments, dict):
+            return await call_next(ctx)  # an unknown tool: the SDK says so
+        unknown = sorted(set(arguments) - taken)
+        if not unknown:
+            return await call_next(ctx)
+        said = (
+            f"bad arguments for {name}: unknown argument(s) {', '.join(unknown)} "
+            f"(it takes {', '.join(sorted(taken))})"
+        )
+        return CallToolResult(content=[TextContent(type="text", text=said)], is_error=True)
+
+    return refuse_unknown

@@ -2,18 +2,21 @@
 upsert_records and delete_records.
 
 Each tool is a thin call into the library (`Searcher.search`, `Searcher.similar`,
-`search.mcp_server.reading`, `Indexer.upsert_records`); its answer is the JSON the
+`search.mcp_server.read_tool`, `Indexer.upsert_records`); its answer is the JSON the
 command line prints (`query --json`, `similar --json`), so a hit carries every key a
 hit has. The SDK builds each tool's input schema from the annotated parameters below:
-their descriptions are what a model reads. A library error (an unknown path, a bad
+their descriptions are what a model reads. The search parameters of `search` and
+`similar` are the request's (`search.mcp_server.search_arguments`), described as for the
+command line and HTTP. A library error (an unknown path, a bad
 filter) and arguments that fail the schema both come back as a tool error (`isError`,
-one line of text), never as a failure of the server.
+one line of text), never as a failure of the server. The write tools go through the
+writer `serve --writable` uses (`search.server.record_writer`): one write at a time, a
+bounded queue, and searches that never wait for writes.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -23,19 +26,19 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from indexer.errors import CtxsearchError
-from indexer.reading.file_types import FILE_TYPES
 from indexer.store.base import Target
 from indexer.version import __version__
 from search.engine import Searcher
-from search.limits import MAX_DOCUMENT_ID, MAX_K, MAX_QUERY_CHARS
-from search.mcp_server.argument_errors import one_line_argument_errors
-from search.mcp_server.reading import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
-from search.mcp_server.reading import read_passage as read_chunk
-from search.modes import MODES
-from search.request import WhereJSON
+from search.limits import MAX_DOCUMENT_ID
+from search.mcp_server.argument_errors import one_line_argument_errors, refusing_unknown_arguments
+from search.mcp_server.read_tool import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
+from search.mcp_server.read_tool import read_passage as read_chunk
+from search.mcp_server.search_arguments import request_keywords, with_request_parameters
+from search.request import parameters, similar_parameters
 from search.similar import SIMILAR_MODES
 
 F = TypeVar("F", bound=Callable[..., Any])
+A = TypeVar("A", bound=Callable[..., Awaitable[Any]])
 
 INSTRUCTIONS = (
     "Semantic search over a local index of the user's documents (ctxsearch). Use `search` "
@@ -46,57 +49,9 @@ INSTRUCTIONS = (
     "to find documents like one you found, `folders` to see what is indexed."
 )
 
-# The filters every search and similar search takes.
-Under = Annotated[
-    list[str] | None,
-    Field(
-        description="Only documents inside these absolute folders or files (as `folders` "
-        "lists them, or a hit's path). Default: everywhere."
-    ),
-]
-PathGlobs = Annotated[
-    list[str] | None,
-    Field(
-        description="Only documents whose path matches one of these globs: '*.md' matches "
-        "file names, 'tutorial/*.md' the end of the path (* crosses folders). Default: all."
-    ),
-]
-Types = Annotated[
-    list[str] | None,
-    Field(
-        description=f"Only documents of these types: {', '.join(FILE_TYPES)}, or an "
-        "extension such as '.py'. Default: all types."
-    ),
-]
-Where = Annotated[
-    WhereJSON | None,
-    Field(
-        description="Only records (documents an application stored with metadata) whose "
-        'metadata meets these conditions, e.g. {"lang": "en", "year": 2024}; a list of '
-        'values is any of them ({"group": [0, 2]}); an object of operators compares '
-        'numbers or ISO dates ({"year": {">=": 2020, "<": 2024}}, {"day": {"<": '
-        '"2024-05-01"}}; also "!="). Or a list of strings: "lang=en", "year>=2020", '
-        '"lang!=fr". The = of one key are ORed, everything else ANDed. Files have no '
-        "metadata, so any `where` leaves them out. Default: no condition."
-    ),
-]
-MinSimilarity = Annotated[
-    float | None,
-    Field(
-        ge=-1.0,
-        le=1.0,
-        description="Drop hits whose similarity (contextual cosine, -1 to 1) is below this, "
-        "e.g. 0.3; fewer than k hits, or none, may be left. Default: keep all.",
-    ),
-]
-Count = Annotated[int, Field(ge=1, le=MAX_K, description="How many hits to return (default 10).")]
-AllChunks = Annotated[
-    bool,
-    Field(
-        description="Return every matching passage, several per document, instead of "
-        "the best passage of each document (default false)."
-    ),
-]
+# The request's parameters each search tool takes (`search.mcp_server.search_arguments`).
+SEARCH = tuple(parameters())
+SIMILAR = tuple(similar_parameters())
 
 
 def tool_errors(tool: F) -> F:
@@ -106,6 +61,19 @@ def tool_errors(tool: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return tool(*args, **kwargs)
+        except CtxsearchError as error:
+            raise ToolError(str(error)) from error
+
+    return wrapper  # type: ignore[return-value]
+
+
+def async_tool_errors(tool: A) -> A:
+    """`tool_errors` for a tool that is a coroutine function."""
+
+    @wraps(tool)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await tool(*args, **kwargs)
         except CtxsearchError as error:
             raise ToolError(str(error)) from error
 
@@ -125,32 +93,8 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @tool_errors
-    def search(
-        query: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=MAX_QUERY_CHARS,
-                description="What to look for, in natural language (a question or a "
-                "description of the passage wanted); exact words also count in hybrid mode.",
-            ),
-        ],
-        mode: Annotated[
-            Literal[MODES],  # type: ignore[valid-type]
-            Field(
-                description="hybrid (default): meaning and exact words fused, best in "
-                "general; contextual: meaning only; lexical: exact words only (BM25), for "
-                "names, codes and identifiers; static: word vectors without context."
-            ),
-        ] = "hybrid",
-        k: Count = 10,
-        all_chunks: AllChunks = False,
-        under: Under = None,
-        path_glob: PathGlobs = None,
-        type: Types = None,
-        where: Where = None,
-        min_similarity: MinSimilarity = None,
-    ) -> dict[str, Any]:
+    @with_request_parameters(SEARCH)
+    def search(**options: Any) -> dict[str, Any]:
         """Search the indexed documents for passages that answer `query`, best first.
 
         Returns {query, mode, results: [{rank, path, line, end_line, heading, snippet,
@@ -161,17 +105,8 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         ranking score. Read a hit in full with `read`. With no results,
         `hints` says which filter value matches nothing in the index, and what is there.
         """
-        return searcher.search(
-            query,
-            mode=mode,
-            k=k,
-            all_chunks=all_chunks,
-            under=under,
-            path=path_glob,
-            file_type=type,
-            where=where,
-            min_similarity=min_similarity,
-        ).to_dict()
+        request = request_keywords(options, SEARCH)
+        return searcher.search(request.pop("query"), **request).to_dict()
 
     @tool_errors
     def read(
@@ -188,8 +123,9 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
             Field(ge=1, le=MAX_DOCUMENT_ID, description="One passage, by a hit's chunk_id."),
         ] = None,
         start_line: Annotated[
-            int, Field(ge=1, description="With path: the first line to return (default 1).")
-        ] = 1,
+            int | None,
+            Field(ge=1, description="With path: the first line to return (default 1)."),
+        ] = None,
         end_line: Annotated[
             int | None,
             Field(ge=1, description="With path: the last line to return (default: the end)."),
@@ -200,26 +136,40 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
                 ge=1,
                 le=MAX_READ_CHARS,
                 description=f"With path: at most this many characters (default "
-                f"{DEFAULT_READ_CHARS:,}); `truncated` says if the lines asked for were cut, "
-                "and `end_line` is the last line returned: continue from end_line + 1.",
+                f"{DEFAULT_READ_CHARS:,}). When the text asked for is longer, `truncated` "
+                "is true and `next_start` says where the rest begins: call again with "
+                "start = next_start (and the same end_line) until truncated is false.",
             ),
         ] = DEFAULT_READ_CHARS,
+        start: Annotated[
+            int | None,
+            Field(
+                ge=0,
+                description="With path, instead of start_line: read from this character "
+                "of the document's text: the `next_start` of the answer before (to read "
+                "on), or a hit's `start`.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
-        """Read a document's text by lines, or one passage by chunk_id.
+        """Read a document's text a page at a time, or one passage by chunk_id.
 
-        With path: {path, document_id, line, end_line, total_lines, truncated, text}
-        (the text the index holds: a text, Markdown or code file's own lines, so a
-        hit's line and end_line select its passage). With chunk_id: {path, chunk_id,
-        line, end_line, heading, page, text} of that passage.
+        With path: {path, document_id, line, end_line, total_lines, truncated, text,
+        start, end, next_start} (the text the index holds: a text, Markdown or code
+        file's own lines, so a hit's line and end_line select its passage; `start` and
+        `end` are the page's character offsets in that text). Read on with
+        start = next_start while truncated: the pages put together are the whole text.
+        With chunk_id: {path, chunk_id, line, end_line, heading, page, text} of that
+        passage.
         """
         if (path is None) == (chunk_id is None):
             raise ToolError("give either path (a document) or chunk_id (a passage)")
         if chunk_id is not None:
             return read_chunk(searcher, chunk_id)
         assert path is not None
-        return read_document(searcher, path, start_line, end_line, max_chars)
+        return read_document(searcher, path, start_line, end_line, max_chars, start)
 
     @tool_errors
+    @with_request_parameters(SIMILAR)
     def similar(
         path: Annotated[
             str | None,
@@ -249,33 +199,22 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
             Literal[SIMILAR_MODES],  # type: ignore[valid-type]
             Field(description="contextual (default): by meaning; static: by word vectors."),
         ] = "contextual",
-        k: Count = 10,
-        all_chunks: AllChunks = False,
-        under: Under = None,
-        path_glob: PathGlobs = None,
-        type: Types = None,
-        where: Where = None,
-        min_similarity: MinSimilarity = None,
+        **options: Any,
     ) -> dict[str, Any]:
         """Find the documents most like one already in the index (more like this).
 
         A whole document is compared by the mean of its passages' stored vectors, a
         passage (path and line, or chunk_id) by its own; nothing is re-encoded. The
-        item's own document is left out. Returns {item: {path, vector, chunk_ids,
-        ...}, mode, results: [hits as `search` gives them]}.
+        item's own document and its copies (files with the same text, listed in
+        item.duplicates) are left out. Returns {item: {path, vector, chunk_ids,
+        duplicates, ...}, mode, results: [hits as `search` gives them]}.
         """
         return searcher.similar(
             path,
             line=line,
             chunk_id=chunk_id,
             mode=mode,
-            k=k,
-            all_chunks=all_chunks,
-            under=under,
-            path=path_glob,
-            file_type=type,
-            where=where,
-            min_similarity=min_similarity,
+            **request_keywords(options, SIMILAR),
         ).to_dict()
 
     @tool_errors
@@ -295,19 +234,34 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
     server.add_tool(folders, annotations=reading)
     if writable is not None:
         _add_write_tools(server, writable)
+    server.middleware.append(refusing_unknown_arguments(_arguments_of_tools(server)))
     return server
 
 
+def _arguments_of_tools(server: MCPServer) -> Any:
+    """The names of the arguments each of `server`'s tools takes, read once."""
+    known: dict[str, frozenset[str]] = {}
+
+    async def arguments() -> dict[str, frozenset[str]]:
+        if not known:
+            for tool in await server.list_tools():
+                known[tool.name] = frozenset(tool.input_schema.get("properties", {}))
+        return known
+
+    return arguments
+
+
 def _add_write_tools(server: MCPServer, target: Target) -> None:
-    from indexer.runs.indexer import Indexer
-    from indexer.runs.record_input import check_record_ids, check_records
+    from indexer.records.record import check_record_ids, check_records
+    from search.server.record_writer import RecordWriter
 
-    indexer = Indexer(target)
-    indexer.load_encoders()  # the first write waits for no model
-    one_at_a_time = threading.Lock()
+    writer = RecordWriter(target)
+    writer.load_encoders()  # the first write waits for no model
 
-    @tool_errors
-    def upsert_records(
+    # Async: a write waiting its turn holds none of the worker threads the read tools
+    # run on, and past the queue's room it is refused at once (as in `serve`).
+    @async_tool_errors
+    async def upsert_records(
         records: Annotated[
             list[dict[str, Any]],
             Field(
@@ -322,12 +276,11 @@ def _add_write_tools(server: MCPServer, target: Target) -> None:
     ) -> dict[str, Any]:
         """Add or replace records (an application's texts with ids and metadata) in the
         index; they are searchable once this returns. Returns what changed."""
-        checked = check_records(records)
-        with one_at_a_time:
-            return indexer.upsert_records(checked).to_dict()
+        with writer.queue.place():
+            return (await writer.upsert(lambda: check_records(records))).to_dict()
 
-    @tool_errors
-    def delete_records(
+    @async_tool_errors
+    async def delete_records(
         ids: Annotated[
             list[str],
             Field(min_length=1, description="The ids of the records to remove."),
@@ -335,9 +288,8 @@ def _add_write_tools(server: MCPServer, target: Target) -> None:
     ) -> dict[str, Any]:
         """Remove records by id in one atomic change; ids no record has are listed in
         `not_found`. Files indexed from folders cannot be removed this way."""
-        checked = check_record_ids(ids)
-        with one_at_a_time:
-            return indexer.delete_records(checked).to_dict()
+        with writer.queue.place():
+            return (await writer.delete(lambda: check_record_ids(ids))).to_dict()
 
     writing = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
     server.add_tool(upsert_records, annotations=writing)

@@ -1,29 +1,30 @@
 """The HTTP API: a thin layer over one `Searcher`, plus the search page at `/`.
 
-Handlers only parse requests, check the token and call the library; every answer is
+Handlers only parse requests and call the library; every answer is
 the JSON the command line prints (`/search` is `ctxsearch query --json`, `/compare` is
 `compare --json`, `/info` is `info --json`). Library errors become JSON with a 4xx code
 (503 when the index is busy). The read endpoints are plain functions, so uvicorn runs
 them in its thread pool; the shared `Searcher` runs one call at a time and reloads by
 itself when `ctxsearch index` publishes a new generation. The writes (`--writable`) wait
 their turn on a writer thread of their own without holding a worker of that pool, so
-reads never wait for them (`search.server.write_queue`).
+reads never wait for them (`search.server.write_queue`). The token, the Host and Origin
+rules and the body caps are the guard's (`search.server.guard`): it answers a request
+it refuses before reading its body.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
-import secrets
 import socket
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request, Security
 from fastapi import Path as PathParameter
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
 from indexer.errors import (
@@ -42,6 +43,7 @@ from search.limits import MAX_BATCH_QUERIES, MAX_DOCUMENT_ID
 from search.modes import MODES, Mode
 from search.request import DEFAULT_K
 from search.server.guard import MAX_HEAD_BYTES, AllowedHosts, RequestGuard
+from search.server.record_writer import RecordWriter
 from search.server.request_model import (
     SearchBatchBody,
     SearchBody,
@@ -49,13 +51,14 @@ from search.server.request_model import (
     query_parameter,
 )
 from search.server.similar_model import SimilarParameters
-from search.server.write_queue import WritesQueueFull
 from search.server.writes import (
     RECORD_PATH,
     RECORDS_PATH,
     BrowserWrite,
     ReadOnlyServer,
-    RecordWriter,
+    checked_ids,
+    ids_in,
+    records_in,
     refuse_browsers,
 )
 from search.text import json_text
@@ -72,7 +75,6 @@ _STATUS = {
     StoreUnavailable: 503,
     ReadOnlyServer: 403,
     BrowserWrite: 403,
-    WritesQueueFull: 503,
 }
 QueryText = query_parameter("query")
 CompareCount = query_parameter("k", "How many in each list.")
@@ -81,6 +83,8 @@ _RECORDS_BODY = (
     '"metadata": {"key": "value"}} (metadata flat, optional). One atomic change.'
 )
 _RECORDS_EXAMPLE = [{"id": "faq-12", "text": "Refunds take 5 days.", "metadata": {"lang": "en"}}]
+# Checks nothing (the guard checks the token): it marks in the OpenAPI schema the
+# endpoints that need it.
 _BEARER = HTTPBearer(auto_error=False, description="Needed when the server has a --token.")
 
 
@@ -106,44 +110,37 @@ def create_app(
     hosts: AllowedHosts | None = None,
     writer: RecordWriter | None = None,
 ) -> FastAPI:
-    """The application serving `searcher`; with `token`, data endpoints need that bearer
-    token (compared as UTF-8). Only requests for `hosts` are answered (default: loopback
-    names on any port), only same-origin browsers, and bodies up to `MAX_BODY_BYTES`.
-    With `writer` (`serve --writable`), `POST /records` and `DELETE /records` write
-    records into the index (never from a browser: see `search.server.writes`)."""
+    """The application serving `searcher`; with `token`, every endpoint but `/health`,
+    the page and the API's description needs that bearer token (compared as UTF-8).
+    Only requests for `hosts` are answered (default: loopback names on any port), only
+    same-origin browsers, and bodies up to `MAX_BODY_BYTES`. With `writer`
+    (`serve --writable`), `POST /records` and `DELETE /records` write records into the
+    index (never from a browser: see `search.server.writes`)."""
     app = FastAPI(
         title="ctxsearch",
         version=__version__,
         description="Semantic search over an index built by `ctxsearch index`.",
         default_response_class=SafeJSONResponse,
     )
+    api_pages = (app.openapi_url, app.docs_url, app.swagger_ui_oauth2_redirect_url, app.redoc_url)
     app.add_middleware(
         RequestGuard,
         hosts=hosts or AllowedHosts.for_server("127.0.0.1", None),
+        token=token,
+        open_paths=("/health", "/", "/static/*", *(page for page in api_pages if page)),
         large_bodies=(RECORDS_PATH,) if writer is not None else (),
+        write_queue=writer.queue if writer is not None else None,
     )
-    app.state.token = token
-    guarded = [Depends(_authorized)]
-    writing = [Depends(refuse_browsers), Depends(_authorized)]
+    guarded = [Security(_BEARER)]
+    writing = [Depends(refuse_browsers), Security(_BEARER)]
 
     @app.exception_handler(CtxsearchError)
     def library_error(_request: Request, error: CtxsearchError) -> JSONResponse:
-        headers = {}
-        if isinstance(error, WritesQueueFull):
-            headers["Retry-After"] = str(error.retry_after)
-        return SafeJSONResponse(
-            {"detail": str(error)}, status_code=_status_of(error), headers=headers
-        )
+        return SafeJSONResponse({"detail": str(error)}, status_code=_status_of(error))
 
     @app.exception_handler(RequestValidationError)
     def invalid_request(_request: Request, error: RequestValidationError) -> JSONResponse:
         return SafeJSONResponse({"detail": _validation_message(error)}, status_code=422)
-
-    @app.exception_handler(_Unauthorized)
-    def unauthorized(_request: Request, error: _Unauthorized) -> JSONResponse:
-        return SafeJSONResponse(
-            {"detail": str(error)}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
-        )
 
     @app.get("/search", dependencies=guarded, summary="Search (same JSON as query --json)")
     def search_get(parameters: Annotated[SearchParameters, Query()]) -> dict[str, Any]:
@@ -198,8 +195,8 @@ def create_app(
             "writable": writer is not None,
         }
 
-    # The writes read their bodies themselves: parsed and checked off the event loop once
-    # the queue has room for them, not in the event loop before it is known.
+    # The guard has given each write its place in the queue before reading its body; the
+    # body is parsed and checked off the event loop.
     @app.post(
         RECORDS_PATH,
         dependencies=writing,
@@ -207,7 +204,8 @@ def create_app(
         openapi_extra=_json_body(_RECORDS_BODY, _RECORDS_EXAMPLE),
     )
     async def upsert(request: Request) -> dict[str, Any]:
-        return (await _writer(writer).upsert(await request.body())).to_dict()
+        body = await request.body()
+        return (await _writer(writer).upsert(lambda: records_in(body))).to_dict()
 
     @app.delete(
         RECORDS_PATH,
@@ -216,11 +214,12 @@ def create_app(
         openapi_extra=_json_body('A list of ids, or {"ids": [...]}.', ["faq-12"]),
     )
     async def delete_many(request: Request) -> dict[str, Any]:
-        return (await _writer(writer).delete(await request.body())).to_dict()
+        body = await request.body()
+        return (await _writer(writer).delete(lambda: ids_in(body))).to_dict()
 
     @app.delete(RECORD_PATH, dependencies=writing, summary="Delete one record (--writable)")
     async def delete_one(record_id: str) -> dict[str, Any]:
-        summary = await _writer(writer).delete_one(record_id)
+        summary = await _writer(writer).delete(lambda: checked_ids([record_id]))
         if summary.not_found:
             raise DocumentNotFound(f"no record with id {record_id!r} in the index")
         return summary.to_dict()
@@ -274,26 +273,6 @@ def serve_on_socket(app: Any, listener: socket.socket, log_level: str) -> None:
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
     )  # fmt: skip
     uvicorn.Server(config).run(sockets=[listener])
-
-
-def _authorized(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
-) -> None:
-    """Let the request through if the server has no token or the request carries it.
-
-    Header values reach us as latin-1 text of their bytes; the token is compared as the
-    UTF-8 bytes a client sends (curl, httpx, `ctxsearch loadtest`, the search page)."""
-    token: str | None = request.app.state.token
-    if token is None:
-        return
-    given = credentials.credentials if credentials else ""
-    if not secrets.compare_digest(given.encode("latin-1"), token.encode("utf-8")):
-        raise _Unauthorized("missing bearer token" if not given else "wrong bearer token")
-
-
-class _Unauthorized(Exception):
-    """The request lacks the server's bearer token."""
 
 
 def _writer(writer: RecordWriter | None) -> RecordWriter:

@@ -1,5 +1,7 @@
 """Who may talk to the server: the Host names it answers for, same-origin browsers only,
-and a cap on the request body. An ASGI middleware in front of every route.
+the bearer token, and a cap on the request body. An ASGI middleware in front of every
+route, which knows the caller before it reads a body: a request it refuses is answered
+from its head alone, and its body is never read.
 
 DNS rebinding: a web page on `attacker.example` can make its own name resolve to
 127.0.0.1, and then read `http://attacker.example:8765/documents/1` as same-origin. The
@@ -17,15 +19,18 @@ A path whose %-escapes do not decode to UTF-8 names nothing here, and gets 400.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import re
+import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from indexer.errors import CtxsearchError
+from search.server.write_queue import WriteQueue, WritesQueueFull
 
 # The largest request body accepted (POST /search): a query of the most characters,
 # every one an escaped astral character (12 bytes of JSON), still fits.
@@ -152,26 +157,49 @@ def _origin_authority(origin: str) -> str | None:
     return authority
 
 
+@dataclass(frozen=True)
+class _Refusal:
+    """An answer the guard gives itself, instead of the application's."""
+
+    status: int
+    detail: str
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+
 class RequestGuard:
-    """ASGI middleware: refuse other Host names and paths that are not UTF-8 (400),
-    cross-origin requests (403) and bodies over `max_body` bytes (413) before any route
-    runs; add `SECURITY_HEADERS` to every answer."""
+    """ASGI middleware, in front of every route. Before a request's body is read, refuse
+    other Host names and paths that are not UTF-8 (400), cross-origin requests (403),
+    requests without the bearer token when the server has one (401, on every path but
+    `open_paths`), bodies declared over the cap (413), and writes for which the write
+    queue has no room (503, with Retry-After); then read the body, never more than the
+    cap, and add `SECURITY_HEADERS` to every answer.
+
+    The cap is `max_body`, or `max_large_body` for a POST or DELETE on `large_bodies`
+    (and under them): the writes, which take their place in `write_queue` (when given)
+    before their body is read. So a client without the token, or a write that would be
+    refused, costs the server no body."""
 
     def __init__(
         self,
         app: Any,
         hosts: AllowedHosts,
+        token: str | None = None,
+        open_paths: tuple[str, ...] = (),
         max_body: int = MAX_BODY_BYTES,
         large_bodies: tuple[str, ...] = (),
         max_large_body: int = MAX_WRITE_BODY_BYTES,
+        write_queue: WriteQueue | None = None,
     ):
         self.app = app
         self.hosts = hosts
+        # compared as the UTF-8 bytes a client sends (curl, httpx, the search page)
+        self.token = token.encode("utf-8") if token is not None else None
+        # answered without the token: each path exactly, and all under one ending in /*
+        self.open_paths = open_paths
         self.max_body = max_body
-        # paths (and what is under them) whose POST or DELETE may carry up to
-        # `max_large_body` bytes: the writes of `serve --writable`
         self.large_bodies = large_bodies
         self.max_large_body = max_large_body
+        self.write_queue = write_queue
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -179,60 +207,96 @@ class RequestGuard:
             return
         send = _with_security_headers(send)
         headers = _headers(scope)
+        refusal = self._refusal(scope, headers)
+        large = scope["type"] == "http" and self._is_large(scope)
+        cap = self.max_large_body if large else self.max_body
+        declared = headers.get("content-length", [""])[0]
+        if refusal is None and declared.isdigit() and int(declared) > cap:
+            refusal = _too_large(cap)
+        with contextlib.ExitStack() as held:
+            if refusal is None and large and self.write_queue is not None:
+                try:
+                    held.enter_context(self.write_queue.place())
+                except WritesQueueFull as error:
+                    retry = str(error.retry_after).encode()
+                    refusal = _Refusal(503, str(error), ((b"retry-after", retry),))
+            if refusal is None and scope["type"] == "http":
+                receive, refusal = await _read_body(receive, cap)
+            if refusal is None:
+                await self.app(scope, receive, send)
+            elif scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            else:
+                await _send_json(send, refusal)
+
+    def _refusal(self, scope: Scope, headers: dict[str, list[str]]) -> _Refusal | None:
+        """Why this request is refused before its body is read, from its head alone."""
         hosts = headers.get("host", [])
         host = hosts[0] if len(hosts) == 1 else ""
-        refusal = None
         if len(hosts) != 1 or len(headers.get("origin", [])) > 1:
-            refusal = (400, "a request needs exactly one Host header and at most one Origin")
-        elif not self.hosts.allows(host):
-            refusal = (400, f"this server does not answer for host {host!r}")
-        elif "origin" in headers and _origin_authority(headers["origin"][0]) != host.lower():
-            refusal = (403, f"cross-origin request from {headers['origin'][0]!r} refused")
-        elif not _path_is_utf8(scope):
-            refusal = (400, "the request path is not UTF-8 once its %-escapes are decoded")
-        if refusal is None and scope["type"] == "http":
-            receive, refusal = await self._read_body(headers, receive, self._cap(scope))
-        if refusal is None:
-            await self.app(scope, receive, send)
-        elif scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-        else:
-            await _send_json(send, *refusal)
+            return _Refusal(400, "a request needs exactly one Host header and at most one Origin")
+        if not self.hosts.allows(host):
+            return _Refusal(400, f"this server does not answer for host {host!r}")
+        if "origin" in headers and _origin_authority(headers["origin"][0]) != host.lower():
+            return _Refusal(403, f"cross-origin request from {headers['origin'][0]!r} refused")
+        if not _path_is_utf8(scope):
+            return _Refusal(400, "the request path is not UTF-8 once its %-escapes are decoded")
+        return self._token_refusal(scope, headers)
 
-    def _cap(self, scope: Scope) -> int:
-        """The largest body this request may carry."""
+    def _token_refusal(self, scope: Scope, headers: dict[str, list[str]]) -> _Refusal | None:
+        if self.token is None or _is_open(scope.get("path", ""), self.open_paths):
+            return None
+        given = _bearer_token(headers)
+        # header values are latin-1 text of their bytes: compared as the bytes sent
+        if secrets.compare_digest(given.encode("latin-1"), self.token):
+            return None
+        detail = "wrong bearer token" if given else "missing bearer token"
+        return _Refusal(401, detail, ((b"www-authenticate", b"Bearer"),))
+
+    def _is_large(self, scope: Scope) -> bool:
+        """Whether this request may carry a write's body."""
         path = scope.get("path", "")
         large = any(path == p or path.startswith(p + "/") for p in self.large_bodies)
-        if large and scope.get("method") in ("POST", "DELETE"):
-            return self.max_large_body
-        return self.max_body
+        return large and scope.get("method") in ("POST", "DELETE")
 
-    async def _read_body(
-        self, headers: dict[str, list[str]], receive: Receive, cap: int
-    ) -> tuple[Receive, tuple[int, str] | None]:
-        """The whole body, read ahead (never more than the cap plus one message), and a
-        `receive` that hands it to the application as it arrived."""
-        too_large = (413, f"the request body is over the {cap:,}-byte limit")
-        declared = headers.get("content-length", [""])[0]
-        if declared.isdigit() and int(declared) > cap:
-            return receive, too_large
-        messages: list[dict[str, Any]] = []
-        size = 0
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":
-                break
-            size += len(message.get("body", b""))
-            if size > cap:
-                return receive, too_large
-            if not message.get("more_body", False):
-                break
 
-        async def replay() -> dict[str, Any]:
-            return messages.pop(0) if messages else await receive()
+def _is_open(path: str, open_paths: tuple[str, ...]) -> bool:
+    return any(path == p or (p.endswith("/*") and path.startswith(p[:-1])) for p in open_paths)
 
-        return replay, None
+
+def _bearer_token(headers: dict[str, list[str]]) -> str:
+    """The token of the request's one `Authorization: Bearer TOKEN` header, or ""."""
+    values = headers.get("authorization", [])
+    if len(values) != 1:
+        return ""
+    scheme, _, token = values[0].strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def _too_large(cap: int) -> _Refusal:
+    return _Refusal(413, f"the request body is over the {cap:,}-byte limit")
+
+
+async def _read_body(receive: Receive, cap: int) -> tuple[Receive, _Refusal | None]:
+    """The whole body, read ahead (never more than the cap plus one message), and a
+    `receive` that hands it to the application as it arrived."""
+    messages: list[dict[str, Any]] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        if size > cap:
+            return receive, _too_large(cap)
+        if not message.get("more_body", False):
+            break
+
+    async def replay() -> dict[str, Any]:
+        return messages.pop(0) if messages else await receive()
+
+    return replay, None
 
 
 def _path_is_utf8(scope: Scope) -> bool:
@@ -264,16 +328,19 @@ def _headers(scope: Scope) -> dict[str, list[str]]:
     return headers
 
 
-async def _send_json(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
+async def _send_json(send: Send, refusal: _Refusal) -> None:
+    """The refusal as JSON; the connection is closed after it, so that a body the
+    client still sends is never read."""
+    body = json.dumps({"detail": refusal.detail}).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": status,
+            "status": refusal.status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
                 (b"connection", b"close"),
+                *refusal.headers,
             ],
         }
     )

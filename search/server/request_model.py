@@ -11,9 +11,7 @@ misspelt field is not ignored.
 
 from __future__ import annotations
 
-from dataclasses import MISSING
-from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -28,6 +26,7 @@ from search.request import (
     parameters,
     search_request,
 )
+from search.request_fields import field_bounds, field_type, request_field
 
 _TYPES: dict[Kind, Any] = {
     Kind.TEXT: str,
@@ -49,28 +48,7 @@ class _Parameters(BaseModel):
 
 def http_field(default: Any, parameter: Parameter) -> tuple[Any, Any]:
     """A parameter's pydantic type and field (its HTTP help, bounds and default)."""
-    if default is MISSING:
-        default = ...
-    elif default == ():
-        default = None
-    elif isinstance(default, Enum):
-        default = default.value
-    description = parameter.http_help or parameter.help
-    return _type(parameter), Field(default, description=description, **_bounds(parameter))
-
-
-def _type(parameter: Parameter) -> Any:
-    if parameter.kind is Kind.CHOICE:
-        return Literal[parameter.choices]
-    return _TYPES[parameter.kind]
-
-
-def _bounds(parameter: Parameter) -> dict[str, Any]:
-    if parameter.low is None:
-        return {}
-    if parameter.kind is Kind.TEXT:
-        return {"min_length": parameter.low, "max_length": parameter.high}
-    return {"ge": parameter.low, "le": parameter.high}
+    return request_field(default, parameter, _TYPES)
 
 
 SearchParameters = create_model(
@@ -124,5 +102,6 @@ def query_parameter(name: str, description: str | None = None) -> Any:
     """One request parameter as a query parameter of its own, with its type and bounds
     (`/compare` takes the query and `k`)."""
     _default, parameter = parameter_of(name)
-    description = description or parameter.http_help or parameter.help
-    return Annotated[_type(parameter), Query(description=description, **_bounds(parameter))]
+    description = description or parameter.json_help
+    bounds = field_bounds(parameter)
+    return Annotated[field_type(parameter, _TYPES), Query(description=description, **bounds)]

@@ -10,20 +10,15 @@ from pydantic import BaseModel, Field, create_model
 
 from search.limits import MAX_DOCUMENT_ID
 from search.modes import Mode
-from search.request import parameters
+from search.request import similar_parameters
 from search.server.request_model import http_field
 from search.similar import SIMILAR_MODES
-
-# The request's parameters a similar search takes, besides the item and the mode.
-_TAKEN = ("k", "all_chunks", "under", "path", "file_type", "where", "min_similarity")
 
 
 class _Similar(BaseModel):
     def options(self) -> dict[str, Any]:
         """The keyword arguments of `Searcher.similar`."""
-        options = {
-            name: getattr(self, about.http) for name, _d, about in parameters() if name in _TAKEN
-        }
+        options = {name: getattr(self, about.http) for name, _d, about in similar_parameters()}
         return {
             "item": self.item,
             "line": self.line,
@@ -57,9 +52,5 @@ SimilarParameters = create_model(
         Literal[SIMILAR_MODES],  # type: ignore[valid-type]
         Field(Mode.CONTEXTUAL.value, description="The vector space searched."),
     ),
-    **{
-        about.http: http_field(default, about)
-        for name, default, about in parameters()
-        if name in _TAKEN
-    },
+    **{about.http: http_field(default, about) for _name, default, about in similar_parameters()},
 )

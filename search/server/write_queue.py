@@ -1,9 +1,12 @@
-"""The writes of `serve --writable` run one at a time on a thread of their own.
+"""The writes of a writable server (`serve --writable`, `mcp --writable`) run one at a
+time on a thread of their own.
 
-A write waiting for the one before it holds no request worker: the request's coroutine
-awaits its turn, so searches and `/health` keep answering however many writes queue.
-At most `MAX_WAITING_WRITES` wait behind the one running; a write past them is refused
-at once (`WritesQueueFull`, a 503 with `Retry-After`) before its body is parsed.
+A write waiting for the one before it holds no request worker: its coroutine awaits its
+turn, so searches keep answering however many writes queue. A write first takes a
+`place` in the queue, held until it is answered: at most `MAX_WAITING_WRITES` wait
+behind the one running, and a write past them is refused at once (`WritesQueueFull`).
+`serve` takes the place before it reads the request's body, so a refused write costs the
+server no body; the MCP tools take it as they are called.
 
 Cheap to import (asyncio and the thread pool load when a queue is made): the command
 line's help names `MAX_WAITING_WRITES`.
@@ -14,7 +17,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from indexer.errors import CtxsearchError
@@ -26,7 +30,8 @@ Result = TypeVar("Result")
 
 
 class WritesQueueFull(CtxsearchError):
-    """A write arrived while `MAX_WAITING_WRITES` writes wait already."""
+    """A write arrived while `MAX_WAITING_WRITES` writes wait already; `retry_after` is a
+    guess of the seconds until there is room."""
 
     def __init__(self, message: str, retry_after: int):
         super().__init__(message)
@@ -34,7 +39,8 @@ class WritesQueueFull(CtxsearchError):
 
 
 class WriteQueue:
-    """One writer thread, and the count of the writes admitted to it (running or waiting)."""
+    """One writer thread, and the count of the writes holding a place (running, waiting,
+    or on their way: a body being read, records being checked)."""
 
     def __init__(self, max_waiting: int = MAX_WAITING_WRITES):
         from concurrent.futures import ThreadPoolExecutor
@@ -42,39 +48,36 @@ class WriteQueue:
         self.max_waiting = max_waiting
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxsearch-writes")
         self._lock = threading.Lock()
-        self._admitted = 0
+        self._placed = 0
         self._seconds = 1.0  # a write's time, averaged over the last ones
 
-    async def run(self, check: Callable[[], Checked], write: Callable[[Checked], Result]) -> Result:
-        """`write(check())`: refused at once when the queue is full; `check` (the input's
-        checks, whose errors need not wait) on one of asyncio's threads, then `write` on
-        the writer thread once the writes admitted before it have run."""
-        import asyncio
-
-        self._admit()
-        try:
-            checked = await asyncio.get_running_loop().run_in_executor(None, check)
-            future = self._thread.submit(self._timed, write, checked)
-        except BaseException:
-            self._leave()
-            raise
-        future.add_done_callback(lambda _done: self._leave())  # run, failed or cancelled
-        return await asyncio.wrap_future(future)
-
-    def _admit(self) -> None:
+    @contextmanager
+    def place(self) -> Iterator[None]:
+        """A place in the queue for one write, from now until the write is answered;
+        `WritesQueueFull` at once when `max_waiting` writes wait already."""
         with self._lock:
-            if self._admitted > self.max_waiting:
-                wait = math.ceil(self._seconds * self._admitted)
+            if self._placed > self.max_waiting:
+                wait = max(1, min(_MAX_RETRY_AFTER, math.ceil(self._seconds * self._placed)))
                 raise WritesQueueFull(
                     f"{self.max_waiting} writes wait already for the one running: send this "
-                    "one again once they are done (Retry-After gives a guess in seconds)",
-                    retry_after=max(1, min(_MAX_RETRY_AFTER, wait)),
+                    f"one again once they are done (in about {wait} s)",
+                    retry_after=wait,
                 )
-            self._admitted += 1
+            self._placed += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._placed -= 1
 
-    def _leave(self) -> None:
-        with self._lock:
-            self._admitted -= 1
+    async def run(self, check: Callable[[], Checked], write: Callable[[Checked], Result]) -> Result:
+        """`write(check())` for a write holding a `place`: `check` (the input's checks,
+        whose errors need not wait) on one of asyncio's threads, then `write` on the
+        writer thread once the writes before it have run."""
+        import asyncio
+
+        checked = await asyncio.get_running_loop().run_in_executor(None, check)
+        return await asyncio.wrap_future(self._thread.submit(self._timed, write, checked))
 
     def _timed(self, write: Callable[[Checked], Result], checked: Checked) -> Result:
         started = time.monotonic()

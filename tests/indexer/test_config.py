@@ -148,14 +148,10 @@ def test_the_folders_follow_the_variables_when_asked_not_at_import(tmp_path, mon
     assert config.cache_dir() == tmp_path / "xdg" / "ctxsearch"
 
 
-def test_the_lab_and_the_cli_take_their_defaults_from_the_config_module(tmp_path, monkeypatch):
-    from search.lab.evaluation import static_models_dir
+def test_the_cli_takes_its_defaults_from_the_config_module(tmp_path, monkeypatch):
     from search.paths import default_index
 
-    monkeypatch.setenv("CTXSEARCH_CACHE", str(tmp_path / "mine"))
-    monkeypatch.delenv("CTXSEARCH_EVAL_CACHE", raising=False)
     monkeypatch.setenv("CTXSEARCH_INDEX", str(tmp_path / "ix"))
-    assert static_models_dir() == tmp_path / "mine" / "eval" / "static-models"
     assert default_index() == tmp_path / "ix"
 
 

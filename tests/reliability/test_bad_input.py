@@ -302,28 +302,3 @@ def test_a_model_that_cannot_be_loaded_offline(tmp_path, notes):
     result = run("index", notes, "--index", tmp_path / "new", "--model", "someone/not-here")
     assert_error(result, 1, "cannot load model 'someone/not-here' from local files")
     assert not (tmp_path / "new").exists()
-
-
-@pytest.mark.parametrize("section", ["fusion", "queries"])
-def test_bench_sections_that_search_an_index_need_one_and_queries(section, tmp_path):
-    assert_error(
-        run("bench", "--only", section, "--index", tmp_path), 2, "needs --index and --queries"
-    )
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--faiss-sizes", "3000000000000000000"], "give sizes from 1,000 to 10,000,000"),
-        (["--faiss-sizes", "10"], "give sizes from 1,000 to 10,000,000"),
-        (["--scale-sizes", "0"], "give sizes from 1 to 10,000,000"),
-        (["--store-size", "-5"], "-5 is not in the range 1000<=x<=10000000"),
-        (["--limit", "0"], "0 is not in the range 1<=x<=10000000"),
-        (["--limit", "3000000000000000000"], "is not in the range 1<=x<=10000000"),
-        (["--incremental-files", "99999999999999999999"], "is not in the range"),
-    ],
-)
-def test_bench_sizes_past_what_can_run_are_usage_errors(args, message):
-    """Numbers past 64 bits (and sizes a section cannot build) were numpy and FAISS
-    tracebacks; they are refused before anything runs (issue 12, item 9's class)."""
-    assert_error(run("bench", "--only", "faiss", *args), 2, message)

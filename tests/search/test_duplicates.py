@@ -62,7 +62,7 @@ def test_the_table_says_also_in_n_other_files(tmp_path, tiny_model_dir):
 def test_old_rows_without_a_text_hash_fall_back_to_the_file_hash(tmp_path, tiny_model_dir):
     import sqlite3
 
-    from indexer.store.local.layout import DATABASE_FILE
+    from indexer.store.local.index_files import DATABASE_FILE
 
     folder = _copies(tmp_path)
     index = tmp_path / "ix"
@@ -99,3 +99,36 @@ def test_the_copy_first_in_path_order_stands_for_the_others_in_every_mode(
                 [str(folder / "zoo" / "otters.md")],
             ), mode
             assert (otters.heading, otters.line, otters.end_line) == ("Otters", 1, 3), mode
+
+
+def test_similar_leaves_out_the_items_copies_and_collapses_copied_neighbours(
+    any_index, tmp_path, fast_model
+):
+    """The item's own copies are no neighbours (they are listed as the item's
+    `duplicates`), and copies of a neighbour are one hit listing the others, as in a query."""
+    folder = _copies(tmp_path)
+    (folder / "backup" / "herons copy.txt").write_text(HERONS)
+    (folder / "otters and herons.txt").write_text(OTTERS + HERONS)
+    Indexer(any_index, model=fast_model).index_folder(folder)
+    copy, herons = folder / "backup" / "otters copy.txt", folder / "herons.txt"
+    with Searcher(any_index) as searcher:
+        for options in ({}, {"line": 1}, {"all_chunks": True}):
+            response = searcher.similar(str(folder / "otters.txt"), k=5, **options)
+            hits = response.results
+            assert [hit.path for hit in hits] == [
+                str(folder / "otters and herons.txt"),
+                str(folder / "backup" / "herons copy.txt"),
+            ], options
+            assert hits[1].duplicates == [str(herons)] and hits[0].duplicates == []
+            assert response.item.duplicates == [str(copy)], options
+        # a filter that leaves the copy out lists none
+        scoped = searcher.similar(str(folder / "otters.txt"), under=[str(herons)])
+        assert scoped.item.duplicates == [] and [h.path for h in scoped.results] == [str(herons)]
+    shown = CliRunner().invoke(
+        cli, ["similar", str(folder / "otters.txt"), "--index", str(any_index), "--json"]
+    )
+    assert json.loads(shown.stdout)["item"]["duplicates"] == [str(copy)]
+    table = CliRunner().invoke(
+        cli, ["similar", str(folder / "otters.txt"), "--index", str(any_index)]
+    )
+    assert "its 1 copy left out" in table.stderr and "also in 1 other file" in table.stdout

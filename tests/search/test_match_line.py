@@ -84,6 +84,21 @@ def test_an_html_hit_names_the_source_line_of_its_matching_text(tmp_path, tiny_m
     assert hit.match_line == 6  # "water every evening." sits on the page's sixth line
 
 
+def test_an_html_title_hit_names_the_title_elements_line(tmp_path, tiny_model_dir):
+    page = (
+        '<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n'
+        "<title>Heron migration</title>\n</head>\n<body>\n<p>Roses want sun.</p>\n"
+        "</body>\n</html>\n"
+    )
+    index = _index(tmp_path, tiny_model_dir, {"birds.html": page})
+    with Searcher(index) as searcher:
+        [hit] = searcher.search("heron migration", mode="lexical", k=1).results
+    assert hit.match_line == 5  # the <title> element's line, not <head>'s
+    args = ["query", "heron migration", "--index", str(index), "--mode", "lexical", "-k", "1"]
+    vimgrep = CliRunner().invoke(cli, [*args, "--format", "vimgrep"], catch_exceptions=False)
+    assert vimgrep.stdout.split(":")[1] == "5"
+
+
 def test_the_rarer_query_word_decides_between_lines():
     from search.match_lines import best_line
 
@@ -110,7 +125,7 @@ def test_the_static_space_picks_the_line_closest_in_meaning(tmp_path, model):
 
 
 def test_the_line_map_counts_lines_from_the_top_of_each_page():
-    from indexer.reading.layout import Layout, Locator
+    from indexer.reading.text_layout import Layout, Locator
 
     text = "p1a\np1b\n\np2a\np2b"
     pdf = Locator(text, "pdf", Layout(pages=[(0, 1), (9, 2)]))

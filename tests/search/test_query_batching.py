@@ -11,10 +11,20 @@ import numpy as np
 import pytest
 
 from search.batching import QueryBatcher
-from search.server.load_test import DEFAULT_QUERIES
 from tests.support.serving import running_server
 
 PAUSE = "query-encode:4"  # every pass of query encodings sleeps this long first
+# Queries over the sample corpus, several senses of its ambiguous words among them.
+QUERIES = (
+    "where can I open a savings account at the bank",
+    "the python swallowed its prey whole",
+    "jaguar engine and leather seats",
+    "how do tower cranes stay upright",
+    "erosion along the bank after the flood",
+    "pitch of a roof",
+    "coffee from java",
+    "why do dogs bark at night",
+)
 
 
 def hits(response: httpx.Response) -> list[tuple]:
@@ -40,7 +50,7 @@ def test_concurrent_requests_are_encoded_together_with_the_same_hits(
     with httpx.Client(base_url=sample_server.url, timeout=120) as client:
         alone = {
             (query, mode): hits(client.get("/search", params={"q": query, "mode": mode}))
-            for query in DEFAULT_QUERIES
+            for query in QUERIES
             for mode in ("hybrid", "contextual")
         }
     monkeypatch.setenv("CTXSEARCH_PAUSE_AT", PAUSE)
@@ -53,7 +63,7 @@ def test_concurrent_requests_are_encoded_together_with_the_same_hits(
         ThreadPoolExecutor(32) as pool,
     ):
         passes_before = log.read_text().count("paused at query-encode")  # the model's warm-up
-        first = pool.submit(client.get, "/search", params={"q": DEFAULT_QUERIES[0]})
+        first = pool.submit(client.get, "/search", params={"q": QUERIES[0]})
         while log.read_text().count("paused at query-encode") == passes_before:
             threading.Event().wait(0.05)
         # While that pass sleeps: requests needing no model are answered (every search
@@ -62,12 +72,12 @@ def test_concurrent_requests_are_encoded_together_with_the_same_hits(
             assert client.get(path).status_code == 200, path
         assert not first.done()
         # ... and every dense request arriving meanwhile waits for one pass together.
-        asked = [(query, mode) for query in DEFAULT_QUERIES for mode in ("hybrid", "contextual")]
+        asked = [(query, mode) for query in QUERIES for mode in ("hybrid", "contextual")]
         answers = [
             pool.submit(client.get, "/search", params={"q": query, "mode": mode})
             for query, mode in asked
         ]
-        assert same_hits(hits(first.result()), alone[(DEFAULT_QUERIES[0], "hybrid")])
+        assert same_hits(hits(first.result()), alone[(QUERIES[0], "hybrid")])
         for (query, mode), answer in zip(asked, answers, strict=True):
             assert same_hits(hits(answer.result()), alone[(query, mode)]), (query, mode)
     passes = log.read_text().count("paused at query-encode") - passes_before
@@ -84,7 +94,7 @@ def encoders(model):
 def test_a_batch_gives_each_caller_its_own_row(encoders, monkeypatch):
     monkeypatch.setenv("CTXSEARCH_PAUSE_AT", "query-encode:1")
     batcher = QueryBatcher(encoders.__getitem__)
-    asked = [(space, query) for query in DEFAULT_QUERIES for space in ("contextual", "static")]
+    asked = [(space, query) for query in QUERIES for space in ("contextual", "static")]
     with ThreadPoolExecutor(len(asked)) as pool:
         vectors = list(pool.map(lambda pair: batcher.encode(*pair), asked))
     assert batcher.largest > 1 and batcher.batches < len(asked)

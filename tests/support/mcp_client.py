@@ -40,8 +40,9 @@ async def stdio_session(index: Path | str, *args: str) -> AsyncIterator[ClientSe
 
 
 @contextmanager
-def http_server(index: Path | str, *args: str) -> Iterator[str]:
-    """`ctxsearch mcp --http` on a free port; its URL (…/mcp) once it says it listens."""
+def http_server(index: Path | str, *args: str, said: list[str] | None = None) -> Iterator[str]:
+    """`ctxsearch mcp --http` on a free port; its URL (…/mcp) once it says it listens.
+    The lines it writes on stderr are added to `said` as they come."""
     port = free_port()
     command = [sys.executable, "-m", "search", "mcp", "--index", str(index), "--http"]
     process = subprocess.Popen(
@@ -54,7 +55,7 @@ def http_server(index: Path | str, *args: str) -> Iterator[str]:
     )
     try:
         assert process.stderr is not None
-        said = []
+        said = [] if said is None else said
         for line in process.stderr:  # the socket listens before this line is written
             said.append(line)
             if READY in line:

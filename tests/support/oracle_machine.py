@@ -186,7 +186,7 @@ class _Targets:
             name = "ix?a=%41#b" if "odd-index-path" in self.setup.enabled else "ix"
             self.sut = self.folder / name
             return
-        from search.lab.postgres_server import create_database
+        from tests.support.postgres_server import create_database
 
         self.database = create_database(self.setup.postgres_url, "oracle_machine")
         if "pg-public" in self.setup.enabled:

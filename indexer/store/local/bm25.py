@@ -7,8 +7,10 @@ documents allow inside the query (`rowid IN (...)`), never by cutting a top-k af
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
-from indexer.store.sql_reads import Rows, allowed_chunks_sql
+from indexer.store.sql_reads import Rows, Statement, TermReads, allowed_chunks_sql
 from indexer.terms import query_terms
 
 FTS_TABLE = "chunks_fts"
@@ -55,16 +57,37 @@ def bm25_search(
 
 def bm25_scores(rows: Rows, query: str, chunk_ids: list[int]) -> dict[int, float]:
     """The BM25 of each of these chunks that holds a query term."""
+    statement = scores_statement(query, chunk_ids)
+    if statement is None:
+        return {}
+    return {int(rowid): float(score) for rowid, score in rows(*statement)}
+
+
+def scores_statement(query: str, chunk_ids: list[int]) -> Statement | None:
+    """The statement of `bm25_scores` (rows: chunk id, BM25); None when it has nothing to
+    find (no query term, no chunk)."""
     expression = match_expression(query)
     if expression is None or not chunk_ids:
-        return {}
-    found = rows(_BM25_OF, {"expression": expression, "ids": json.dumps(chunk_ids)})
-    return {int(rowid): float(score) for rowid, score in found}
+        return None
+    return _BM25_OF, {"expression": expression, "ids": json.dumps(chunk_ids)}
 
 
-def term_counts(rows: Rows, terms: list[str]) -> dict[str, int]:
-    """How many chunks hold each of these terms (as FTS5 tokenizes and stems it)."""
-    return {
-        term: int(rows(_COUNT, {"expression": '"' + term.replace('"', '""') + '"'})[0][0])
-        for term in terms
-    }
+def term_reads(terms: list[str], chunk_ids: list[int]) -> TermReads:
+    """How many chunks hold each of these terms (as FTS5 tokenizes and stems it: one count
+    a term), and which of these chunks hold each (those `bm25_scores` scores for it)."""
+    counting = [(_COUNT, {"expression": '"' + term.replace('"', '""') + '"'}) for term in terms]
+    holding = [scores_statement(term, chunk_ids) for term in terms]
+    asked = [statement for statement in holding if statement is not None]
+
+    def read(answers: list[Sequence[Sequence[Any]]]) -> tuple[dict[str, int], dict[str, set[int]]]:
+        counts = {
+            term: int(rows[0][0]) for term, rows in zip(terms, answers[: len(terms)], strict=True)
+        }
+        found = iter(answers[len(terms) :])
+        holders = {
+            term: set() if statement is None else {int(row[0]) for row in next(found)}
+            for term, statement in zip(terms, holding, strict=True)
+        }
+        return counts, holders
+
+    return counting + asked, read

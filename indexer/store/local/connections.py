@@ -19,6 +19,7 @@ from typing import Any
 
 from indexer.store.local.sqlite_errors import busy_timeout_ms, error_for, is_read_only_error
 from indexer.store.local.sqlite_uri import sqlite_uri
+from indexer.store.numbers import SQLITE_COMPARE_NUMBERS, compare_numbers
 from indexer.store.sql_reads import Rows
 
 MAX_IDLE = 8  # connections kept open between snapshots
@@ -97,6 +98,8 @@ def _connect(uri: str) -> sqlite3.Connection:
     timeout = busy_timeout_ms()  # before connecting: a bad setting is not a bad file
     connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     connection.execute(f"PRAGMA busy_timeout = {timeout}")
+    # `where` comparisons of numbers that are not 64-bit integers (SQLite has no decimals)
+    connection.create_function(SQLITE_COMPARE_NUMBERS, 2, compare_numbers, deterministic=True)
     return connection
 
 

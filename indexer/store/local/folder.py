@@ -7,7 +7,7 @@ from pathlib import Path
 
 from indexer.errors import CtxsearchError, IndexNotFound
 from indexer.store.local.connections import ReadConnections, sqlite_rows
-from indexer.store.local.layout import (
+from indexer.store.local.index_files import (
     DATABASE_FILE,
     LOCK_FILE,
     is_index,

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from indexer.errors import IndexLocked
-from indexer.store.local.layout import LOCK_FILE
+from indexer.store.local.index_files import LOCK_FILE
 
 
 class WriterLock:

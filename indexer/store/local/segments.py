@@ -31,7 +31,7 @@ import numpy as np
 from indexer import config
 from indexer.durable import write_atomically
 from indexer.errors import IndexCorrupt, SpaceFileMissing
-from indexer.store.local.layout import delta_file, exact_file, space_file
+from indexer.store.local.index_files import delta_file, exact_file, space_file
 
 if TYPE_CHECKING:
     from indexer.store.local.vectors import VectorSpace

@@ -11,15 +11,15 @@ import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from indexer.store.base import Ranked
-from indexer.store.local.bm25 import bm25_scores, bm25_search, term_counts
+import numpy as np
+
+from indexer.store.base import Candidates, CandidateSearch, Ranked
+from indexer.store.local import bm25
 from indexer.store.local.connections import sqlite_rows
 from indexer.store.manifest import Manifest
-from indexer.store.sql_reads import SqlReads
+from indexer.store.sql_reads import SqlReads, TermReads
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from indexer.store.filters import SearchFilter
     from indexer.store.local.vectors import VectorSpace
 
@@ -39,6 +39,37 @@ class LocalSnapshot(SqlReads):
         self.connection = connection
         self.spaces = spaces
 
+    def search(self, ask: CandidateSearch) -> Candidates:
+        """Each vector space searched inside FAISS (a filter through an id selector), BM25
+        over FTS5, then the exact scores and rows of the candidates: all in process."""
+        where = ask.where or None
+        allowed = self.allowed_chunks(where) if where and ask.vectors else None
+        found = Candidates(
+            vector={
+                space: self.spaces[space].ranked(_row(vector), ask.depth, allowed)[0]
+                for space, vector in ask.vectors.items()
+            },
+            lexical=None if ask.text is None else self.lexical_search(ask.text, ask.depth, where),
+            sizes={
+                space: len(self.spaces[space]) if allowed is None else len(allowed)
+                for space in ask.vectors
+            },
+            cosines={},
+            bm25={},
+            chunks={},
+            content_keys={},
+        )
+        cosines, bm25_ids = ask.missing_scores(found)
+        if ask.cosine is not None and cosines:
+            space, vector = ask.cosine
+            found.cosines = self.spaces[space].similarities(vector, cosines)
+        if ask.text is not None and bm25_ids:
+            found.bm25 = bm25.bm25_scores(self.rows, ask.text, bm25_ids)
+        listed = [chunk_id for ranked in found.vector.values() for chunk_id, _ in ranked]
+        listed += [chunk_id for chunk_id, _ in found.lexical or []]
+        found.chunks, found.content_keys = self.candidate_rows(dict.fromkeys(listed))
+        return found
+
     def vector_search(
         self, space: str, queries: np.ndarray, k: int, where: SearchFilter | None = None
     ) -> list[Ranked]:
@@ -46,10 +77,6 @@ class LocalSnapshot(SqlReads):
         an id selector inside FAISS)."""
         allowed = self.allowed_chunks(where) if where else None
         return self.spaces[space].ranked(queries, k, allowed)
-
-    def similarities(self, space: str, query: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-        """The cosine of one query vector with each of these chunks' vectors in a space."""
-        return self.spaces[space].similarities(query, chunk_ids)
 
     def vectors(self, space: str, chunk_ids: Iterable[int]) -> dict[int, np.ndarray]:
         """The stored vectors of these chunks (reconstructed from the loaded FAISS space)."""
@@ -61,20 +88,13 @@ class LocalSnapshot(SqlReads):
 
     def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
         """BM25 over FTS5 (among the chunks of the documents `where` allows)."""
-        return bm25_search(self.rows, query, k, where.sql(self.dialect) if where else None)
+        return bm25.bm25_search(self.rows, query, k, where.sql(self.dialect) if where else None)
 
-    def lexical_scores(self, query: str, chunk_ids: list[int]) -> dict[int, float]:
-        """The BM25 of each of these chunks that holds a query term."""
-        return bm25_scores(self.rows, query, chunk_ids)
+    def term_reads(self, terms: list[str], chunk_ids: list[int]) -> TermReads:
+        """FTS5's counts and matches, a term at a time (in process: no round trip)."""
+        return bm25.term_reads(terms, chunk_ids)
 
-    def term_counts(self, terms: list[str]) -> dict[str, int]:
-        """How many chunks hold each of these query terms (for their IDF)."""
-        return term_counts(self.rows, terms)
 
-    def term_evidence(
-        self, terms: list[str], chunk_ids: list[int]
-    ) -> tuple[dict[str, int], dict[str, set[int]]]:
-        """`term_counts`, and which of these chunks hold each term (FTS5, a term at a
-        time: in-process statements cost no round trip)."""
-        holders = {term: set(bm25_scores(self.rows, term, chunk_ids)) for term in terms}
-        return self.term_counts(terms), holders
+def _row(vector: np.ndarray) -> np.ndarray:
+    """A query vector as the one-row matrix FAISS searches with."""
+    return np.asarray(vector, dtype=np.float32).reshape(1, -1)

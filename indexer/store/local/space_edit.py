@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from indexer.store.index_types import DEFAULT_QUANTIZATION, space_structure
-from indexer.store.local.layout import delta_file, space_file
+from indexer.store.local.index_files import delta_file, space_file
 from indexer.store.local.segments import Segments, load_space, merge_due, write_delta
 from indexer.store.local.vectors import VectorSpace
 

@@ -35,7 +35,7 @@ from indexer.store.base import (
 from indexer.store.describe import describe_tables
 from indexer.store.local.connections import ReadConnections, sqlite_rows
 from indexer.store.local.folder import check_can_hold_index, clear_aborted_creation
-from indexer.store.local.layout import DATABASE_FILE, check_is_index, file_identity, is_index
+from indexer.store.local.index_files import DATABASE_FILE, check_is_index, file_identity, is_index
 from indexer.store.local.segments import Segments, named_files
 from indexer.store.local.snapshot import LocalSnapshot
 from indexer.store.local.sqlite_errors import is_read_only_error
@@ -244,10 +244,11 @@ class LocalStore:
             return describe_tables(snapshot, self.target, "sqlite+faiss", sizes)
 
     def verify(self) -> VerifyReport:
-        """Cross-check SQLite, every FAISS space and the FTS5 space."""
+        """Cross-check SQLite, every FAISS space and the FTS5 space, and the passages'
+        texts with their files'."""
         from indexer.store.local.verify import verify_folder
 
-        return verify_folder(self.directory, self.snapshot)
+        return verify_folder(self.directory, self.snapshot, self.host)
 
     def close(self) -> None:
         """Release the database and the loaded spaces; the store answers no more."""

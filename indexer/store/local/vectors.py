@@ -10,6 +10,15 @@ HNSW cannot remove a node, so removing a vector from a graph overwrites its id w
 `TOMBSTONE` (the id map is part of the file, so tombstones persist) and searches skip
 negative ids; a rebuild drops them once they are `HNSW_REBUILD_TOMBSTONE_SHARE` of it.
 
+A filtered search returns k allowed vectors whenever k are allowed. A graph walked with
+a filter meets few allowed nodes when the filter is narrow (12 allowed of 3,012 found 6
+of 10), so a filtered float32 graph is walked deeper by the share the filter keeps
+(`_filtered_ef`), and where that walk would compute more distances than scoring every
+allowed vector, the allowed vectors are scored exactly instead (`_scan`: the k best, as
+a flat index finds). A quantized space scores its allowed vectors exactly when they are
+a few (its float32 rows are read from disk). Any filtered graph search that comes back
+short of k for a query is redone by `_scan` for it.
+
 A quantized space (`flat-int8`, `hnsw-binary`...: `quantized.py`) holds codes in FAISS
 and its float32 vectors beside it, and re-scores its candidates from those.
 """
@@ -32,7 +41,7 @@ from indexer.store.index_types import (
     HNSW_REBUILD_TOMBSTONE_SHARE,
     space_structure,
 )
-from indexer.store.local.layout import exact_file
+from indexer.store.local.index_files import exact_file
 from indexer.store.local.quantized import (
     ExactVectors,
     build_quantized,
@@ -46,6 +55,10 @@ from indexer.store.local.quantized import (
 TOMBSTONE = -1
 _ID_MAPS = (faiss.IndexIDMap, faiss.IndexBinaryIDMap)  # the "2" variants are subclasses
 _EXACT_ALLOWED_SHARE = 8  # a quantized search scores up to 8 x its candidates exactly
+# About how many distances a graph search computes per unit of efSearch: each node it
+# expands has up to 2 x M neighbours on the bottom layer.
+_DISTANCES_PER_EF = 2 * HNSW_NEIGHBOURS
+_SCAN_ROWS = 16_384  # float32 vectors an exact scan of a quantized space reads at once
 _LIVE_IDS = faiss.IDSelectorNot(faiss.IDSelectorRange(np.iinfo(np.int64).min, 0))
 
 
@@ -173,48 +186,70 @@ class VectorSpace:
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """The `k` nearest ids and their scores for each query row (-1 pads short lists);
-        with `allowed`, only among those ids (searched inside FAISS, through a selector).
-        A quantized space re-scores its codes' best candidates from the float32 vectors."""
+        with `allowed`, only among those ids, and `k` of them whenever `k` are in the
+        space (see the module doc). A quantized space re-scores its codes' best
+        candidates from the float32 vectors."""
         k = max(1, min(k, len(self) if allowed is None else len(allowed)))
         queries = np.ascontiguousarray(queries, dtype=np.float32)
+        fetch = (
+            k if self.exact is None else max(1, min(candidates(self.quantization, k), len(self)))
+        )
+        ef = max(HNSW_EF_SEARCH, fetch)
+        if allowed is not None:
+            allowed = np.ascontiguousarray(allowed, dtype=np.int64)
+            if self.exact is not None:
+                if len(allowed) <= _EXACT_ALLOWED_SHARE * fetch:
+                    # A few allowed ids: score them all exactly (this reads no more rows
+                    # than a re-scoring would, much).
+                    return self._scan(queries, k, allowed)
+            elif self.graph:
+                ef = max(ef, _filtered_ef(ef, len(self), len(allowed)))
+                if len(allowed) <= ef * _DISTANCES_PER_EF:  # no more distances than the walk
+                    return self._scan(queries, k, allowed)
         if self.exact is None:
-            return self._search(queries, k, allowed)
-        fetch = max(1, min(candidates(self.quantization, k), len(self)))
-        if allowed is not None and len(allowed) <= _EXACT_ALLOWED_SHARE * fetch:
-            # A few allowed ids: score them all exactly (a graph filtered that tightly
-            # misses some; this reads no more rows than a re-scoring would, much).
-            found = np.tile(np.asarray(allowed, dtype=np.int64), (len(queries), 1))
-            return _rescored(self.exact, queries, found, k)
-        _, found = self._search(self._codes(queries), fetch, allowed)
-        return _rescored(self.exact, queries, found, k)
+            found = self._search(queries, k, allowed, ef)
+        else:
+            _, fetched = self._search(self._codes(queries), fetch, allowed, ef)
+            found = _rescored(self.exact, queries, fetched, k)
+        if allowed is not None and self.graph:
+            short = (found[1] >= 0).sum(axis=1) < k
+            if short.any():  # the walk met fewer than k allowed nodes: score them all
+                found[0][short], found[1][short] = self._scan(queries[short], k, allowed)
+        return found
 
     def _search(
-        self, queries: np.ndarray, k: int, allowed: np.ndarray | None
+        self, queries: np.ndarray, k: int, allowed: np.ndarray | None, ef: int
     ) -> tuple[np.ndarray, np.ndarray]:
+        """FAISS's search of the space (a graph walked with efSearch `ef`), among the
+        `allowed` ids through a selector."""
         params = None
         selector = None
         if allowed is not None:
-            allowed = np.ascontiguousarray(allowed, dtype=np.int64)
             selector = faiss.IDSelectorBatch(len(allowed), faiss.swig_ptr(allowed))
         if self.graph:
-            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k))
+            params = faiss.SearchParametersHNSW(efSearch=ef)
             if selector is not None:
                 params.sel = selector  # a tombstone's id (-1) is never an allowed one
             elif self.tombstones():
                 params.sel = _LIVE_IDS
         elif selector is not None:
             params = faiss.SearchParameters(sel=selector)
-        if len(queries) > 1:
-            return self.index.search(queries, k, params=params)
-        # One query runs on this thread alone: split over OpenMP threads, it waits on the
-        # slowest, and a busy core made single queries 5x slower (see bench_faiss). The
-        # setting is per calling thread, so it is restored for whatever runs next here.
-        threads = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)
-        try:
-            return self.index.search(queries, k, params=params)
-        finally:
-            faiss.omp_set_num_threads(threads)
+        return _one_thread_each(self.index, queries, k, params)
+
+    def _scan(
+        self, queries: np.ndarray, k: int, allowed: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The `k` best of the `allowed` ids by exact inner product: the float32 vectors
+        of a quantized space, or a flat scan of the vectors a graph keeps in storage
+        order, through a selector that reads each position's id (-1 pads)."""
+        if self.exact is not None:
+            return _best_of(self.exact, queries, allowed, k)
+        storage = faiss.downcast_index(self.index.index).storage
+        batch = faiss.IDSelectorBatch(len(allowed), faiss.swig_ptr(allowed))
+        selector = faiss.IDSelectorTranslated(self.index.id_map, batch)
+        params = faiss.SearchParameters(sel=selector)
+        scores, positions = _one_thread_each(storage, queries, k, params)
+        return scores, np.where(positions >= 0, self._id_map()[positions], -1)
 
     def ranked(
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
@@ -311,6 +346,47 @@ class VectorSpace:
             "vector space file",
             "mid-space-save",
         )
+
+
+def _filtered_ef(ef: int, size: int, allowed: int) -> int:
+    """The efSearch of a graph search that only `allowed` of `size` vectors may answer:
+    `ef` over the share allowed, so the walk meets about as many allowed nodes as an
+    unfiltered walk of `ef` meets nodes."""
+    return -(-ef * size // max(allowed, 1))
+
+
+def _one_thread_each(
+    index: faiss.Index, queries: np.ndarray, k: int, params: faiss.SearchParameters | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """`index.search`; one query runs on this thread alone."""
+    if len(queries) > 1:
+        return index.search(queries, k, params=params)
+    # Split over OpenMP threads, one query waits on the slowest, and a busy core made
+    # single queries 5x slower (see bench_faiss). The setting is per calling thread, so
+    # it is restored for whatever runs next here.
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        return index.search(queries, k, params=params)
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
+def _best_of(
+    exact: ExactVectors, queries: np.ndarray, allowed: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best `k` of the `allowed` ids for each query by exact inner product (-1 pads),
+    their float32 vectors read `_SCAN_ROWS` at a time."""
+    scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    ids = np.full((len(queries), k), -1, dtype=np.int64)
+    for start in range(0, len(allowed), _SCAN_ROWS):
+        part = allowed[start : start + _SCAN_ROWS]
+        known, vectors = exact.get(part)
+        scores = np.hstack([scores, queries @ vectors[known].T])
+        ids = np.hstack([ids, np.tile(part[known], (len(queries), 1))])
+        best = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        scores, ids = np.take_along_axis(scores, best, 1), np.take_along_axis(ids, best, 1)
+    return scores, ids
 
 
 def _rescored(

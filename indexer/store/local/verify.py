@@ -10,18 +10,20 @@ from pathlib import Path
 from indexer.errors import CtxsearchError
 from indexer.store.base import VerifyReport
 from indexer.store.local.bm25 import FTS_TABLE
-from indexer.store.local.layout import DATABASE_FILE, space_files
+from indexer.store.local.index_files import DATABASE_FILE, space_files
 from indexer.store.local.segments import Segments, named_files
 from indexer.store.local.snapshot import LocalSnapshot
 from indexer.store.local.sqlite_errors import busy_timeout_ms, is_read_only_error
 from indexer.store.local.sqlite_uri import sqlite_uri
+from indexer.store.passage_texts import check_passage_texts
 from indexer.store.sql_reads import check_offsets
 
 
 def verify_folder(
-    directory: Path, snapshot: Callable[[], AbstractContextManager[LocalSnapshot]]
+    directory: Path, snapshot: Callable[[], AbstractContextManager[LocalSnapshot]], host: str
 ) -> VerifyReport:
-    """Cross-check SQLite, every FAISS space and the FTS5 space, in one snapshot."""
+    """Cross-check SQLite, every FAISS space and the FTS5 space, and the passages' texts
+    with their files' (`indexer.store.passage_texts`), in one snapshot."""
     report = VerifyReport(directory=str(directory))
     try:
         with snapshot() as state:
@@ -51,6 +53,7 @@ def verify_folder(
             report.counts["stray_files"] = sum(
                 1 for path, _space, _generation in space_files(directory) if path not in named
             )
+            check_passage_texts(state.rows, host, report)
     except CtxsearchError as error:
         report.problems.append(f"the index does not open: {error}")
     return report

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from indexer.errors import CtxsearchError, IndexCorrupt, SpaceFileMissing
 from indexer.faults import kill_point
-from indexer.store import records
+from indexer.store import writer_rows
 from indexer.store.base import (
     ModelText,
     NewDocument,
@@ -40,7 +40,12 @@ from indexer.store.base import (
 from indexer.store.content_keys import encoding_settings
 from indexer.store.local import fts
 from indexer.store.local.database import WRITE, sqlite_engine, sqlite_errors
-from indexer.store.local.layout import DATABASE_FILE, space_file, space_files, space_temporaries
+from indexer.store.local.index_files import (
+    DATABASE_FILE,
+    space_file,
+    space_files,
+    space_temporaries,
+)
 from indexer.store.local.lock import WriterLock
 from indexer.store.local.segments import Segments, named_files
 from indexer.store.manifest import QUANTIZED_FORMAT, SEGMENTED_FORMAT, Manifest
@@ -121,23 +126,23 @@ class FolderWriter:
             VectorSpace(manifest.dim_of(name)).save_to(space_file(self.directory, name, 0))
             manifest.segments[name] = Segments(base=0, structure="flat").to_json()
         with self._session() as session, session.begin():
-            records.write_manifest(session, manifest)
+            writer_rows.write_manifest(session, manifest)
         self.store.manifest = manifest
 
     def documents_under(self, root: Path) -> dict[str, StoredDocument]:
         """This machine's documents under `root` (not those of roots nested in it)."""
         with self._session() as session:
-            return records.documents_under(session, self.store.host, root)
+            return writer_rows.documents_under(session, self.store.host, root)
 
     def root_rules(self, root: Path) -> str | None:
         """The rules (JSON) remembered for this host's root `root`, or None."""
         with self._session() as session:
-            return records.root_rules(session, self.store.host, root)
+            return writer_rows.root_rules(session, self.store.host, root)
 
     def roots_under(self, root: Path) -> list[str]:
         """The roots indexed on their own strictly under `root`."""
         with self._session() as session:
-            return records.roots_under(session, self.store.host, root)
+            return writer_rows.roots_under(session, self.store.host, root)
 
     @contextmanager
     def change(self) -> Iterator[LocalChange]:
@@ -174,10 +179,10 @@ class FolderWriter:
         }
         with self._publishing(manifest, spaces) as session:
             encoding = encoding_settings(manifest)
-            total, done, last = counts(records.session_rows(session))["chunks"], 0, 0
-            while batch := records.chunk_texts(session, last, REBUILD_BATCH, model_text):
+            total, done, last = counts(writer_rows.session_rows(session))["chunks"], 0, 0
+            while batch := writer_rows.chunk_texts(session, last, REBUILD_BATCH, model_text):
                 ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
-                records.set_content_keys(
+                writer_rows.set_content_keys(
                     session, ids.tolist(), [value for _, value in batch], encoding
                 )
                 vectors = encode([value for _, value in batch])
@@ -236,7 +241,7 @@ class FolderWriter:
                     session.rollback()
                     return
                 kill_point("before-space-save")
-                vectors = counts(records.session_rows(session))["chunks"]
+                vectors = counts(writer_rows.session_rows(session))["chunks"]
                 for name, space in spaces.items():
                     segments = space.publish(
                         next_generation, vectors, manifest.index_type, merge, manifest.quantize
@@ -247,7 +252,7 @@ class FolderWriter:
                 if any("-" in s.get("structure", "") for s in manifest.segments.values()):
                     manifest.format = max(manifest.format, QUANTIZED_FORMAT)  # older code refuses
                 manifest.updated_at = time.time()
-                records.write_manifest(session, manifest)
+                writer_rows.write_manifest(session, manifest)
                 kill_point("before-publish")
                 session.commit()
                 kill_point("after-commit")

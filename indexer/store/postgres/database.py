@@ -59,7 +59,7 @@ def postgres_engine(
         location.url,  # type: ignore[arg-type]
         # no ping before each use (a round trip per query): a snapshot, and the writer's
         # lock, start again on a new connection when the server ended the old one
-        # (`reading.py`, `lock.py`)
+        # (`read_transaction.py`, `lock.py`)
         # the searches running at once keep their connections between queries (a new
         # connection costs a server process and several round trips); past the pool, up
         # to OVERFLOW more are opened for a query each

@@ -4,16 +4,15 @@ by BM25 as FTS5 ranks it.
 The column is generated from the chunk text, so it changes in the same transaction as
 the chunk and needs no trigger. It holds FTS5's own tokens (`fts5_tokens.py`: the text
 split as unicode61 splits it, each word stemmed by the Porter stemmer), so the two
-stores count the same terms, lengths and document frequencies: on SciFact test lexical
-nDCG@10 went from 0.6757 (PostgreSQL's parser) to 0.6836, FTS5 0.6835, on the same
-chunks (docs/reports/2026-12-01-postgres-lexical.md). Queries keep the embedded store's
-rule: any of the query's terms (English stop words left out), each read as FTS5 reads a
-quoted term (its tokens as a phrase), so no query syntax leaks in. The GIN index finds
-the chunks holding any term; each is scored in the same statement by BM25 with FTS5's
-constants and formula: the inverse document frequency of each query term (the counts of
-`term_counts.py`), its frequency in the chunk (the positions its lexeme has in `tsv`)
-and the chunk's length against the average. A term of several tokens is scored token by
-token (FTS5 scores the phrase).
+stores count the same terms, lengths and document frequencies and rank alike (measured
+in docs/postgres.md). Queries keep the embedded store's rule: any of the query's terms
+(English stop words left out), each read as FTS5 reads a quoted term (its tokens as a
+phrase), so no query syntax leaks in. The GIN index finds the chunks holding any term;
+each is scored in the same statement by BM25 with FTS5's constants and formula: the
+inverse document frequency of each query term (the counts of `term_counts.py`), its
+frequency in the chunk (the positions its lexeme has in `tsv`) and the chunk's length
+against the average. A term of several tokens is scored token by token (FTS5 scores the
+phrase).
 """
 
 from __future__ import annotations
@@ -24,9 +23,9 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from indexer.store.postgres.fts5_tokens import phrase_expression, vector_expression
-from indexer.store.postgres.reading import Statement, driver_sql
+from indexer.store.postgres.read_transaction import Statement, driver_sql
 from indexer.store.postgres.term_counts import recount_terms
-from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
+from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY, TermReads
 from indexer.terms import query_terms
 
 # Migration 0009's configuration (PostgreSQL's parser, the Porter stemmer), which 0010
@@ -139,14 +138,14 @@ def found_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, tuple[An
     return [(int(row[1]), float(row[0]), tuple(row[1:])) for row in rows]
 
 
-def fulltext_scores(connection: Connection, query: str, chunk_ids: list[int]) -> dict[int, float]:
-    """The BM25 of each of these chunks that holds any of the query's terms."""
+def scores_statement(query: str, chunk_ids: list[int]) -> Statement | None:
+    """The BM25 of each of these chunks that holds any of the query's terms (rows: chunk
+    id, score); None when it has nothing to find (no term, no chunk)."""
     terms = query_terms(query)
     if not terms or not chunk_ids:
-        return {}
+        return None
     sql = _BM25.format(tsquery=_tsquery(terms), join="", among=" AND chunks.id = ANY(:ids)")
-    values = {"ids": chunk_ids, **_term_values(terms)}
-    return {int(i): float(s) for i, s in connection.execute(text(sql), values)}
+    return driver_sql(sql), {"ids": [int(i) for i in chunk_ids], **_term_values(terms)}
 
 
 # How many chunks hold each term: a term of one lexeme reads its document frequency from
@@ -160,44 +159,27 @@ _TERM_COUNTS = (
     f"LEFT JOIN LATERAL unnest({vector_expression('term.word')}) AS found ON true "
     "LEFT JOIN lexical_terms kept ON kept.term = found.lexeme GROUP BY term.word"
 )
-
-
-def term_counts(connection: Connection, terms: list[str]) -> dict[str, int]:
-    """How many chunks hold each of these terms (as FTS5 tokenizes and stems it), one
-    statement."""
-    if not terms:
-        return {}
-    rows = connection.execute(text(_TERM_COUNTS), {"terms": list(terms)})
-    return {word: int(held) for word, held in rows}
-
-
-# The counts of `_TERM_COUNTS` as (word, count, NULL) rows, and the chunks among `:ids`
-# that hold each term as (word, NULL, chunk id) rows.
-_TERM_EVIDENCE = (
-    f"SELECT word, held, CAST(NULL AS bigint) FROM ({_TERM_COUNTS}) AS counted(word, held) "
-    "UNION ALL SELECT term.word, NULL, chunks.id FROM unnest(CAST(:terms AS text[])) AS "
-    "term(word) JOIN chunks ON chunks.id = ANY(:ids) AND chunks.tsv @@ "
-    f"{phrase_expression('term.word')}"
+# Which of the chunks `:ids` hold each term (as `_TERM_COUNTS` counts them).
+_TERM_HOLDERS = (
+    "SELECT term.word, chunks.id FROM unnest(CAST(:terms AS text[])) AS term(word) "
+    f"JOIN chunks ON chunks.id = ANY(:ids) AND chunks.tsv @@ {phrase_expression('term.word')}"
 )
 
 
-def term_evidence(
-    connection: Connection, terms: list[str], chunk_ids: list[int]
-) -> tuple[dict[str, int], dict[str, set[int]]]:
-    """`term_counts`, and which of these chunks hold each term (as it counts them), read
-    by one statement whatever the number of terms."""
-    if not chunk_ids:
-        return term_counts(connection, terms), {term: set() for term in terms}
-    counts: dict[str, int] = {}
-    held: dict[str, set[int]] = {term: set() for term in terms}
-    if terms:
-        values = {"terms": list(terms), "ids": [int(i) for i in chunk_ids]}
-        for word, count, chunk_id in connection.execute(text(_TERM_EVIDENCE), values):
-            if chunk_id is None:
-                counts[word] = int(count)
-            else:
-                held[word].add(int(chunk_id))
-    return counts, held
+def term_reads(terms: list[str], chunk_ids: list[int]) -> TermReads:
+    """How many chunks hold each of these terms (as FTS5 tokenizes and stems it) and which
+    of these chunks hold each: two statements whatever the number of terms."""
+    values = {"terms": list(terms), "ids": [int(i) for i in chunk_ids]}
+    statements = [(_TERM_COUNTS, {"terms": list(terms)}), (_TERM_HOLDERS, values)]
+
+    def read(answers: list[Sequence[Sequence[Any]]]) -> tuple[dict[str, int], dict[str, set[int]]]:
+        counted, holding = answers
+        held: dict[str, set[int]] = {term: set() for term in terms}
+        for word, chunk_id in holding:
+            held[word].add(int(chunk_id))
+        return {word: int(count) for word, count in counted}, held
+
+    return statements, read
 
 
 def _tsquery(terms: list[str]) -> str:

@@ -6,9 +6,8 @@ values are parameters, the limits are literals. psycopg prepares a text after it
 run on a connection, and PostgreSQL then reuses one generic plan: no parse and no plan per
 query. The query vector is one binary parameter in pgvector's own wire format, referenced
 wherever the statement needs it, not text formatted float by float in Python and parsed by
-the server. On 100,000 real vectors (halfvec graph) this and the search sent with the
-snapshot's BEGIN (`reading.py`) took the store's p50 per query from 5.37 to 3.46 ms,
-medians of 8 alternating rounds (docs/reports/2026-12-03-postgres-latency.md).
+the server. This module builds the statements; the snapshot sends them
+(`indexer.store.postgres.snapshot`), the first ones with its BEGIN (`read_transaction.py`).
 
 An exact scan is spelled so that no index can serve it (`ORDER BY distance + 0`) rather
 than by turning index scans off for the transaction: PostgreSQL does not plan a cached
@@ -23,12 +22,10 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, text
 
 from indexer.store.index_types import HNSW_EF_SEARCH
-from indexer.store.postgres.database import vector_schema
 from indexer.store.postgres.query_vector import QueryVector
-from indexer.store.postgres.reading import Statement, driver_sql
+from indexer.store.postgres.read_transaction import Statement, driver_sql
 from indexer.store.postgres.vectors import graph_ef_search, table_name
 from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
 
@@ -42,7 +39,7 @@ MAX_EF_SEARCH = 1000
 # at 50% (recall@10 0.982). Exact stays cheaper up to about 13,000 (a line through the
 # exact times meets the graph's): 10,000 keeps to the safe side.
 EXACT_UP_TO = 10_000
-ALWAYS_EXACT = 2**62  # as `exact_up_to`: never the graph (the benchmark's baseline)
+ALWAYS_EXACT = 2**62  # as `EXACT_UP_TO`: never the graph (the benchmark's baseline)
 # The most graph rows a filtered walk visits before it gives up (pgvector's default,
 # 20,000) and the search scans the allowed chunks exactly instead.
 MAX_SCAN_TUPLES = 20_000
@@ -56,44 +53,58 @@ RERANK_FACTOR = {"none": 1, "halfvec": 2, "binary": 50}
 Where = tuple[str, dict[str, Any]]  # a condition on `documents` and its values
 
 
-def nearest(
-    connection: Connection,
+def search_statements(
+    schema: str,
     space: str,
     dim: int,
     query: np.ndarray,
     k: int,
     where: Where | None = None,
-    exact_up_to: int | None = None,
+    allowed: int | None = None,
     quantization: str = "none",
     size: int = 0,
-) -> list[tuple[int, float, tuple[Any, ...]]]:
-    """The `k` nearest chunks of one query vector: id, cosine and the chunk's row
-    (`sql_reads.CHUNK_COLUMNS` and `FILE_CONTENT_KEY`, read by the same statement); with
-    `where` (a condition on `documents` and its values, see `SearchFilter.sql`), only
-    among the chunks of the documents it allows.
+) -> list[Statement]:
+    """The statements of a search for the `k` nearest chunks of one query vector (the last
+    one's rows, read by `found_rows`: id, cosine and the chunk's row,
+    `sql_reads.CHUNK_COLUMNS` and `FILE_CONTENT_KEY`, read by the same statement); with
+    `where` (a condition on `documents` and its values, see `SearchFilter.sql`) that
+    allows `allowed` chunks, only among those.
 
     A filtered search walks the HNSW graph with pgvector's iterative index scans, which
     go on past `ef_search` until `k` allowed rows are found; when the filter allows at
-    most `exact_up_to` chunks (default `EXACT_UP_TO`; counted no further), scanning those
-    exactly is cheaper, and so it is whenever the graph walk stops short of `k`
-    (`hnsw.max_scan_tuples`): the filter's guarantee is `k` hits whenever `k` allowed
-    chunks exist.
+    most `EXACT_UP_TO` chunks, scanning those exactly is cheaper (`scans_exactly`), and
+    so it is whenever the graph walk stops short of `k` (`hnsw.max_scan_tuples`, see
+    `walked_short`): the filter's guarantee is `k` hits whenever `k` allowed chunks exist.
 
     Through a quantized graph (`quantization` `halfvec` or `binary`, the form the graph
     present has), the graph finds `candidates_for` rows by the quantized distance and
     they are ranked again by the float32 vectors: the cosines are float32's. `size`, the
     vectors the space holds, sets how deep the graph is walked (`graph_ef_search`)."""
-    exact_up_to = EXACT_UP_TO if exact_up_to is None else exact_up_to
-    exact = _always_exact(k, exact_up_to)
-    if where is not None and not exact:
-        exact = _allowed_up_to(connection, where, exact_up_to + 1) <= exact_up_to
-    schema = vector_schema(connection)
-    statements = _statements(schema, space, dim, query, k, where, quantization, exact, size)
-    rows = _run(connection, statements)
-    if where is not None and not exact and len(rows) < k:
-        statements = _statements(schema, space, dim, query, k, where, "none", True, size)
-        rows = _run(connection, statements)
-    return rows
+    exact = scans_exactly(k, allowed if where is not None else None)
+    return _statements(schema, space, dim, query, k, where, quantization, exact, size)
+
+
+def scans_exactly(k: int, allowed: int | None) -> bool:
+    """Whether a search `k` deep scans exactly: past what the graph returns, with the graph
+    turned off (`ALWAYS_EXACT`), or with a filter that allows at most `EXACT_UP_TO`
+    chunks (`allowed`; None for no filter)."""
+    if k > MAX_EF_SEARCH or EXACT_UP_TO >= ALWAYS_EXACT:
+        return True
+    return allowed is not None and allowed <= EXACT_UP_TO
+
+
+def walked_short(k: int, allowed: int, found: int) -> bool:
+    """Whether a filtered search that walked the graph (one allowing `allowed` chunks)
+    stopped before `k` hits, having `found`: it then scans the allowed chunks exactly
+    (`exact_statements`)."""
+    return not scans_exactly(k, allowed) and found < k
+
+
+def exact_statements(
+    schema: str, space: str, dim: int, query: np.ndarray, k: int, where: Where
+) -> list[Statement]:
+    """A filtered search's statements scanning the allowed chunks exactly."""
+    return _statements(schema, space, dim, query, k, where, "none", True, 0)
 
 
 def candidates_for(quantization: str, k: int) -> int:
@@ -101,24 +112,6 @@ def candidates_for(quantization: str, k: int) -> int:
     what pgvector's graph returns, and never fewer than `k`)."""
     wanted = max(RERANK_LEAST[quantization], RERANK_FACTOR[quantization] * k)
     return max(k, min(MAX_EF_SEARCH, wanted))
-
-
-def _run(connection: Connection, statements: list[Statement]) -> list[tuple[int, float, tuple]]:
-    """Run a search's statements in order: the last one's rows, as `found_rows`."""
-    *settings, (search, values) = statements
-    for sql, setting in settings:
-        connection.exec_driver_sql(sql, setting)
-    return found_rows(connection.exec_driver_sql(search, values))
-
-
-def unfiltered_statements(
-    schema: str, space: str, dim: int, query: np.ndarray, k: int, quantization: str, size: int
-) -> list[Statement]:
-    """An unfiltered search's statements, what `nearest` sends for it (and what a
-    snapshot sends with its BEGIN: `Reading.begin_with`); the last one's rows are the
-    hits."""
-    exact = _always_exact(k, EXACT_UP_TO)
-    return _statements(schema, space, dim, query, k, None, quantization, exact, size)
 
 
 def _statements(
@@ -144,12 +137,6 @@ def _statements(
     if exact or (depth == HNSW_EF_SEARCH and where is None):
         return [search]
     return [_settings(depth, filtered=where is not None), search]
-
-
-def _always_exact(k: int, exact_up_to: int) -> bool:
-    """Whether a search scans exactly whatever its filter: `k` past what the graph
-    returns, or the graph turned off (`ALWAYS_EXACT`)."""
-    return k > MAX_EF_SEARCH or exact_up_to >= ALWAYS_EXACT
 
 
 def found_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, tuple[Any, ...]]]:
@@ -238,32 +225,30 @@ def _settings(depth: int, filtered: bool) -> Statement:
     }
 
 
-def _allowed_up_to(connection: Connection, where: Where, limit: int) -> int:
-    """How many chunks the filter allows, counted no further than `limit`."""
-    held = connection.execute(
-        text(
-            "SELECT count(*) FROM (SELECT 1 FROM chunks JOIN documents "
-            f"ON documents.id = chunks.document_id WHERE {where[0]} LIMIT :limit) AS allowed"
-        ),
-        {**where[1], "limit": limit},
+def allowed_statement(where: Where) -> Statement:
+    """How many chunks the filter allows (what decides exact or graph, and the size of
+    what a filtered search can find)."""
+    sql = (
+        "SELECT count(*) FROM chunks JOIN documents ON documents.id = chunks.document_id "
+        f"WHERE {where[0]}"
     )
-    return int(held.scalar_one())
+    return driver_sql(sql), where[1]
 
 
-def similarities(
-    connection: Connection, space: str, dim: int, query: np.ndarray, ids: list[int]
-) -> dict[int, float]:
-    """The cosine of one query vector with the stored vector of each of these chunks (one
-    statement text whatever the ids, so it is prepared like a search)."""
-    if not ids:
-        return {}
-    schema, table = vector_schema(connection), table_name(space)
-    rows = connection.execute(
-        text(
-            f"SELECT chunk_id, embedding OPERATOR({schema}.<#>) "
-            f"CAST(:query AS {schema}.vector({dim})) FROM {table} "
-            "WHERE chunk_id = ANY(:ids)"
-        ),
-        {"query": QueryVector(query), "ids": [int(i) for i in ids]},
+def similarities_statement(
+    schema: str, space: str, dim: int, query: np.ndarray, ids: list[int]
+) -> Statement:
+    """The cosine of one query vector with the stored vector of each of these chunks
+    (rows: chunk id, negated cosine; one statement text whatever the ids, so it is
+    prepared like a search)."""
+    table = table_name(space)
+    sql = (
+        f"SELECT chunk_id, embedding OPERATOR({schema}.<#>) "
+        f"CAST(:query AS {schema}.vector({dim})) FROM {table} WHERE chunk_id = ANY(:ids)"
     )
+    return driver_sql(sql), {"query": QueryVector(query), "ids": [int(i) for i in ids]}
+
+
+def similarities_of(rows: Iterable[Sequence[Any]]) -> dict[int, float]:
+    """`similarities_statement`'s rows as cosines by chunk id."""
     return {int(chunk_id): -float(negative) for chunk_id, negative in rows}

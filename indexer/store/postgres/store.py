@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from indexer.config import host_name, postgres_pool
 from indexer.errors import IndexClosed, IndexCorrupt, IndexLocked, IndexNotFound, StoreUnavailable
 from indexer.faults import kill_point
-from indexer.store import records
+from indexer.store import writer_rows
 from indexer.store.base import (
     ModelText,
     NewDocument,
@@ -46,12 +46,12 @@ from indexer.store.postgres.database import database_errors, first_line, postgre
 from indexer.store.postgres.location import PostgresLocation
 from indexer.store.postgres.lock import AdvisoryLock
 from indexer.store.postgres.parked import ParkedConnections
-from indexer.store.postgres.reading import reading
+from indexer.store.postgres.read_transaction import reading
 from indexer.store.postgres.snapshot import PostgresSnapshot, SpaceSizes
 from indexer.store.postgres.term_counts import defer_term_counts, recount_terms
-from indexer.store.records import session_rows
 from indexer.store.row_change import RowChange
 from indexer.store.sql_reads import counts, read_manifest
+from indexer.store.writer_rows import session_rows
 
 REBUILD_BATCH = 256
 
@@ -71,7 +71,8 @@ class PostgresStore:
         self.engine = postgres_engine(self.location, pooled=pool - pool // 2)
         self._lock: AdvisoryLock | None = None
         self._sizes = SpaceSizes()
-        # the manifest the last snapshot read: what a snapshot's first search is built from
+        # the manifest last read (on opening, then by each snapshot): what a snapshot's
+        # first statements are built from, and sent with its BEGIN
         self._seen: Manifest | None = None
         self._closed = False
         try:
@@ -87,6 +88,7 @@ class PostgresStore:
         except Exception:
             self.engine.dispose()
             raise
+        self._seen = self.manifest
 
     def _check_vector_extension(self) -> None:
         with self.engine.connect() as connection:
@@ -169,23 +171,23 @@ class PostgresStore:
         with database_errors(self.target), self._locked_session() as session, session.begin():
             for space in manifest.spaces:
                 vectors.create_space(session.connection(), space, manifest.dim_of(space))
-            records.write_manifest(session, manifest)
+            writer_rows.write_manifest(session, manifest)
         self.manifest = manifest
 
     def documents_under(self, root: Path) -> dict[str, StoredDocument]:
         """This host's documents under `root` (not those of roots nested in it)."""
         with database_errors(self.target), Session(self.engine) as session:
-            return records.documents_under(session, self.host, root)
+            return writer_rows.documents_under(session, self.host, root)
 
     def root_rules(self, root: Path) -> str | None:
         """The rules (JSON) remembered for this host's root `root`, or None."""
         with database_errors(self.target), Session(self.engine) as session:
-            return records.root_rules(session, self.host, root)
+            return writer_rows.root_rules(session, self.host, root)
 
     def roots_under(self, root: Path) -> list[str]:
         """This host's roots indexed on their own strictly under `root`."""
         with database_errors(self.target), Session(self.engine) as session:
-            return records.roots_under(session, self.host, root)
+            return writer_rows.roots_under(session, self.host, root)
 
     @contextmanager
     def change(self) -> Iterator[PostgresChange]:
@@ -210,9 +212,9 @@ class PostgresStore:
                 vectors.clear(connection, space)
             encoding = encoding_settings(manifest)
             total, done, last = counts(session_rows(session))["chunks"], 0, 0
-            while batch := records.chunk_texts(session, last, REBUILD_BATCH, model_text):
+            while batch := writer_rows.chunk_texts(session, last, REBUILD_BATCH, model_text):
                 ids = np.asarray([chunk_id for chunk_id, _ in batch], dtype=np.int64)
-                records.set_content_keys(
+                writer_rows.set_content_keys(
                     session, ids.tolist(), [value for _, value in batch], encoding
                 )
                 encoded = encode([value for _, value in batch])
@@ -255,7 +257,7 @@ class PostgresStore:
                     )
                 manifest.generation += 1
                 manifest.updated_at = time.time()
-                records.write_manifest(session, manifest)
+                writer_rows.write_manifest(session, manifest)
                 lock.confirm(session.connection())
                 kill_point("before-publish")
                 committing = True
@@ -295,7 +297,7 @@ class PostgresStore:
         """A read-only REPEATABLE READ transaction: one committed state throughout (every
         space is in the database, so `spaces` changes nothing). It begins with its first
         statement, which a vector search sends in the same round trip as the BEGIN; its
-        COMMIT is sent and not waited for (`reading.Reading`, `parked.py`)."""
+        COMMIT is sent and not waited for (`read_transaction.Reading`, `parked.py`)."""
         if self._closed:
             raise IndexClosed(f"{self.target}: the index was closed")
         with (
@@ -324,10 +326,11 @@ class PostgresStore:
             return describe_tables(snapshot, self.target, "postgresql+pgvector", sizes)
 
     def verify(self) -> VerifyReport:
-        """Cross-check the rows, every space's vectors and the full-text column."""
+        """Cross-check the rows, every space's vectors and the full-text column, and the
+        passages' texts with this host's files."""
         from indexer.store.postgres.verify import verify_snapshot
 
-        return verify_snapshot(self.target, self.snapshot)
+        return verify_snapshot(self.target, self.snapshot, self.host)
 
     def close(self) -> None:
         """Release the database connections; the store answers no more."""

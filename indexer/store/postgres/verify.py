@@ -10,6 +10,7 @@ from sqlalchemy import text
 from indexer.errors import CtxsearchError
 from indexer.store.base import VerifyReport
 from indexer.store.index_types import quantization_for, structure_for
+from indexer.store.passage_texts import check_passage_texts
 from indexer.store.postgres import vectors
 from indexer.store.postgres.snapshot import PostgresSnapshot
 from indexer.store.postgres.term_counts import count_problems
@@ -17,9 +18,11 @@ from indexer.store.sql_reads import check_offsets
 
 
 def verify_snapshot(
-    target: str, snapshot: Callable[[], AbstractContextManager[PostgresSnapshot]]
+    target: str, snapshot: Callable[[], AbstractContextManager[PostgresSnapshot]], host: str
 ) -> VerifyReport:
-    """Cross-check rows, vectors, the full-text column and the HNSW indexes in one snapshot."""
+    """Cross-check rows, vectors, the full-text column and the HNSW indexes, and the
+    passages' texts with this `host`'s files (`indexer.store.passage_texts`), in one
+    snapshot."""
     report = VerifyReport(directory=target)
     try:
         with snapshot() as state:
@@ -37,6 +40,7 @@ def verify_snapshot(
                 missing = counts["chunks"] - lexical
                 report.problems.append(f"lexical space: {missing} chunks have no entry")
             report.problems.extend(count_problems(connection))
+            check_passage_texts(state.rows, host, report)
     except CtxsearchError as error:
         report.problems.append(f"the index does not open: {error}")
     return report

@@ -86,18 +86,6 @@ def test_the_fingerprint_depends_on_the_weights_not_the_install_path(model, tmp_
     assert load_model(str(copy)).fingerprint == model.fingerprint
 
 
-def test_one_pass_gives_the_same_vectors_as_each_pooling_alone(model):
-    from indexer.encoders.layers import LayerwiseEncoder
-
-    vectors = LayerwiseEncoder(model, batch_size=4).encode(TEXTS)
-    assert set(vectors) >= {"contextual", "cls", "max", "mean-last4", "layer-0", "layer-6"}
-    for method, pooling in [("contextual", "mean"), ("cls", "cls"), ("mean-last4", "mean-last4")]:
-        alone = ContextualEncoder(model, pooling).encode(TEXTS)
-        assert np.allclose(vectors[method], alone, atol=1e-5), method
-    assert np.allclose(vectors["layer-6"], vectors["contextual"], atol=1e-6)
-    assert not np.allclose(vectors["layer-0"], vectors["contextual"], atol=1e-2)
-
-
 def test_a_few_texts_are_encoded_on_one_thread_with_the_same_vectors(tiny_model_dir):
     """An edit's one or two passages run on one torch thread (two threads' barrier waits
     cost seconds on a busy machine); the vectors are those of a larger batch, and the

@@ -89,11 +89,3 @@ def test_the_manifest_records_it_and_queries_use_it(tmp_path, notes):
 def test_it_keeps_only_the_token_static_space(tmp_path, notes):
     with pytest.raises(InvalidSettings, match="only the token static space"):
         Indexer(tmp_path / "ix", model=HASHED_MODEL, static="glove").index_folder(notes)
-
-
-def test_what_needs_a_transformer_refuses_it_in_one_line():
-    result = CliRunner().invoke(
-        cli, ["polysemy", "bank", "the river bank", "the bank loan", "--model", HASHED_MODEL]
-    )
-    assert result.exit_code == 1, result.output
-    assert "needs a real model" in result.output and "Traceback" not in result.output

@@ -89,7 +89,7 @@ def test_repair_encodes_in_the_precision_the_manifest_records(tmp_path, notes, m
                 ]
             )
             for chunk_id, vector in zip(chunks, fresh, strict=True):
-                stored = snapshot.similarities("contextual", vector, [chunk_id])[chunk_id]
-                assert stored == pytest.approx(1.0, abs=1e-6)
+                stored = snapshot.vectors("contextual", [chunk_id])[chunk_id]
+                assert float(stored @ vector) == pytest.approx(1.0, abs=1e-6)
     finally:
         store.close()

@@ -8,8 +8,8 @@ import sqlite3
 import pytest
 
 from indexer import Indexer
-from indexer.reading.layout import Locator, markdown_headings, rst_headings
 from indexer.reading.readers import read_html, read_html_layout, read_pdf_layout
+from indexer.reading.text_layout import Locator, markdown_headings, rst_headings
 from search.engine import Searcher
 from tests.conftest import make_pdf
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from indexer.reading.layout import Locator
 from indexer.reading.readers import read_html, read_html_layout
+from indexer.reading.text_layout import Locator
 
 # The shape of a Sphinx page (Python's documentation): related links above and below the
 # body, a sidebar with the page's table of contents, a footer, a mobile menu.

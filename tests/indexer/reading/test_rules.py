@@ -70,7 +70,12 @@ def test_exclude_and_include_are_remembered_per_root(any_index, tmp_path, tiny_m
     narrowed = indexer.index_folder(docs, include=["*.md"])  # excluded files are removed
     assert narrowed.removed == 1 and indexed(any_index) == ["a.md", "e.md"]
     reset = indexer.index_folder(docs, forget_rules=True)
-    assert reset.rules == {"exclude": [], "include": [], "default_excludes": True}
+    assert reset.rules == {
+        "exclude": [],
+        "include": [],
+        "default_excludes": True,
+        "follow_links_outside": False,
+    }
     assert indexed(any_index) == ["a.md", "b.txt", "c.md", "d.txt", "e.md", "g.md"]
     assert indexer.index_folder(other).rules["include"] == ["*.md"]
 

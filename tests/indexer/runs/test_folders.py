@@ -86,14 +86,14 @@ def test_remove_of_a_symlink_acts_on_the_links_own_path(tmp_path, fast_model):
     with Searcher(index) as searcher:
         hits = searcher.search("otters", k=10, mode="lexical").results
         assert sorted(Path(hit.path).name for hit in hits) == ["c.md", "target.md"]
-    # A folder indexed through a link is recorded as the folder it points to: removing
-    # the link removes that root.
+    # A folder indexed through a link is recorded as the link: removing the link
+    # removes that root.
     notes = write(tmp_path / "notes", ["n.md"])
     (tmp_path / "notes-link").symlink_to(notes, target_is_directory=True)
     Indexer(index).index_folder(tmp_path / "notes-link")
     removed = remove_path(index, tmp_path / "notes-link")
     assert (removed["path"], removed["removed_documents"], removed["removed_roots"]) == (
-        str(notes),
+        str(tmp_path / "notes-link"),
         1,
         1,
     )

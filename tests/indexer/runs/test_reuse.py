@@ -133,7 +133,7 @@ def test_repair_gives_chunks_from_before_content_keys_theirs(tmp_path, tiny_mode
     import sqlite3
 
     from indexer.runs.repair import repair_index
-    from indexer.store.local.layout import DATABASE_FILE
+    from indexer.store.local.index_files import DATABASE_FILE
 
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -164,7 +164,7 @@ def test_a_passage_is_encoded_with_its_section_trail_in_front(tmp_path, fast_mod
     from indexer.encoders.for_index import encoders_for
     from indexer.store.backends import open_store
     from indexer.store.content_keys import content_key, encoding_settings
-    from indexer.store.local.layout import DATABASE_FILE
+    from indexer.store.local.index_files import DATABASE_FILE
 
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -218,7 +218,7 @@ def alpha_ids(target) -> list[int]:
     """The ids of the stored passages of the Alpha section, in order."""
     from sqlalchemy import create_engine, text
 
-    from indexer.store.local.layout import DATABASE_FILE
+    from indexer.store.local.index_files import DATABASE_FILE
     from indexer.store.postgres.location import PostgresLocation
 
     if isinstance(target, str):

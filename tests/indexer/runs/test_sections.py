@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from indexer import Indexer
-from indexer.store.local.layout import DATABASE_FILE
+from indexer.store.local.index_files import DATABASE_FILE
 from search.engine import Searcher
 from tests.conftest import make_pdf
 

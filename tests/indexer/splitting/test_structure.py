@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.reading.office import read_docx
+from indexer.reading.outline import markdown_outline, rst_outline
 from indexer.reading.readers import read_html_layout, read_pdf_layout
 from indexer.splitting.code_outline import code_outline
-from indexer.splitting.outline import markdown_outline, rst_outline
 from indexer.splitting.structure import Section, document_sections, section_kind
 from tests.conftest import make_pdf
 from tests.indexer.reading.test_office_readers import make_docx

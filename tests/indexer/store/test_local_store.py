@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from indexer.errors import IndexCorrupt, IndexNotFound, ModelMismatch
 from indexer.store.backends import open_store
 from indexer.store.local.fts import TextCollection
-from indexer.store.local.layout import DATABASE_FILE
+from indexer.store.local.index_files import DATABASE_FILE
 from indexer.store.migrations import MIGRATIONS, _m0001_initial, migrate, pending
 from indexer.store.schema import Base
 from tests.indexer.store.test_store_contract import add, manifest, new_store
@@ -181,11 +181,12 @@ def test_later_migrations_keep_the_rows_of_an_0001_database(tmp_path):
             "0009_bm25",
             "0010_fts5_tokens",
             "0011_deferred_term_counts",
+            "0012_file_identity",
         ]
         # a chunk from before content keys has none: its vectors are never reused
         assert connection.execute(text("SELECT id, content_key FROM chunks")).all() == [(7, None)]
         from indexer.store.local.bm25 import bm25_search
-        from indexer.store.records import session_rows
+        from indexer.store.writer_rows import session_rows
 
         assert bm25_search(session_rows(connection), "otter", 5)[0][0] == 7
         assert connection.execute(text("SELECT host, path FROM documents")).all() == [

@@ -1,6 +1,6 @@
 """The PostgreSQL backend end to end: every command on a URL, hosts, errors, crashes.
 
-A real PostgreSQL with pgvector runs for the session (see search/lab/postgres_server.py).
+A real PostgreSQL with pgvector runs for the session (see tests/support/postgres_server.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from indexer.errors import IndexLocked
 from indexer.store.backends import open_store, verify_target
 from search import Searcher
 from search.cli import cli
-from search.lab.postgres_server import create_database
 from tests.conftest import ROOT
 from tests.support.crash_harness import (
     index_in_process,
@@ -32,6 +31,7 @@ from tests.support.crash_harness import (
     wait_for_pause,
     write_corpus,
 )
+from tests.support.postgres_server import create_database
 
 
 def invoke(*args: str):

@@ -39,8 +39,6 @@ def lexical(target, query: str) -> dict[str, float]:
         with store.snapshot() as snapshot:
             ranked = snapshot.lexical_search(query, 100)
             chunks = snapshot.chunks([chunk_id for chunk_id, _ in ranked])
-            by_id = snapshot.lexical_scores(query, [chunk_id for chunk_id, _ in ranked])
-        assert by_id == pytest.approx(dict(ranked))
         return {Path(chunks[i].path).name: score for i, score in ranked}
     finally:
         store.close()
@@ -103,10 +101,13 @@ def test_an_index_made_with_the_parsers_tokens_is_migrated_to_fts5s(
     from indexer.store import migrations
 
     folder = write(tmp_path / "abstracts", ABSTRACTS)
-    made_before = migrations.MIGRATION_NAMES.index("0010_fts5_tokens")
+    # The index of the code before 0010, less the migrations since that only add what
+    # today's rows need (a document's file identity) and leave the lexical space alone.
+    lexical_since = {"0010_fts5_tokens", "0011_deferred_term_counts"}
+    made_before = tuple(step for step in migrations.MIGRATIONS if step[0] not in lexical_since)
     with monkeypatch.context() as before:
-        before.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:made_before])
-        before.setattr(migrations, "MIGRATION_NAMES", migrations.MIGRATION_NAMES[:made_before])
+        before.setattr(migrations, "MIGRATIONS", made_before)
+        before.setattr(migrations, "MIGRATION_NAMES", tuple(name for name, _ in made_before))
         Indexer(postgres_index, model=fast_model).index_folder(folder)
         assert held(postgres_index, "co-cultur") == [(1,)]
     assert held(postgres_index, "co-cultur") == []  # opening it migrated it

@@ -1,8 +1,10 @@
-"""What a PostgreSQL query sends: one statement finds the nearest chunks and reads their
-rows and content keys, so hydrating the hits needs no other; and psycopg prepares the
-statements a connection runs again and again."""
+"""What a PostgreSQL query sends: a search's statements find the nearest chunks and read
+their rows and content keys, sent with the snapshot's BEGIN; what the hits show is one
+more round; and psycopg prepares the statements a connection runs again and again."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import psycopg
 import pytest
@@ -10,7 +12,9 @@ from sqlalchemy import event, text
 
 from indexer import Indexer
 from indexer.store.backends import open_store
-from search.lab.bench_queries import server_waits
+from indexer.store.base import CandidateSearch
+from lab.bench_queries import server_waits
+from search.engine import Searcher
 
 pytestmark = pytest.mark.postgres
 
@@ -26,19 +30,21 @@ def statements_of(store) -> list[str]:
     return sent
 
 
-def test_a_vector_query_and_its_hydration_are_one_statement(notes_store):
+def test_a_vector_search_reads_its_rows_and_content_keys_in_one_wait(notes_store):
     with notes_store.snapshot() as snapshot:
         [query] = snapshot.vectors("contextual", [1]).values()
-        sent = statements_of(notes_store)
-        [hits] = snapshot.vector_search("contextual", query[None], 3)
-        chunks = snapshot.chunks([chunk_id for chunk_id, _ in hits])
-        keys = snapshot.content_keys({chunk.document_id for chunk in chunks.values()})
-        searched = list(sent)  # the commit left out
-    assert len(hits) == 3 and sorted(chunks) == sorted(chunk_id for chunk_id, _ in hits)
-    assert chunks[hits[0][0]].text
-    assert len(searched) == 1, searched
-    with notes_store.snapshot() as fresh:  # read on their own, as they were before
-        assert keys and fresh.content_keys(keys) == keys
+    found = []
+
+    def search() -> None:
+        with notes_store.snapshot() as snapshot:
+            found.append(snapshot.search(CandidateSearch({"contextual": query}, None, 3)))
+
+    for _ in range(6):  # past psycopg's prepare threshold
+        search()
+    assert server_waits(notes_store, search) == ["Sync"]
+    hits = found[-1].vector["contextual"]
+    assert len(hits) == 3 and sorted(found[-1].chunks) == sorted(i for i, _ in hits)
+    assert found[-1].chunks[hits[0][0]].text and found[-1].content_keys
 
 
 def test_repeated_searches_run_as_one_prepared_statement_with_one_generic_plan(notes_store):
@@ -65,9 +71,12 @@ def test_repeated_searches_run_as_one_prepared_statement_with_one_generic_plan(n
     assert plans and max(plans) >= 1, prepared
 
 
-def test_term_counts_and_the_match_signals_evidence_are_one_statement_each(notes_store):
+def test_what_hits_show_is_one_wait_for_the_server(notes_store):
+    """Their copies, the terms' counts and holders, and the chunk count (once per state)
+    are sent together, with the BEGIN when the snapshot has not begun."""
     terms = ["roses", "bank", "river", "snake_case", "nowhere"]
     with notes_store.snapshot() as snapshot:
+        ids = sorted(snapshot.chunks(range(1, 40)))
         counted = {
             term: snapshot.rows(
                 "SELECT count(*) FROM chunks "
@@ -76,18 +85,65 @@ def test_term_counts_and_the_match_signals_evidence_are_one_statement_each(notes
             )[0][0]
             for term in terms
         }
-        sent = statements_of(notes_store)
-        held = snapshot.term_counts(terms)
-        counting = list(sent)  # the commit left out
-        ids = sorted(snapshot.chunks(range(1, 40)))
-        sent.clear()
-        evidence = snapshot.term_evidence(terms, ids)
-        both = list(sent)
-        holders = {term: set(snapshot.lexical_scores(term, ids)) for term in terms}
-    assert held == counted and held["roses"] >= 1 and held["nowhere"] == 0
-    assert len(counting) == 1, counting
-    assert evidence == (held, holders) and holders["roses"]
-    assert len(both) == 1, both  # the match signal's two reads: one wait for the server
+    shown = []
+
+    def show() -> None:
+        with notes_store.snapshot() as snapshot:
+            shown.append(snapshot.shown(ids, terms))
+
+    for _ in range(6):  # past psycopg's prepare threshold
+        show()
+    assert server_waits(notes_store, show) == ["Sync"]
+    evidence = shown[-1].terms
+    assert evidence.counts == counted and counted["roses"] >= 1 and counted["nowhere"] == 0
+    assert evidence.holders["roses"] and evidence.chunks == len(ids)
+    assert set(shown[-1].copies) == set(ids)
+
+
+def test_showing_no_hits_sends_nothing(notes_store):
+    with notes_store.snapshot() as snapshot:
+        [query] = snapshot.vectors("contextual", [1]).values()
+
+    def search() -> None:
+        with notes_store.snapshot() as snapshot:
+            snapshot.search(CandidateSearch({"contextual": query}, None, 3))
+            assert snapshot.shown([], ["roses"]).copies == {}
+
+    assert server_waits(notes_store, search) == ["Sync"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "depth", "waits"),
+    [("contextual", None, 2), ("lexical", None, 3), ("hybrid", None, 2), ("hybrid", 2, 3)],
+)
+def test_a_query_waits_for_its_candidates_their_missing_scores_and_what_its_hits_show(
+    notes_store, postgres_index, mode, depth, waits
+):
+    """The searches go with the BEGIN; then the exact scores a side did not give, when
+    some are missing (each lexical hit's cosine; in hybrid, where each side lists every
+    chunk of these notes, none unless the lists are cut at `depth`); then what the hits
+    show."""
+    with Searcher(postgres_index) as searcher:
+        if depth is not None:
+            searcher.hybrid = replace(searcher.hybrid, depth=depth)
+
+        def search() -> None:
+            searcher.search("roses by the river bank", mode=mode, k=2, all_chunks=True)
+
+        for _ in range(6):  # past psycopg's prepare threshold
+            search()
+        sent = server_waits(searcher.store, search)
+    assert sent == ["Sync"] * waits
+
+
+def test_the_first_query_of_a_process_sends_its_searches_with_the_begin(
+    notes_store, postgres_index
+):
+    """A store opened for one query (`ctxsearch query`) read the manifest on opening: its
+    first snapshot's searches are built from it and go with the BEGIN, as later ones do."""
+    with Searcher(postgres_index) as searcher:
+        search = lambda: searcher.search("river bank", mode="contextual")  # noqa: E731
+        assert server_waits(searcher.store, search) == ["Sync", "Sync"]
 
 
 @pytest.mark.parametrize("k", [3, 200])  # 200: a search's default depth, past ef_search
@@ -97,25 +153,23 @@ def test_a_vector_query_waits_for_the_server_once(notes_store, k):
 
     def search() -> None:
         with notes_store.snapshot() as snapshot:
-            [hits] = snapshot.vector_search("contextual", query[None], k)
-            snapshot.chunks([chunk_id for chunk_id, _ in hits])
+            snapshot.search(CandidateSearch({"contextual": query}, None, k))
 
     for _ in range(6):  # past psycopg's prepare threshold
         search()
     # the transaction's start, the manifest, the graph's setting (k 200) and the search
-    # with its hydration; the COMMIT is sent, its answer read by the next snapshot
+    # with its rows; the COMMIT is sent, its answer read by the next snapshot
     assert server_waits(notes_store, search) == ["Sync"]
 
 
-def test_a_lexical_query_and_its_hydration_wait_for_the_server_once(notes_store):
-    """The BM25 statement reads its hits' rows, and a snapshot's first goes with the BEGIN."""
+def test_a_lexical_search_and_its_rows_wait_for_the_server_once(notes_store):
+    """The BM25 statement reads its hits' rows and goes with the BEGIN."""
 
     def search() -> None:
         with notes_store.snapshot() as snapshot:
-            hits = snapshot.lexical_search("roses by the river bank", 5)
-            chunks = snapshot.chunks([chunk_id for chunk_id, _ in hits])
-            keys = snapshot.content_keys({chunk.document_id for chunk in chunks.values()})
-        assert hits and sorted(chunks) == sorted(chunk_id for chunk_id, _ in hits) and keys
+            found = snapshot.search(CandidateSearch({}, "roses by the river bank", 5))
+        hits = found.lexical
+        assert hits and sorted(found.chunks) == sorted(i for i, _ in hits) and found.content_keys
 
     for _ in range(6):  # past psycopg's prepare threshold
         search()
@@ -150,12 +204,16 @@ def test_a_first_search_built_from_an_older_manifest_is_made_again(
             [vector] = snapshot.vectors("contextual", [otters.id]).values()
     finally:
         added.close()
-    sent = statements_of(notes_store)  # what goes through SQLAlchemy: the search made again
-    with notes_store.snapshot() as snapshot:
-        [hits] = snapshot.vector_search("contextual", vector[None], 1)
-        assert snapshot.manifest.generation > before
-    assert hits[0][0] == otters.id
-    assert len([s for s in sent if s.startswith("SELECT nearest.distance")]) == 1, sent
+    found = []
+
+    def search() -> None:
+        with notes_store.snapshot() as snapshot:
+            found.append(snapshot.vector_search("contextual", vector[None], 1)[0])
+            assert snapshot.manifest.generation > before
+
+    # sent with the BEGIN, then made again in the state's terms (its space counted)
+    assert server_waits(notes_store, search) == ["Sync", "Sync"]
+    assert found[0][0][0] == otters.id
 
 
 def test_the_chunks_are_counted_once_per_published_state(

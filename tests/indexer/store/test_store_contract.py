@@ -6,20 +6,27 @@ PostgreSQL + pgvector (a real server started for the session; see postgres_serve
 
 from __future__ import annotations
 
+import operator
+import re
 import signal
 import subprocess
 import sys
 import threading
+from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from indexer.errors import IndexLocked, IndexNotFound
 from indexer.reading.sources import Document
+from indexer.records.record import value_text
 from indexer.splitting.chunking import Chunk
 from indexer.store.backends import open_store, store_exists
-from indexer.store.base import NewDocument, Store
+from indexer.store.base import CandidateSearch, NewDocument, Store
 from indexer.store.manifest import Manifest
 from tests.conftest import ROOT
 
@@ -57,7 +64,15 @@ def new_document(path: str, texts: list[str], first_axis: int = 0) -> NewDocumen
         if texts
         else np.zeros((0, DIM), np.float32)
     )
-    document = Document(path=Path(path), text=" ".join(texts), size=1, mtime_ns=1, sha256="0" * 64)
+    document = Document(
+        path=Path(path),
+        text=" ".join(texts),
+        size=1,
+        mtime_ns=1,
+        sha256="0" * 64,
+        ctime_ns=2,
+        inode=-3,
+    )
     return NewDocument(document, chunks, {"contextual": matrix, "static": matrix})
 
 
@@ -86,13 +101,7 @@ def test_a_new_store_round_trips_documents_chunks_and_vectors(any_index):
                 [found] = snapshot.vector_search(space, unit(1)[None, :], 1)
                 assert found[0][0] == ids[1] and found[0][1] == pytest.approx(1.0)
             assert snapshot.lexical_search("herons", 5)[0][0] == ids[1]
-            # the exact lexical score of given chunks: what lexical_search gives them, and
-            # nothing for a chunk without a query term
-            searched = dict(snapshot.lexical_search("beta herons", 5))
-            assert snapshot.lexical_scores("beta herons", ids) == searched
-            assert list(searched) == [ids[1]]
-            assert snapshot.lexical_scores("the of", ids) == {}
-            assert snapshot.lexical_scores("herons", []) == {}
+            assert snapshot.lexical_search("the of", 5) == []
             chunks = snapshot.chunks(ids)
             assert [chunks[i].text for i in ids] == ["alpha otters", "beta herons"]
             assert chunks[ids[0]].path == "/docs/a.txt"
@@ -129,13 +138,18 @@ def test_update_and_delete_keep_rows_and_every_space_in_step(any_index):
     store.close()
 
 
-def test_touching_a_document_records_its_mtime(any_index):
+def test_a_document_keeps_what_identifies_its_file_and_touching_records_it(any_index):
+    """Size, mtime, ctime and inode come back as stored (inodes use all 64 bits, kept
+    signed); touching a document records the new mtime, ctime and inode."""
     store = new_store(any_index)
     add(store, "/docs/a.txt", ["one"])
     stored = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    assert (stored.size, stored.mtime_ns, stored.ctime_ns, stored.inode) == (1, 1, 2, -3)
+    touched = replace(new_document("/docs/a.txt", ["one"]).document, mtime_ns=42, ctime_ns=43)
     with store.writer(), store.change() as change:
-        change.touch_document(stored.id, 42)
-    assert store.documents_under(Path("/docs"))["/docs/a.txt"].mtime_ns == 42
+        change.touch_document(stored.id, replace(touched, inode=2**63 - 1))
+    again = store.documents_under(Path("/docs"))["/docs/a.txt"]
+    assert (again.mtime_ns, again.ctime_ns, again.inode) == (42, 43, 2**63 - 1)
     store.close()
 
 
@@ -414,9 +428,17 @@ def test_filtered_searches_find_k_allowed_chunks_in_every_structure(any_index):
             assert snapshot.chunk_count(far) == 12 and snapshot.chunk_count() == 40
             lexical = snapshot.lexical_search("otter", 40, far)
             assert len(lexical) == 12 and {i for i, _ in lexical} == {i for i, _ in hits}
-            cosines = snapshot.similarities("contextual", unit(1), [i for i, _ in hits])
-            assert cosines == pytest.approx(dict(hits))
+            assert contextual_cosines(snapshot, unit(1), 12, far) == pytest.approx(dict(hits))
     store.close()
+
+
+def contextual_cosines(snapshot, query: np.ndarray, k: int, where=None) -> dict[int, float]:
+    """The contextual cosines `search` looks up for the `k` static hits of `query` (each
+    chunk's two vectors are the same here, so they are its contextual search's scores)."""
+    ask = CandidateSearch({"static": query}, None, k, where, cosine=("contextual", query))
+    found = snapshot.search(ask)
+    assert set(found.cosines) == {chunk_id for chunk_id, _ in found.vector["static"]}
+    return found.cosines
 
 
 def new_record(
@@ -526,7 +548,7 @@ def neighbour_indexes(any_index, tmp_path) -> tuple[str | Path, str | Path]:
         return tmp_path / "public", tmp_path / "default"
     import uuid
 
-    from search.lab.postgres_server import create_database
+    from tests.support.postgres_server import create_database
 
     url = create_database(any_index.split("?")[0], f"neighbours_{uuid.uuid4().hex[:8]}")
     return f"{url}?index=public", url
@@ -638,11 +660,12 @@ def test_stored_vectors_are_found_by_content_key_in_every_space(any_index):
     store.close()
 
 
-def test_the_content_keys_read_with_chunks_are_the_stored_ones(any_index):
-    """A snapshot keeps the content keys of the documents whose chunks it read (the
-    hydration of hits: on PostgreSQL the search's own statement), and answers
-    `content_keys` from them as reading them on their own does: one key for one text,
-    records left out."""
+def test_a_search_reads_its_candidates_rows_and_content_keys(any_index):
+    """`search` gives each candidate's row and its document's content key: one key for
+    one text, records left out; and each space's size, or how many chunks a filter
+    allows."""
+    from indexer.store.filters import make_filter
+
     store = new_store(any_index)
     with store.writer(), store.change() as change:
         change.add_documents(
@@ -653,17 +676,90 @@ def test_the_content_keys_read_with_chunks_are_the_stored_ones(any_index):
                 new_record("r1", ["alpha"], {"lang": "en"}, 3),
             ]
         )
+    texts = make_filter(types="txt")
     with store.snapshot() as snapshot:
-        [hits] = snapshot.vector_search("contextual", unit(0)[None, :], 4)
-        chunks = snapshot.chunks(chunk_id for chunk_id, _ in hits)
-        documents = {chunk.path: chunk.document_id for chunk in chunks.values()}
-        kept = snapshot.content_keys(documents.values())
-    with store.snapshot() as snapshot:
-        read = snapshot.content_keys(documents.values())
-    assert kept == read
+        found = snapshot.search(CandidateSearch({"contextual": unit(0)}, "alpha", 4))
+        [nearest] = snapshot.vector_search("contextual", unit(0)[None], 4)
+        assert found.vector["contextual"] == nearest
+        assert found.lexical == snapshot.lexical_search("alpha", 4)
+        assert found.chunks == snapshot.chunks(found.chunks)
+        assert found.sizes == {"contextual": 4}
+        filtered = snapshot.search(CandidateSearch({"static": unit(0)}, None, 4, texts))
+        assert filtered.sizes == {"static": 3} and filtered.lexical is None
+    documents = {chunk.path: chunk.document_id for chunk in found.chunks.values()}
     assert sorted(documents) == ["/docs/a.txt", "/docs/b.txt", "/docs/c.txt", "record:r1"]
-    a, b, c = (read[documents[f"/docs/{name}.txt"]] for name in "abc")
-    assert a == c != b and documents["record:r1"] not in read
+    keys = found.content_keys
+    a, b, c = (keys[documents[f"/docs/{name}.txt"]] for name in "abc")
+    assert a == c != b and documents["record:r1"] not in keys
+    store.close()
+
+
+def test_a_search_scores_each_candidate_on_the_side_that_missed_it_as_that_side_would(
+    any_index,
+):
+    """A candidate only one side listed gets its exact score on the other: its cosine
+    (as the contextual search scores it), its BM25 when it holds a query term (as the
+    lexical search scores it); the BM25 only when the lexical list is full, since a
+    shorter one holds every chunk with a query term."""
+    store = new_store(any_index)
+    ids = add(store, "/docs/a.txt", ["herons herons herons", "otters and herons", "otters"])
+    deep = {"contextual": unit(1)}
+    with store.snapshot() as snapshot:
+        cosines = dict(snapshot.vector_search("contextual", unit(1)[None], 3)[0])
+        bm25 = dict(snapshot.lexical_search("herons", 3))
+        ask = CandidateSearch(deep, "herons", 1, cosine=("contextual", unit(1)))
+        found = snapshot.search(replace(ask, complete_lexical=True))
+        assert found.vector["contextual"] == [(ids[1], pytest.approx(1.0))]
+        assert found.lexical == [(ids[0], pytest.approx(bm25[ids[0]]))]
+        assert found.cosines == {ids[0]: pytest.approx(cosines[ids[0]])}
+        assert found.bm25 == {ids[1]: pytest.approx(bm25[ids[1]])}
+        assert set(found.chunks) == {ids[0], ids[1]}
+        assert snapshot.search(ask).bm25 == {}  # not asked
+        short = snapshot.search(replace(ask, text="otters", depth=3, complete_lexical=True))
+        assert len(short.lexical) == 2 and short.bm25 == {}
+        assert snapshot.search(CandidateSearch(deep, "the of", 3)).lexical == []
+    store.close()
+
+
+def test_shown_names_each_hits_copies_in_path_order_with_the_first_ones_passage(any_index):
+    """`shown` lists the files with a hit's text that the filter allows, in path order,
+    and the first one's passage at the hit's place when it has the hit's text (a copy
+    cut otherwise has none there); records have no copies."""
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [
+                new_document("/docs/b.txt", ["alpha", "beta"]),
+                new_document("/docs/a.md", ["alpha", "beta"]),
+                new_document("/docs/c.txt", ["alpha", "gamma"]),
+                new_document("/docs/0.txt", ["alpha beta"]),  # the same text, cut otherwise
+                new_record("r1", ["alpha", "beta"], {"lang": "en"}),
+            ]
+        )
+    with store.snapshot() as snapshot:
+        rows = snapshot.chunks(range(1, 20)).values()
+        chunk = {(c.path, c.ordinal): c for c in rows}
+        b_alpha, b_beta = chunk["/docs/b.txt", 0], chunk["/docs/b.txt", 1]
+        a_beta, record = chunk["/docs/a.md", 1], chunk["record:r1", 0]
+        shown = snapshot.shown([b_beta.id, b_alpha.id, record.id], [])
+        in_markdown = snapshot.shown([b_beta.id], [], make_filter(types="md"))
+        c_gamma = chunk["/docs/c.txt", 1]
+        in_texts = snapshot.shown([b_beta.id, c_gamma.id], [], make_filter(types="txt"))
+    names = {c.document_id: c.path for c in rows}
+    assert [names[d] for d, _ in shown.copies[b_beta.id].files] == [
+        "/docs/0.txt", "/docs/a.md", "/docs/b.txt"
+    ]  # fmt: skip
+    assert all(names[d] == path for d, path in shown.copies[b_beta.id].files)
+    assert shown.copies[b_beta.id].first_passage is None  # 0.txt has no second passage
+    assert shown.copies[b_alpha.id].first_passage is None  # its first says "alpha beta"
+    assert record.id not in shown.copies
+    assert in_markdown.copies[b_beta.id].files == [(a_beta.document_id, "/docs/a.md")]
+    assert in_markdown.copies[b_beta.id].first_passage == a_beta
+    found = in_texts.copies[b_beta.id]
+    assert [path for _, path in found.files] == ["/docs/0.txt", "/docs/b.txt"]
+    assert [path for _, path in in_texts.copies[c_gamma.id].files] == ["/docs/c.txt"]
     store.close()
 
 
@@ -736,10 +832,12 @@ def test_the_reads_behind_hints_answer_alike_on_every_backend(any_index):
     store.close()
 
 
-def test_term_evidence_holders_are_the_chunks_each_term_scores_on_every_backend(any_index):
-    """The match signal's coverage asks, for all a query's terms at once, which hits hold
-    each: the chunks `lexical_scores` scores for that term alone, stems and phrases alike;
-    `term_evidence` answers it with the terms' counts, as `term_counts` reads them."""
+def test_shown_term_evidence_holders_are_the_chunks_each_term_scores_on_every_backend(
+    any_index,
+):
+    """The match signal's coverage asks, for all a query's terms at once, how many chunks
+    hold each and which hits do: the chunks a lexical search for that term alone finds,
+    stems and phrases alike."""
     store = new_store(any_index)
     texts = ["Otters float while sleeping", "a snake_case name", "the otter sleeps", "kettles"]
     with store.writer(), store.change() as change:
@@ -747,14 +845,21 @@ def test_term_evidence_holders_are_the_chunks_each_term_scores_on_every_backend(
     terms = ["otters", "sleep", "snake_case", "the", "absent"]
     with store.snapshot() as snapshot:
         ids = sorted(snapshot.chunks(range(1, 10)))
-        counts, held = snapshot.term_evidence(terms, ids)
-        alone = {term: set(snapshot.lexical_scores(term, ids)) for term in terms}
-        assert counts == snapshot.term_counts(terms)
-        assert snapshot.term_evidence(terms, []) == (counts, {term: set() for term in terms})
+        evidence = snapshot.shown(ids, terms).terms
+        alone = {
+            term: {chunk_id for chunk_id, _ in snapshot.lexical_search(term, 10)} & set(ids)
+            for term in terms
+        }
+        assert snapshot.shown([], terms).terms.counts == {}
+        assert snapshot.shown(ids[:1], []).terms.counts == {}
+        total = snapshot.chunk_count()
     store.close()
-    assert held == alone
+    assert evidence.holders == alone and evidence.chunks == total == 4
+    held = evidence.holders
     assert len(held["otters"]) == 2 and len(held["sleep"]) == 2 and len(held["snake_case"]) == 1
     assert held["absent"] == set()
+    counts = evidence.counts
+    assert [counts[term] for term in ("otters", "sleep", "snake_case", "absent")] == [2, 2, 1, 0]
 
 
 def test_replacing_a_document_keeps_the_rows_and_vectors_of_its_unchanged_passages(any_index):
@@ -828,6 +933,107 @@ def test_every_quantized_form_finds_what_exact_search_finds_with_float32_cosines
             allowed = snapshot.vector_search("contextual", unit(1)[None, :], 3, near)[0]
             paths = {c.path for c in snapshot.chunks(i for i, _ in allowed).values()}
             assert len(allowed) == 3 and all(p.startswith("/docs/a/") for p in paths), form
-            cosines = snapshot.similarities("contextual", unit(1), [i for i, _ in hits])
-            assert dict(hits) == pytest.approx(cosines), form
+            assert dict(hits) == pytest.approx(contextual_cosines(snapshot, unit(1), 10)), form
     store.close()
+
+
+# What records may hold where float64 and the texts of numbers disagree: whole numbers
+# around 2**53 and 2**63, floats that are whole past 2**53, tiny and huge floats, and
+# strings, some spelling numbers (one with an exponent too long to be read as one).
+STORED_NUMBERS = [
+    0, -1, 7, 2020, 2**53, 2**53 + 1, -(2**53) - 1, 2**63 - 1, -(2**63), 10**16,
+    1714521600000000000, 1714521600000000001, 123456789012345678,
+    2020.0, 1e16, 2.0**60, 0.1, 0.30000000000000004, 1e-05, -1.5e-07, 5e-324,
+    1.7976931348623157e308, "2020", "10000000000000000", "1e16", "1e+16",
+    "0.10000000000000001", "99999999999999999999999", "-0", "2.5e-400", "1e1000", "soon",
+]  # fmt: skip
+# A text spells a number in a `where`: JSON's grammar, at most 3 exponent digits.
+SPELT_NUMBER = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,3})?"
+COMPARED = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def exact_number(value: object) -> Decimal | None:
+    """The exact number of a metadata value: an int itself, a float the decimal its
+    JSON text shows (`repr`), a string the decimal it spells."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return Decimal(value) if re.fullmatch(SPELT_NUMBER, str(value)) else None
+
+
+def respelt(value: int | float, shift: int) -> str:
+    """Another text of the same number: positional, with the exponent moved by `shift`."""
+    moved = exact_number(value).scaleb(-shift)  # type: ignore[union-attr]
+    return f"{moved:f}e{shift}"
+
+
+def spelt(digits: int, point: int, exponent: int) -> str:
+    """The text `digits` with `point` decimals and an exponent (`-1234`, 2, 5: -12.34e5)."""
+    sign, whole = "-" if digits < 0 else "", str(abs(digits)).rjust(point + 1, "0")
+    fraction = f".{whole[len(whole) - point :]}" if point else ""
+    return f"{sign}{whole[: len(whole) - point]}{fraction}e{exponent}"
+
+
+WHERE_NUMBERS = st.one_of(
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([v for v in STORED_NUMBERS if not isinstance(v, str)]),
+    st.builds(
+        respelt,
+        st.sampled_from([v for v in STORED_NUMBERS if not isinstance(v, str)]),
+        st.integers(-3, 3),
+    ),
+    st.builds(spelt, st.integers(-(10**25), 10**25), st.integers(0, 30), st.integers(-400, 400)),
+)
+
+
+def test_numbers_in_where_compare_exactly_on_every_backend(any_index):
+    """Equal numbers match and comparisons are exact (no float64 on the way), the same on
+    every store: each condition finds exactly the records Python's exact decimals say."""
+    from indexer.store.filters import make_filter
+
+    store = new_store(any_index)
+    held = {f"r{n}": value for n, value in enumerate(STORED_NUMBERS)}
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [
+                new_record(name, [name], {"n": value}, n)
+                for n, (name, value) in enumerate(held.items())
+            ]
+        )
+    numbers = {name for name, value in held.items() if not isinstance(value, str)}
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(value=WHERE_NUMBERS, compare=st.sampled_from(sorted(COMPARED)), as_text=st.booleans())
+    def exact(value: int | float | str, compare: str, as_text: bool) -> None:
+        given = value_text(value) if not isinstance(value, str) else value
+        where = (
+            [f"n{compare}{given}"] if as_text or isinstance(value, str) else {"n": {compare: value}}
+        )
+        with store.snapshot() as snapshot:
+            chunks = snapshot.chunks(snapshot.allowed_chunks(make_filter(where=where)).tolist())
+        found = {chunk.path.removeprefix("record:") for chunk in chunks.values()}
+        wanted = exact_number(value)
+        expected = {
+            name
+            for name, stored in held.items()
+            if (number := exact_number(stored)) is not None and COMPARED[compare](number, wanted)
+        }
+        if compare in ("=", "!="):  # a string is equal to a text, not to a number
+            found, expected = found & numbers, expected & numbers
+        assert found == expected, (where, sorted(found ^ expected))
+
+    try:
+        exact()
+    finally:
+        store.close()

@@ -98,3 +98,44 @@ def test_the_filter_says_every_condition():
     described = make_filter(where=["group=0", "group=2", "year>=2020", "lang=en"]).to_dict()
     assert described["where"] == {"lang": "en"}  # the lone equalities, as before
     assert described["where_conditions"] == ["group=0", "group=2", "lang=en", "year>=2020"]
+
+
+@pytest.mark.parametrize("where", [{"lang": []}, {"lang": {"=": []}}, {"nope": []}])
+def test_an_empty_list_of_allowed_values_matches_nothing_not_everything(store, where):
+    """An app scoping by `{"tenant": allowed}` must see nothing when `allowed` is empty:
+    no record and no file."""
+    with store.snapshot() as snapshot:
+        scope = make_filter(where=where)
+        assert snapshot.allowed_chunks(scope).tolist() == []
+        assert snapshot.vector_search("contextual", [[1.0, 0, 0, 0]], 10, scope) == [[]]
+        assert snapshot.lexical_search("a", 10, scope) == []
+        assert not snapshot.has_documents(scope)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [{"lang": {}}, {"lang": {"!=": []}}, {"year": {">=": []}}, {"year": {"<": [], "=": 1}}],
+)
+def test_an_operator_without_a_value_is_refused(where):
+    with pytest.raises(InvalidQuery) as raised:
+        make_filter(where=where)
+    assert "\n" not in str(raised.value) and repr(next(iter(where))) in str(raised.value)
+
+
+def test_large_numbers_compare_exactly_and_equal_numbers_match(any_index):
+    """Not in float64: 1714521600000000001 > 1714521600000000000, and the float 1e16
+    equals the integer 10000000000000000, on every store."""
+    store = new_store(any_index)
+    stamps = {"at": 1714521600000000000, "after": 1714521600000000001, "float": 1e16}
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [new_record(name, [name], {"ts": ts}, n) for n, (name, ts) in enumerate(stamps.items())]
+            + [new_record("int", ["int"], {"ts": 10**16})]
+        )
+    assert matching(store, "ts>1714521600000000000") == {"after"}
+    assert matching(store, "ts<=1714521600000000000") == {"at", "float", "int"}
+    assert matching(store, "ts=1714521600000000001") == {"after"}
+    assert matching(store, "ts=1e16") == matching(store, "ts=10000000000000000") == {"float", "int"}
+    assert matching(store, "ts>99999999999999999999") == set()  # past 64 bits, still exact
+    assert matching(store, "ts<1e999") == matching(store, "ts>-1e-999") == {*stamps, "int"}
+    store.close()

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -225,7 +226,7 @@ for args in (["--help"], ["info", "--index", sys.argv[1]]):
         cli(args)
     except SystemExit as done:
         assert done.code == 0
-heavy = {"torch", "faiss", "sqlalchemy", "transformers", "fastapi", "uvicorn", "httpx"}
+heavy = {"torch", "faiss", "sqlalchemy", "transformers", "fastapi", "uvicorn", "httpx", "lab"}
 heavy &= set(sys.modules)
 assert not heavy, heavy
 """
@@ -235,10 +236,14 @@ assert not heavy, heavy
 
 
 def test_every_command_has_help_with_examples(runner):
-    for name, command in cli.commands.items():
-        result = invoke(runner, name, "--help")
+    context = click.Context(cli)
+    commands = [([name], cli.get_command(context, name)) for name in cli.list_commands(context)]
+    for path, command in commands:
+        if isinstance(command, click.Group):
+            commands += [([*path, sub], command.commands[sub]) for sub in command.commands]
+        result = invoke(runner, *path, "--help")
         assert result.exit_code == 0
-        assert "Examples:" in result.stdout, f"{name} --help has no examples"
+        assert "Examples:" in result.stdout, f"{' '.join(path)} --help has no examples"
         assert command.help
 
 

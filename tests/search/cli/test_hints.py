@@ -118,3 +118,33 @@ def test_query_dash_with_empty_input_is_a_usage_error(records_index):
     result = run("query", "-", "--index", index, input="  \n")
     assert result.exit_code == 2
     assert "standard input" in result.stderr
+
+
+def test_a_root_emptied_since_it_was_indexed_is_said_to_hold_nothing_now(tmp_path, fast_model):
+    """A watched folder whose last file went away stays a root: the hint says it holds
+    no documents now, and names only the other roots as where documents are."""
+    from indexer import Indexer
+
+    notes, empty = tmp_path / "notes", tmp_path / "old" / "drafts"
+    for folder in (notes, empty):
+        folder.mkdir(parents=True)
+        (folder / "otters.txt").write_text("Otters hold hands while they sleep.\n")
+    index = tmp_path / "ix"
+    indexer = Indexer(index, model=fast_model)
+    indexer.index_folder(notes)
+    indexer.index_folder(empty)
+    (empty / "otters.txt").unlink()
+    indexer.index_folder(empty, allow_empty=True)  # as `watch` does
+    for under, hint in (
+        (empty, f"{empty} is indexed but holds no documents now; the indexed folders "
+         f"with documents are {notes}"),
+        (empty / "sub", f"nothing indexed is under {empty / 'sub'}; it is inside {empty}, "
+         f"which holds no documents now; the indexed folders with documents are {notes}"),
+        (tmp_path / "nope", f"nothing indexed is under {tmp_path / 'nope'}; the indexed "
+         f"folders with documents are {notes}"),
+        (empty.parent, f"nothing indexed is under {empty.parent}; the indexed folders there "
+         f"({empty}) hold no documents now; the indexed folders with documents are {notes}"),
+    ):  # fmt: skip
+        result = run("query", "otters", "--index", index, "--mode", "lexical", "--under", under)
+        assert result.exit_code == 0 and "No results." in result.stdout
+        assert hint_lines(result.stderr) == [f"hint: {hint}"]

@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.runs.indexer import WARM_SPLIT_BYTES
+from indexer.watching.changes import POLL_MS, RelevantChanges
 from search.cli import cli
-from search.cli.watch import _POLL_MS, _Relevant
 from tests.indexer.store.test_concurrency import hold_lock
 from tests.support.watching import PATIENCE_SECONDS, Watched
 
@@ -283,7 +283,7 @@ def test_a_second_sigterm_aborts_the_run_in_progress_and_the_index_stays_whole(
 def test_the_filter_skips_hidden_paths_and_an_index_inside_the_folder(tmp_path):
     from watchfiles import Change
 
-    relevant = _Relevant([tmp_path], tmp_path / "ix")
+    relevant = RelevantChanges([tmp_path], [tmp_path / "ix"])
     assert relevant(Change.modified, str(tmp_path / "a.md"))
     assert relevant(Change.deleted, str(tmp_path / "gone-folder"))
     assert relevant(Change.added, str(tmp_path / ".ctxsearchignore"))
@@ -291,7 +291,7 @@ def test_the_filter_skips_hidden_paths_and_an_index_inside_the_folder(tmp_path):
     assert not relevant(Change.modified, str(tmp_path / ".git" / "a.md"))
     assert not relevant(Change.modified, str(tmp_path / "photo.png"))
     assert not relevant(Change.modified, "/elsewhere/a.md")
-    nested = _Relevant([tmp_path], None, {str(tmp_path / ".journal")})
+    nested = RelevantChanges([tmp_path], [], {str(tmp_path / ".journal")})
     assert nested(Change.added, str(tmp_path / ".journal" / "day.md"))
     assert nested(Change.added, str(tmp_path / ".journal" / ".ctxsearchignore"))
     assert not nested(Change.added, str(tmp_path / ".other" / "day.md"))
@@ -369,7 +369,7 @@ def test_a_file_whose_name_is_not_utf8_and_fails_to_index_is_not_read_over_and_o
 
     watched.until(lambda: failed_runs() >= 1, "the run the file failed in")
     runs = watched.runs()
-    time.sleep(5 * _POLL_MS / 1000)  # quiet time in which a loop would have run again
+    time.sleep(5 * POLL_MS / 1000)  # quiet time in which a loop would have run again
     assert (watched.runs(), failures()) == (runs, 1), watched.stderr()
     (docs / "herons.md").write_text("Herons and spoonbills wade in shallow water.")
     watched.until(lambda: found(index, "spoonbills") == ["herons.md"], "a later edit")

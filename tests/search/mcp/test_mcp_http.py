@@ -89,3 +89,21 @@ def test_with_a_token_every_request_needs_it(sample_index):
 def test_bad_options_are_usage_errors(sample_index, args, message):
     result = CliRunner().invoke(cli, ["mcp", "--index", str(sample_index), *args])
     assert result.exit_code == 2 and message in result.stderr
+
+
+def test_a_writable_server_takes_write_bodies_up_to_the_write_cap(tmp_path, tiny_model_dir):
+    """A 5 MB `upsert_records` call reaches the tool (the SDK's own cap is 4 MB): its
+    record, over the text limit, is a tool error, not an HTTP 413."""
+    from indexer import Indexer
+
+    index = tmp_path / "app.idx"
+    Indexer(index, model=str(tiny_model_dir)).upsert_records([{"id": "a", "text": "Seed."}])
+    with http_server(index, "--writable") as url:
+
+        async def session_test() -> None:
+            async with http_session(url) as session:
+                huge = {"id": "huge", "text": "word " * 1_000_000}  # 5 MB of JSON
+                answer = await session.call_tool("upsert_records", {"records": [huge]})
+                assert answer.is_error and "1,000,000" in answer.content[0].text
+
+        anyio.run(session_test)

@@ -48,7 +48,8 @@ def test_each_tool_answers_over_stdio_with_what_a_hit_has(sample_index):
             branch = {"path": BRANCH, "start_line": 3, "end_line": 27}
             html = (await session.call_tool("read", branch)).structured_content
             assert html["text"].startswith("What You Can Do at a Bank Branch")
-            assert "<" not in html["text"] and (html["line"], html["end_line"]) == (3, 27)
+            # the first passage starts at the <title>, on line 5
+            assert "<" not in html["text"] and (html["line"], html["end_line"]) == (5, 27)
             passage = await session.call_tool("read", {"chunk_id": top["chunk_id"]})
             assert passage.structured_content["text"].startswith("# Opening a Savings Account")
             assert passage.structured_content["line"] == top["line"]
@@ -85,11 +86,21 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(sample_ind
         ("read", {}, "give either path"),
         ("read", {"path": "/no/such.md"}, "no such document in the index"),
         ("read", {"path": SAVINGS, "start_line": 10_000}, "past its last line"),
+        ("read", {"path": SAVINGS, "start": 10**9}, "is past the end of its text"),
+        ("read", {"path": SAVINGS, "start_line": 2, "start": 0}, "give start_line or start"),
         ("read", {"chunk_id": 10**12}, "no passage with chunk_id"),
         ("similar", {"path": "/no/such.md"}, "no such document in the index"),
         ("similar", {"path": SAVINGS, "line": 10_000}, "past the end of its text"),
         ("similar", {"chunk_id": "seven"}, "similar: chunk_id: Input should be a valid integer"),
         ("upsert_records", {"records": [{"id": "a", "text": "b"}]}, "Unknown tool"),
+        # a filter under a name the tool does not take would widen the scope: refused
+        (
+            "search",
+            {"query": "bank", "file_type": ["md"], "path": ["nothing/*"]},
+            "bad arguments for search: unknown argument(s) file_type, path (it takes ",
+        ),
+        ("similar", {"path": SAVINGS, "tenant": "x"}, "unknown argument(s) tenant"),
+        ("read", {"path": SAVINGS, "page": 2}, "bad arguments for read: unknown argument(s) page"),
     ]
 
     async def session_test() -> None:

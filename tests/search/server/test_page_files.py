@@ -7,8 +7,8 @@ import re
 
 
 def test_the_type_field_offers_every_file_type_name():
-    """The page's static list of type names is the filter's (`indexer.reading.file_types`)."""
-    from indexer.reading.file_types import FILE_TYPES
+    """The page's static list of type names is the filter's (`indexer.reading.formats`)."""
+    from indexer.reading.formats import FILE_TYPES
     from search.server.app import STATIC
 
     page_html = (STATIC / "index.html").read_text()

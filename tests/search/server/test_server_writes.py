@@ -387,7 +387,7 @@ def test_a_writable_server_loads_one_model_and_is_ready_for_writes_when_it_says(
 
 def test_a_writable_servers_searches_and_writes_share_one_loaded_model(tmp_path, tiny_model_dir):
     from search import Searcher
-    from search.server.writes import RecordWriter
+    from search.server.record_writer import RecordWriter
 
     index = tmp_path / "ix"
     Indexer(index, model=str(tiny_model_dir)).upsert_records(records(0, 2, "en"))
