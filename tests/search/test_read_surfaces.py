@@ -9,8 +9,8 @@ small fixed index (the `hashed-words` encoder: the model is not the point), and 
 of stored documents, and pages whole documents through MCP `read`. Besides agreeing, the
 answers must keep their scope: a `where` lets only records through, and only those whose
 metadata it allows (an empty set of allowed values: none); `under` only what is under it.
-Paging a document as `read` says (`start_line` = the last `end_line` + 1) gives back the
-whole of its stored text.
+Paging a document as `read` says (from its start, then from each page's `next_start`
+given back as `start`, while the page is `truncated`) gives back exactly its stored text.
 
 The default suite runs a few examples (seeded: `derandomize`); the soak profile (`-m
 soak`) many more, at random ($CTXSEARCH_ORACLE_SEED seeds it). The parts of a defect not
@@ -435,72 +435,59 @@ def check_similar(surfaces: Surfaces, request: dict, open_defects: frozenset[str
 
 
 def read_whole(surfaces: Surfaces, path: str, max_chars: int) -> tuple[list[dict], int]:
-    """The pages of `read` for `path`, paged as its schema says (from line 1, then from
-    the last page's end_line + 1 while that is within total_lines), and the document id."""
+    """The pages of `read` for `path`, paged as the tool says (from its start, then, while
+    a page is `truncated`, from its `next_start` given back as `start`), and the
+    document id."""
     pages: list[dict] = []
 
     async def paging() -> None:
         async with http_session(surfaces.mcp) as session:
-            start = 1
+            arguments: dict[str, Any] = {"path": path, "start_line": 1, "max_chars": max_chars}
             while len(pages) < 1000:
-                arguments = {"path": path, "start_line": start, "max_chars": max_chars}
                 answer = await session.call_tool("read", arguments)
                 assert not answer.is_error, f"read {arguments}: {answer.content[0].text}"
                 page = answer.structured_content
                 pages.append(page)
-                if page["end_line"] is None or page["end_line"] >= (page["total_lines"] or 0):
+                if not page["truncated"]:
                     return
-                start = max(page["end_line"] + 1, start + 1)
+                assert page["next_start"] is not None, f"read {arguments}: truncated, no next_start"
+                arguments = {"path": path, "start": page["next_start"], "max_chars": max_chars}
 
     anyio.run(paging)
     return pages, pages[0]["document_id"]
 
 
 def check_paging(surfaces: Surfaces, path: str, max_chars: int) -> None:
-    """The pages of a whole document, laid end to end (each one where it continues the
-    text read so far; what lies between two is only whitespace), are its stored text."""
+    """The pages of a whole document, laid end to end, are exactly its stored text: each
+    page at most `max_chars`, starting where the one before ended (`start`, `end`)."""
     pages, document_id = read_whole(surfaces, path, max_chars)
     with Searcher(surfaces.index) as searcher:
         stored = searcher.document(document_id).text
     position = 0
     for number, page in enumerate(pages, start=1):
         text = page["text"]
-        assert len(text) <= max_chars, f"read {path} page {number}: over max_chars"
-        found = _continuation(stored, text, position)
-        assert found is not None, (
-            f"read {path} (max_chars {max_chars}) page {number} (lines {page['line']}-"
-            f"{page['end_line']} of {page['total_lines']}) does not continue the text at "
-            f"{position} of {len(stored)}: {stored[position : position + 80]!r}..., the page "
-            f"starts {text[:80]!r}"
+        where = f"read {path} (max_chars {max_chars}) page {number} of {len(pages)}"
+        assert len(text) <= max_chars, f"{where}: {len(text)} characters"
+        assert (page["start"], page["end"]) == (position, position + len(text)), (
+            f"{where}: [{page['start']}, {page['end']}) after {position}, {len(text)} characters"
         )
-        position = max(position, found + len(text))
-    assert not stored[position:].strip(), (
+        assert stored[position : position + len(text)] == text, (
+            f"{where} is not the text at {position}: {stored[position : position + 80]!r}..., "
+            f"the page starts {text[:80]!r}"
+        )
+        position += len(text)
+    assert position == len(stored), (
         f"read {path} (max_chars {max_chars}): {len(pages)} pages end at {position} of "
         f"{len(stored)} characters; never read: {stored[position : position + 80]!r}..."
     )
 
 
-def _continuation(stored: str, page: str, position: int) -> int | None:
-    """Where `page` lies in `stored` so that it continues the text read up to `position`:
-    starting at or before it (overlapping what was read), or after only whitespace."""
-    if not page:
-        return position
-    start = stored.rfind(page, 0, position + 1)
-    while start != -1 and start + len(page) < position:
-        start = -1  # wholly inside what was read: look forward instead
-    if start != -1:
-        return start
-    start = stored.find(page, position)
-    if start != -1 and not stored[position:start].strip():
-        return start
-    return None
-
-
 def paging_cases(surfaces: Surfaces, open_defects: frozenset[str]) -> st.SearchStrategy:
-    """(path, max_chars) to page: every file, or, while paging loses text, only plain
+    """(path, max_chars) to page: every file and a record, or, while paging loses text, only plain
     text and Markdown without the long line, read in pages longer than any of its lines."""
     if "read-paging" not in open_defects:
-        return st.tuples(st.sampled_from(surfaces.files), st.sampled_from([300, 1000, 20_000]))
+        paths = [*surfaces.files, "record:r1"]
+        return st.tuples(st.sampled_from(paths), st.sampled_from([300, 1000, 20_000]))
     files = [p for p in surfaces.files if not p.endswith((".html", "guide.md"))]
     return st.tuples(st.sampled_from(files), st.sampled_from([4000, 20_000]))
 

@@ -16,14 +16,6 @@ import os
 
 STILL_OPEN: frozenset[str] = frozenset(
     {
-        "outside-links",  # issue 41 item 1: symlinks bring in files from outside the root
-        "empty-allowed-list",  # issue 41 item 3: an empty allowed-list removes the filter
-        "kept-row-text",  # issue 41 item 4: a kept passage row keeps its old text
-        "data-keeps-text",  # issue 41 item 5: a file that turns into data keeps its old text
-        "same-size-and-mtime",  # issue 41 item 6: same size, same mtime = unchanged
-        "swapped-root",  # issue 41 item 8: a swapped symlinked root keeps the old release
-        "cli-link-paths",  # issue 41 item 12: the CLI resolves symlinks the index keeps
-        "read-paging",  # issue 41 item 13: MCP `read` paging loses text
         # found by the widened machine, in no issue yet:
         "watch-polling-loop",  # watch dies on a symlink loop once it polls the folders
     }
