@@ -14,11 +14,6 @@ from __future__ import annotations
 
 import os
 
-STILL_OPEN: frozenset[str] = frozenset(
-    {
-        # found by the widened machine, in no issue yet:
-        "watch-polling-loop",  # watch dies on a symlink loop once it polls the folders
-    }
-)
+STILL_OPEN: frozenset[str] = frozenset()
 if "CTXSEARCH_ORACLE_STILL_OPEN" in os.environ:
     STILL_OPEN = frozenset(filter(None, os.environ["CTXSEARCH_ORACLE_STILL_OPEN"].split(",")))
