@@ -79,11 +79,8 @@ FOCUS: dict[str, dict] = {
     },
     # links out of the root, made, swapped, indexed
     "outside-links": {"focus": ("link_outside", "make_symlink", "swap_link", "index_root")},
-    # Markdown files (of several passages, when long), indexed, then cut to one of them
-    "kept-row-text": {
-        "focus": ("write_file", "index_root", "cut_to_a_passage"),
-        "kinds": (".md",),
-    },
+    # the tree's Markdown files of several passages, indexed, then cut to one of them
+    "kept-row-text": {"focus": ("index_root", "cut_to_a_passage")},
     "data-keeps-text": {"focus": ("write_file", "index_root", "turn_into_data", "data_to_prose")},
     # the tree's first files replaced, or a link swapped to a twin of its target
     "same-size-and-mtime": {
