@@ -193,16 +193,16 @@ HOLD_AT = Variable(
 
 ORACLE_SEED = Variable(
     "CTXSEARCH_ORACLE_SEED",
-    "`N`: the oracle machine (`tests/reliability/test_oracle.py`) runs another seeded sequence.",
+    "`N`: the oracle machine and the read-surface differential run another seeded sequence.",
     "unset (derandomized)",
-    "`tests/reliability/test_oracle.py`",
+    "`tests/reliability/test_oracle.py`, `tests/search/test_read_surfaces.py`",
     TEST_SEAM,
 )
 ORACLE_EXAMPLES = Variable(
     "CTXSEARCH_ORACLE_EXAMPLES",
-    "`N`: how many examples the oracle machine runs.",
+    "`N`: how many examples the oracle machine and the read-surface differential run.",
     "the profile's",
-    "`tests/reliability/test_oracle.py`",
+    "`tests/reliability/test_oracle.py`, `tests/search/test_read_surfaces.py`",
     TEST_SEAM,
 )
 ORACLE_STEPS = Variable(
@@ -221,10 +221,11 @@ ORACLE_SHRINK = Variable(
 )
 ORACLE_STILL_OPEN = Variable(
     "CTXSEARCH_ORACLE_STILL_OPEN",
-    "Names of known defects (comma-separated) the oracle machine expects to find: to check "
-    "that it finds a defect again on a commit that reverts its fix.",
-    "the list in `tests/reliability/test_oracle.py`",
-    "`tests/reliability/test_oracle.py`",
+    "Names of known defects (comma-separated) taken as not fixed: the guards leave out "
+    "their rules and checks, and each one's focused test must find it. To check that a "
+    "guard finds a defect again on a commit that reverts its fix.",
+    "`STILL_OPEN` in `tests/support/known_defects.py`",
+    "`tests/support/known_defects.py`",
     TEST_SEAM,
 )
 ORACLE_VERBOSE = Variable(

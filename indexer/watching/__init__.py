@@ -23,7 +23,7 @@ second, and a change there brings a run of the root (`link_targets`).
 watchfiles cannot pass on a name that is not UTF-8: its watcher stops with an error when
 it arms over a folder of such a name, and at any event on such a file, a read included
 (so a file that fails to index, read again by each run, would stop it again and again).
-While such a name lies under a watched folder, the watch polls instead (watchfiles'
-`force_polling`: each file's time and size looked at every second), which sees writes,
-not reads (`changes`).
+While such a name lies under a watched folder, the watch polls instead: every second it
+walks the folders, links not followed (so a link in a loop cannot trap it), and compares
+each file's size, mtime, ctime and inode (`polling`), which sees writes, not reads.
 """

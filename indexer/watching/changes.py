@@ -3,7 +3,8 @@
 `watchfiles` groups the events until the folders have been quiet for `debounce` ms (a
 burst that never goes quiet is still yielded every `LONGEST_WAIT_MS`), and yields an
 empty batch every `LOOK_AGAIN_MS` without any, so that the watch can look at its folders
-while nothing happens.
+while nothing happens. Folders looked at instead of watched (`indexer.watching.polling`)
+come in batches alike.
 """
 
 from __future__ import annotations
@@ -14,17 +15,13 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from indexer.reading.sources import IGNORE_FILE, SKIPPED_FOLDERS, is_indexable
+from indexer.watching.polling import Batch, polled_batches
 from indexer.watching.roots import is_under, is_utf8
 
 # A burst that never goes quiet (a long copy, a build) is still indexed this often.
 LONGEST_WAIT_MS = 10_000
 # How often, while nothing happens, a folder that is gone or was swapped is looked for.
 LOOK_AGAIN_MS = 1_000
-# How often the folders are looked at while a name the watcher cannot pass on is there.
-POLL_MS = 1_000
-
-# A batch: the (kind of change, path) pairs watchfiles saw.
-Batch = set[tuple[object, str]]
 
 
 class RelevantChanges:
@@ -70,8 +67,8 @@ def change_batches(
     polling: bool,
     undecodable: Callable[[], None],
 ) -> Iterator[Batch]:
-    """The batches of changes under the folders that are there (looked at every
-    `POLL_MS` instead of watched, with `polling`), and an empty batch each
+    """The batches of changes under the folders that are there (looked at instead of
+    watched, with `polling`: `indexer.watching.polling`), and an empty batch each
     `LOOK_AGAIN_MS` without any, until `stop` is set. When the watcher stops at a name
     that is not UTF-8, `undecodable()` is called and the batches end: the caller arms a
     new watcher and catches up."""
@@ -82,12 +79,13 @@ def change_batches(
         while not stop.wait(LOOK_AGAIN_MS / 1000):
             yield set()
         return
+    if polling:
+        yield from polled_batches(present, relevant, debounce, LONGEST_WAIT_MS, stop)
+        return
     try:
         yield from watchfiles.watch(
             *present,
             watch_filter=relevant,
-            force_polling=polling,
-            poll_delay_ms=POLL_MS,
             step=debounce,
             debounce=max(LONGEST_WAIT_MS, debounce),
             stop_event=stop,

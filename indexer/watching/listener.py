@@ -42,7 +42,7 @@ class WatchListener:
 
     def polling(self) -> None:
         """A name that is not UTF-8 is under a watched folder: the folders are looked at
-        every `changes.POLL_MS` instead of watched while one is there (said once)."""
+        every `polling.POLL_MS` instead of watched while one is there (said once)."""
 
     def model_not_loaded(self, error: CtxsearchError) -> None:
         """The index's model could not be loaded ahead; changes that need it are not

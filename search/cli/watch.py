@@ -20,8 +20,9 @@ import click
 
 from indexer.errors import CtxsearchError, SourceNotFound
 from indexer.store.base import Target
-from indexer.watching.changes import LONGEST_WAIT_MS, POLL_MS
+from indexer.watching.changes import LONGEST_WAIT_MS
 from indexer.watching.listener import WatchListener
+from indexer.watching.polling import POLL_MS
 from search.cli.common import index_option, translate_errors
 from search.paths import display_path
 from search.text import json_text, terminal_text

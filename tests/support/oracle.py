@@ -238,6 +238,39 @@ def _vector_differences(
     return found
 
 
+# What `passage_mismatches`'s `text_of` says of a file of data: no document may be there.
+DATA = "\0data"
+
+
+def passage_mismatches(stored: IndexPrint, text_of: Callable[[str], str | None]) -> list[str]:
+    """The passages of `stored` whose text is not their document's text at their offsets,
+    `text_of(path)` being that text (a record's, a file's as its reader reads it; None:
+    not known, not checked; `DATA`: a file of data, which has no document at all). This
+    holds of any index, whatever a fresh one holds: it is checked against the files."""
+    found = []
+    for path, document in stored.documents.items():
+        text = text_of(path)
+        if text is None:
+            continue
+        if text == DATA:
+            found.append(f"{path}: a document for a file of data (skipped when read)")
+            continue
+        for chunk in document.chunks:
+            there = text[chunk.start : chunk.end]
+            if there != chunk.text:
+                at = next(
+                    (n for n, (a, b) in enumerate(zip(there, chunk.text, strict=False)) if a != b),
+                    min(len(there), len(chunk.text)),
+                )
+                found.append(
+                    f"{path}: passage {chunk.ordinal} at [{chunk.start}, {chunk.end}) holds "
+                    f"...{chunk.text[max(at - 20, 0) : at + 40]!r}... from its character {at}, "
+                    f"the text there ...{there[max(at - 20, 0) : at + 40]!r}..."
+                )
+                break
+    return found
+
+
 def assert_same_index(actual: IndexPrint, expected: IndexPrint, domain: Domain = None) -> None:
     """Fail, saying every difference, unless `actual` holds what `expected` holds."""
     found = differences(actual, expected, domain)
@@ -324,9 +357,10 @@ class Replay:
     pooling: str = "mean"
 
     def live_roots(self) -> list[Path]:
-        """The roots whose folders exist, deepest first: a nested root is indexed before
-        the root it is in, so no run of a folder ever has to cover a nested root."""
-        live = [root for root in self.roots if root.is_dir() and not root.is_symlink()]
+        """The roots whose folders exist (a symlink to a folder is one), deepest first: a
+        nested root is indexed before the root it is in, so no run of a folder ever has
+        to cover a nested root."""
+        live = [root for root in self.roots if root.is_dir()]
         return sorted(live, key=lambda root: (-len(root.parts), str(root)))
 
 

@@ -2,15 +2,20 @@
 after every run the index must equal a fresh index of the same folders (`tests.support.oracle`).
 
 Rules change a temporary tree (files created, edited at the start, end or middle,
-deleted, moved, renamed, given another extension; folders made, moved and deleted;
-symlinks to files and folders, dangling ones and loops; hard links; case-sibling and
-non-UTF-8 names), and the index (runs of the long-lived writer, of a new `Indexer` and
-of `ctxsearch index` with remembered --exclude rules, roots nested in roots (`w/sub`
-indexed on its own, then `w`), `remove`, records upserted and deleted, a `ctxsearch
-watch` process (changes under a nested root included), a run signalled with SIGKILL or
-SIGINT at a named point or any statement, the index removed and built again under the
-running writer, which writes just before and just after). What the user did is
-replayed onto the tree as it is into a fresh index, the oracle, and compared:
+deleted, moved, renamed, given another extension; their structure edited: a heading made
+a line and back, its level changed, a section started or moved, the text laid out as
+another kind under the same name; files turned into data (a base64 blob) and back,
+replaced with other words of the same size and given back their mtime; folders made,
+moved and deleted; symlinks to files and folders inside and outside the tree, dangling
+ones and loops, swapped in one step, a root that is a symlink swapped to another
+release; hard links; case-sibling and non-UTF-8 names), and the index (runs of the
+long-lived writer, of a new `Indexer` and of `ctxsearch index` with remembered
+--exclude rules, roots nested in roots (`w/sub` indexed on its own, then `w`),
+`remove`, records upserted and deleted, a `ctxsearch watch` process (changes under a
+nested root included), a run signalled with SIGKILL or SIGINT at a named point or any
+statement, the index removed and built again under the running writer, which writes
+just before and just after). What the user did is replayed onto the tree as it is
+into a fresh index, the oracle, and compared:
 
 - after a run of a root: the documents under it (and the records) equal the oracle's;
 - after an interrupted run: the index verifies, and holds what it held before or what
@@ -23,12 +28,19 @@ replayed onto the tree as it is into a fresh index, the oracle, and compared:
   is brought up to date and the whole index equals the oracle: documents, chunks,
   vectors, `verify`, and the hits of fixed queries in every mode.
 
+The oracle is the product itself, indexing afresh; so after every run the machine also
+checks what the files themselves say, whatever a fresh index holds: every passage's
+text is its document's text at its offsets (a record's text, a file's as its reader
+reads it), a file of data has no document, and no document resolves outside the roots
+it is under, nor holds the word only the files outside the tree hold (`SECRET`).
+
 Some rules exercise defects known when the machine was written (`KNOWN_DEFECTS`); they
 run only where a test enables them (the tests that expect them to fail, until fixed).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -47,21 +59,33 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from indexer import Indexer
-from indexer.errors import IndexLocked, IndexNotFound
+from indexer.errors import IndexLocked, IndexNotFound, UnreadableFile
 from indexer.faults import KILL_POINTS
-from indexer.reading.sources import path_text
+from indexer.reading.sources import SourceFile, path_text, read_document
 from indexer.store.backends import is_database_url, store_exists
 from indexer.store.base import Target
 from tests.support import oracle_tree as tree_ops
 from tests.support.oracle import (
+    DATA,
     IndexPrint,
     Replay,
     assert_same_hits,
     build_fresh_index,
     differences,
     index_fingerprint,
+    passage_mismatches,
 )
-from tests.support.oracle_tree import EXCLUDES, FOLDERS, KINDS, NAMES, ROOTS
+from tests.support.oracle_tree import (
+    EXCLUDES,
+    FOLDERS,
+    KINDS,
+    LINKED_ROOT,
+    NAMES,
+    RELEASES,
+    ROOTS,
+    SECRET,
+    STRUCTURE_EDITS,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PRECISION = "fp32"  # the reference; the watch process computes in "auto" (see the tests)
@@ -90,6 +114,21 @@ KNOWN_DEFECTS = {
     "an index that does not open ('its first run was interrupted: run `ctxsearch index` "
     "again'), `verify` INCONSISTENT, and `ctxsearch index` then refuses the folder (not "
     "empty: a .faiss.tmp file is left)",
+    "watch-polling-loop": "watch dies with a traceback (WatchfilesRustInternalError: 'Too "
+    "many levels of symbolic links', 'File system loop found') when its folder holds a "
+    "symlink loop or a link to a folder above it, once a name that is not UTF-8 has made "
+    "it poll the folders; nothing after is indexed",
+    # Issue 41 ("Trust at the boundaries"):
+    "outside-links": "issue 41 item 1: a symlink whose target is outside the root (a fake "
+    "key next to the tree, a file of another root) is followed and its text indexed",
+    "kept-row-text": "issue 41 item 4: a passage row kept for its model input keeps its "
+    "old text at the new offsets (a heading made a line: trail + text read the same)",
+    "data-keeps-text": "issue 41 item 5: a file that turns into data (a base64 blob) is "
+    "skipped and its old text stays searchable",
+    "same-size-and-mtime": "issue 41 item 6: a replacement of the same size whose mtime "
+    "is kept (`cp -p`, `rsync -t`, a swapped link) is taken as unchanged",
+    "swapped-root": "issue 41 item 8: `ln -sfn releases/r2 current` then `index current` "
+    "adds releases/r2 as another root and keeps releases/r1's documents",
 }
 POINTS = (*KILL_POINTS, "after-commit")  # named points; one the product lacks is never reached
 # The points a local publish passes from its first space save to its commit.
@@ -114,7 +153,14 @@ class Setup:
     names: tuple[str, ...] = NAMES  # the names new files take
     kinds: tuple[str, ...] = KINDS  # the extensions new files take
     remove_links: bool = False  # `remove` only symlinks (when there are)
-    watched_changes: tuple[str, ...] = ("write", "edit", "delete", "move", "recreate root")
+    watched_changes: tuple[str, ...] = (
+        "write",
+        "edit",
+        "delete",
+        "move",
+        "recreate root",
+        "swap root",
+    )
 
 
 def _in_focus(name: str):  # -> a precondition decorator
@@ -211,7 +257,12 @@ class OracleMachine(RuleBasedStateMachine):
         for folder in ("w", "v"):
             (self.tree / folder).mkdir(parents=True)
         (self.tree / "w" / "a.txt").write_text(tree_ops.new_text(".txt", 1))
-        (self.tree / "v" / "b.md").write_text(tree_ops.new_text(".md", 2))
+        # (of three passages: a structure edit or a cut has passages to move or keep)
+        (self.tree / "v" / "b.md").write_text(tree_ops.new_text(".md", 3, 150))
+        self.outside = tree_ops.make_outside(self.base / "outside")
+        if "swapped-root" in self.enabled:  # what the fix decides a swapped root means
+            tree_ops.make_releases(self.base / "releases")
+            (self.tree / LINKED_ROOT).symlink_to(Path("..", "releases", RELEASES[0]))
         self.targets = _Targets(setup, self.base)
         self.sut = self.targets.sut
         self.replay = Replay()
@@ -346,10 +397,156 @@ class OracleMachine(RuleBasedStateMachine):
         if self._free(link):
             os.link(path, link)
 
+    # -- structure, data, replacements that keep size and mtime --------------------------
+
+    def _prose_files(self) -> list[Path]:
+        return [path for path in self._files() if not tree_ops.is_data(path.read_text())]
+
+    def _data_files(self) -> list[Path]:
+        return [path for path in self._files() if tree_ops.is_data(path.read_text())]
+
+    @_in_focus("restructure")
+    @precondition(lambda self: self._prose_files())
+    @rule(data=st.data(), how=st.sampled_from(STRUCTURE_EDITS), seed=st.integers(0, 50))
+    def restructure(self, data, how: str, seed: int) -> None:
+        """Edit a file's structure, not its words: a heading made a line and a line made
+        a heading, a heading's level changed, a section started or moved, the text laid
+        out as another kind under the same name."""
+        path = data.draw(st.sampled_from(self._prose_files()), label="file")
+        text = tree_ops.restructured(path.suffix, path.read_text(), how, seed)
+        if text is not None:
+            path.write_text(text)
+
+    @_in_focus("cut_to_a_passage")
+    @precondition(lambda self: "kept-row-text" in self.enabled and store_exists(self.sut))
+    @rule(data=st.data())
+    def cut_to_a_passage(self, data) -> None:
+        """Cut a file of several passages down to its last stored one, under its
+        section's title as a plain line: what the model read of that passage (trail,
+        blank line, text: the last is seldom too full for its trail) is the new file's
+        only passage, with another text."""
+        stored = index_fingerprint(self.sut).documents.values()
+        choices = [
+            (tree_ops.path_of(document.path), document.chunks[-1])
+            for document in stored
+            if document.metadata_json is None
+            and len(document.chunks) > 1
+            and document.chunks[-1].section
+        ]
+        choices = [(path, chunk) for path, chunk in choices if path.is_file()]
+        if choices:
+            path, chunk = data.draw(st.sampled_from(choices), label="passage")
+            path.write_text(f"{chunk.section}\n\n{chunk.text}")
+
+    @_in_focus("turn_into_data")
+    @precondition(lambda self: "data-keeps-text" in self.enabled and self._prose_files())
+    @rule(data=st.data(), seed=st.integers(0, 50))
+    def turn_into_data(self, data, seed: int) -> None:
+        """Overwrite a file of prose with a base64 blob (a run skips it: no language)."""
+        path = data.draw(st.sampled_from(self._prose_files()), label="file")
+        path.write_text(tree_ops.data_text(path.suffix, seed))
+
+    @_in_focus("write_data_file")
+    @rule(data=st.data(), seed=st.integers(0, 50))
+    def write_data_file(self, data, seed: int) -> None:
+        """A new file holding a base64 blob (skipped by every run: no document)."""
+        path = self._new_path(data)
+        if self._free(path):
+            path.write_text(tree_ops.data_text(path.suffix, seed))
+
+    @_in_focus("data_to_prose")
+    @precondition(lambda self: self._data_files())
+    @rule(data=st.data(), seed=st.integers(0, 50))
+    def data_to_prose(self, data, seed: int) -> None:
+        """A file of data made prose again."""
+        path = data.draw(st.sampled_from(self._data_files()), label="file")
+        path.write_text(tree_ops.new_text(path.suffix, seed))
+
+    @_in_focus("replace_keeping_stat")
+    @precondition(lambda self: "same-size-and-mtime" in self.enabled and self._prose_files())
+    @rule(
+        data=st.data(), how=st.sampled_from(["in place", "renamed over"]), seed=st.integers(0, 50)
+    )
+    def replace_keeping_stat(self, data, how: str, seed: int) -> None:
+        """Replace a file's content with other words of the same length and give it back
+        its mtime (`cp -p`, `rsync -t`, an archive extracted): same size, same mtime."""
+        path = data.draw(st.sampled_from(self._prose_files()), label="file")
+        text = tree_ops.same_size_variant(path.read_text(), seed)
+        if text is not None:
+            tree_ops.replace_keeping_stat(path, text, how)
+
+    # -- links that leave the root, links swapped -----------------------------------------
+
+    @_in_focus("link_outside")
+    @precondition(lambda self: "outside-links" in self.enabled)
+    @rule(data=st.data(), kind=st.sampled_from(["file", "folder"]))
+    def link_outside(self, data, kind: str) -> None:
+        """A symlink to a file or folder next to the tree, outside every root (a fake
+        key, notes holding `SECRET`): never to be indexed."""
+        if kind == "file":
+            target = data.draw(
+                st.sampled_from([self.outside / "id_rsa.txt", self.outside / "secret.md"]),
+                label="target",
+            )
+            link = self._new_path(data, target.suffix)
+        else:
+            target = self.outside / "keys"
+            link = self._new_path(data).with_suffix("")
+        if self._free(link):
+            link.symlink_to(os.path.relpath(target, link.parent))
+
+    def _file_links(self) -> list[Path]:
+        return [link for link in self._links() if link.is_file()]
+
+    @_in_focus("swap_link")
+    @precondition(lambda self: self._file_links())
+    @rule(data=st.data(), to=st.sampled_from(["tree", "outside", "twin"]), seed=st.integers(0, 50))
+    def swap_link(self, data, to: str, seed: int) -> None:
+        """Point a file's symlink elsewhere in one step (`ln -sfn` to a new link, renamed
+        over the old): to another file of the tree; where `outside-links` is enabled, to
+        a file outside the tree; where `same-size-and-mtime` is, to a twin of its target
+        (a copy with other words of the same length, given the target's mtime)."""
+        link = data.draw(st.sampled_from(self._file_links()), label="link")
+        old = Path(os.path.realpath(link))
+        if to == "outside" and "outside-links" in self.enabled:
+            target = self.outside / ("secret.md" if link.suffix == ".md" else "id_rsa.txt")
+        elif to == "twin" and "same-size-and-mtime" in self.enabled:
+            if not tree_ops.resolves_inside(old, self.tree):
+                return
+            text = tree_ops.same_size_variant(old.read_text(), seed)
+            target = old.with_name(f"{old.stem}-twin{old.suffix}")
+            if text is None or not self._free(target):
+                return
+            target.write_text(text)
+            status = old.stat()
+            os.utime(target, ns=(status.st_atime_ns, status.st_mtime_ns))
+        else:
+            files = [path for path in self._files() if path.suffix == link.suffix]
+            target = data.draw(st.sampled_from(files or [old]), label="target")
+        swapped = link.with_name(f".{link.name}.new")
+        swapped.symlink_to(os.path.relpath(target, link.parent))
+        os.replace(swapped, link)
+
+    @_in_focus("swap_root")
+    @precondition(lambda self: "swapped-root" in self.enabled)
+    @rule()
+    def swap_root(self) -> None:
+        """`ln -sfn releases/r2 current.tmp && mv -T current.tmp current`: the root that
+        is a symlink now points to the other release."""
+        current = self.tree / LINKED_ROOT
+        now = Path(os.readlink(current)).name
+        other = RELEASES[1] if now == RELEASES[0] else RELEASES[0]
+        swapped = self.tree / f"{LINKED_ROOT}.tmp"
+        swapped.symlink_to(Path("..", "releases", other))
+        os.replace(swapped, current)
+
     # -- runs --------------------------------------------------------------------------
 
     def _live_roots(self) -> list[Path]:
-        return [self.tree / root for root in ROOTS if (self.tree / root).is_dir()]
+        """The roots whose folders exist (and the root that is a symlink, where it is)."""
+        roots = [self.tree / root for root in ROOTS if (self.tree / root).is_dir()]
+        linked = self.tree / LINKED_ROOT
+        return [*roots, linked] if linked.is_symlink() and linked.is_dir() else roots
 
     def _draw_root(self, data) -> Path:
         return data.draw(st.sampled_from(self._live_roots()), label="root")
@@ -496,10 +693,13 @@ class OracleMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def watch(self, data) -> None:
         """`ctxsearch watch ROOT` while the tree changes under it: each change it reports
-        brings it nearer the oracle, which it must reach; SIGINT then stops it (exit 0)."""
+        brings it nearer the oracle, which it must reach; SIGINT then stops it (exit 0).
+        The root that is a symlink (under `swapped-root`) may be watched and swapped."""
         roots = self._live_roots()
         if "watch-non-utf8" not in self.enabled:  # it dies when such a file is even read
             roots = [root for root in roots if all(map(_is_utf8, _paths_under(root)))]
+        if "watch-polling-loop" not in self.enabled:  # it dies once it polls a loop
+            roots = [root for root in roots if not any(map(_is_loop, _paths_under(root)))]
         if not roots:
             return
         self.processes_left -= 1
@@ -513,11 +713,15 @@ class OracleMachine(RuleBasedStateMachine):
             watcher.until_current()
             for change in changes:
                 if change == "recreate root":
-                    if "watch-recreated" not in self.enabled:
+                    if "watch-recreated" not in self.enabled or root.is_symlink():
                         continue
                     shutil.rmtree(root)
                     root.mkdir()
                     (root / "again.md").write_text(tree_ops.new_text(".md", 3))
+                elif change == "swap root":
+                    if not root.is_symlink():
+                        continue
+                    self.swap_root()
                 else:
                     self._change_under(root, change, data)
                 watcher.until_current()  # each change, seen and published
@@ -556,6 +760,7 @@ class OracleMachine(RuleBasedStateMachine):
     def remove(self, data) -> None:
         """`ctxsearch remove PATH`: the documents at or under PATH go, the rest stays."""
         files, links, folders = tree_ops.listing(self.tree)
+        links = [link for link in links if link != self.tree / LINKED_ROOT]  # a root, not a file
         choices = [*folders, *files, self.tree / "w" / "never-indexed.txt"]
         if "remove-link" in self.enabled:
             choices = links if links and self.setup.remove_links else [*choices, *links]
@@ -672,7 +877,8 @@ class OracleMachine(RuleBasedStateMachine):
     def _domain(self, root: Path) -> Callable[[str], bool]:
         """The paths a completed run of `root` answers for: those under it, but (where
         `nested-roots` is not enabled) those of the roots nested in it; and records."""
-        prefix = path_text(root) + "/"
+        # a root that is a symlink: its documents may be stored under its target
+        prefix = (path_text(root) + "/", path_text(os.path.realpath(root)) + "/")
         nested: tuple[str, ...] = ()
         if "nested-roots" not in self.enabled:
             nested = tuple(
@@ -702,7 +908,54 @@ class OracleMachine(RuleBasedStateMachine):
         expected = self._oracle(Replay(roots, dict(self.replay.records), self.replay.pooling))
         actual = actual or index_fingerprint(self.sut)
         found = differences(actual, expected, self._domain(root))
+        found += self._unsound(actual.within(self._domain(root)), [root])
         assert not found, f"after a run of {root}:\n  " + "\n  ".join(found[:30])
+
+    def _unsound(self, stored: IndexPrint, roots: list[Path]) -> list[str]:
+        """What the index holds that the files themselves say it should not, whatever a
+        fresh index holds: a passage whose text is not the document's text at its
+        offsets, a document for a file of data, and (where `outside-links` is enabled) a
+        document whose file resolves outside every root it is under, or text holding
+        `SECRET`, which only the files outside the tree hold."""
+        found = passage_mismatches(stored, self._text_now)
+        if "outside-links" not in self.enabled:
+            return found
+        roots = [*roots, *self.replay.roots]
+        for path, document in stored.documents.items():
+            owners = [root for root in roots if self._domain(root)(path)]
+            file = tree_ops.path_of(path)
+            on_disk = document.metadata_json is None and os.path.lexists(file)
+            if on_disk and not any(tree_ops.resolves_inside(file, root) for root in owners):
+                found.append(f"{path}: indexed, but resolves to {os.path.realpath(file)}")
+            if any(SECRET in chunk.text for chunk in document.chunks):
+                found.append(f"{path}: a passage holds {SECRET!r} (from outside the tree)")
+        return found
+
+    def _text_now(self, path: str) -> str | None:
+        """The text a document at `path` must hold now: a record's, or its file's as the
+        file's reader reads it (`DATA` for a file of data; None when nothing is there)."""
+        if path.startswith("record:"):
+            record = self.replay.records.get(path.removeprefix("record:"))
+            return None if record is None else record[0]
+        file = tree_ops.path_of(path)
+        try:
+            status = file.stat()
+            if tree_ops.is_data(file.read_text()):
+                return DATA
+            source = SourceFile(file, status.st_size, status.st_mtime_ns)
+            return read_document(source).text
+        except (OSError, UnicodeDecodeError, UnreadableFile):
+            return None
+
+    def _found_from_outside(self) -> list[str]:
+        """Where `outside-links` is enabled: what a lexical search for `SECRET` finds."""
+        if "outside-links" not in self.enabled or not store_exists(self.sut):
+            return []
+        from search.engine import Searcher
+
+        with Searcher(self.sut, query_encoder="torch") as searcher:
+            hits = searcher.search(SECRET, k=5, mode="lexical").results
+        return [f"a search for {SECRET!r} finds {hit.path}" for hit in hits]
 
     def _expect_same(self, before: IndexPrint, what: str) -> None:
         found = differences(index_fingerprint(self.sut), before)
@@ -755,6 +1008,8 @@ class OracleMachine(RuleBasedStateMachine):
         actual = index_fingerprint(self.sut)
         domain = self._everything()
         found = differences(actual, expected, domain)
+        found += self._unsound(actual.within(domain), live)
+        found += self._found_from_outside()
         assert not found, "after bringing every root up to date:\n  " + "\n  ".join(found[:30])
         if self.neighbour is not None:
             found = differences(index_fingerprint(self.targets.neighbour), self.neighbour)
@@ -862,6 +1117,18 @@ def _paths_under(folder: Path) -> list[Path]:
     return [
         Path(where, name) for where, folders, files in os.walk(folder) for name in folders + files
     ]
+
+
+def _is_loop(path: Path) -> bool:
+    """Whether `path` is a symlink that leads back to itself, or to a folder that holds
+    it (a walk that follows links never ends)."""
+    if not path.is_symlink():
+        return False
+    try:
+        target = os.path.realpath(path, strict=True)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return os.path.isdir(target) and tree_ops.resolves_inside(path.parent, Path(target))
 
 
 def _is_utf8(path: Path) -> bool:

@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.runs.indexer import WARM_SPLIT_BYTES
-from indexer.watching.changes import POLL_MS, RelevantChanges
+from indexer.watching.changes import RelevantChanges
+from indexer.watching.polling import POLL_MS
 from search.cli import cli
 from tests.indexer.store.test_concurrency import hold_lock
 from tests.support.watching import PATIENCE_SECONDS, Watched
@@ -333,6 +334,37 @@ def test_a_folder_whose_name_is_not_utf8_is_watched_from_the_start(tmp_path, fas
         with open(odd + b"/egrets.md", "w") as file:
             file.write("Egrets and ibises follow cattle across the wet field.")
         watched.until(lambda: found(index, "ibises") == ["egrets.md"], "an edit in the folder")
+        assert watched.process.poll() is None and "Traceback" not in watched.stderr()
+    finally:
+        watched.stop()
+
+
+def test_a_watch_that_polls_goes_on_past_symlink_loops(tmp_path, fast_model):
+    """A folder that polls (a name that is not UTF-8 is in it) and holds a link to itself,
+    a link to the folder that holds it and a link to the folder above: edits are indexed,
+    and the watch goes on. Before, watchfiles' poller followed the links, met the loops
+    and stopped the watch with a traceback ('Too many levels of symbolic links', 'File
+    system loop found')."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water and wait for fish.")
+    odd = os.fsencode(docs) + b"/caf\xe9"
+    os.mkdir(odd)
+    with open(odd + b"/egrets.md", "w") as file:
+        file.write("Egrets follow cattle across the wet field.")
+    (docs / "loop").symlink_to("loop")
+    (docs / "again").symlink_to(".")
+    (docs / "up").symlink_to("..")
+    index = tmp_path / "ix"
+    watched = start_watch(docs, index, fast_model)
+    try:
+        watched.until(lambda: found(index, "egrets") == ["egrets.md"], "the first run")
+        watched.until(lambda: "looked at every 1 s" in watched.stderr(), "the note")
+        (docs / "herons.md").write_text("Herons and spoonbills wade in shallow water.")
+        watched.until(lambda: found(index, "spoonbills") == ["herons.md"], "an edit")
+        with open(odd + b"/egrets.md", "w") as file:
+            file.write("Egrets and ibises follow cattle across the wet field.")
+        watched.until(lambda: found(index, "ibises") == ["egrets.md"], "an edit in the odd folder")
         assert watched.process.poll() is None and "Traceback" not in watched.stderr()
     finally:
         watched.stop()
