@@ -332,7 +332,7 @@ class Searcher:
         vectors: list[dict[Space, np.ndarray]] = [{} for _ in requests]
         for space in encoded:
             asking = [n for n, spaces in enumerate(wanted) if space in spaces]
-            texts = [requests[n].query for n in asking]
+            texts = [requests[n].searched for n in asking]
             rows = self._batcher.encode_many(space.value, texts)
             for row, n in enumerate(asking):
                 vectors[n][space] = rows[row : row + 1]
@@ -414,7 +414,7 @@ def _candidates(
     hybrid: HybridFusion,
     depth: int,
 ) -> _Candidates:
-    query, mode = request.query, request.mode
+    query, mode = request.searched, request.mode
     depth = max(depth, hybrid.depth) if mode is Mode.HYBRID else depth
     contextual = vectors.get(Space.CONTEXTUAL)
     found = snapshot.search(
@@ -462,7 +462,7 @@ def _hits(
 ) -> list[Hit]:
     """The best `k` hits, searching deeper while documents (or files with the same text)
     repeat, hits fall below the similarity asked for, and more is left."""
-    terms = query_terms(request.query)
+    terms = query_terms(request.searched)
     k, minimum = request.k, request.min_similarity
     # one hit per document: deep enough that a document's next passages support it
     depth = k if request.all_chunks else max(k * 4, DOCUMENT_DEPTH)
