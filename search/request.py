@@ -117,7 +117,10 @@ class SearchRequest:
             high=MAX_QUERY_CHARS,
             metavar="TEXT",
             help="What to look for, in natural language (a question or a description of "
-            "the passage wanted); exact words also count in hybrid mode.",
+            "the passage wanted); exact words also count in hybrid mode. In every mode, "
+            '"a phrase" in double quotes must be in the passage (its words adjacent and in '
+            'order) and -word or -"a phrase" must not be (a - inside a word, as in e-mail, '
+            "is text).",
         ),
     )
     k: int = field(

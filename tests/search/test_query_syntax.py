@@ -80,6 +80,7 @@ def test_phrases_and_exclusions_filter_every_mode_inside_the_search(
     assert all("kelp" not in hit.snippet for hit in excluding.results)
     assert len(everything.results) == 34
     assert phrase.query == '"sea otter" floats'
+    assert not phrase.hints
     assert phrase.filters["phrases"] == ["sea otter"]
     assert excluding.filters["excluded"] == ["kelp"]
 
@@ -91,6 +92,9 @@ def test_the_edges_take_the_syntax_and_refuse_a_query_of_exclusions(tmp_path, fa
     found = runner.invoke(cli, ["query", '"sea otter" -kelp', "--index", str(target), "--json"])
     assert found.exit_code == 0, found.output
     assert len(json.loads(found.stdout)["results"]) == 6
+    reversed_words = runner.invoke(cli, ["query", '"otter sea"', "--index", str(target)])
+    assert reversed_words.exit_code == 0 and "No results." in reversed_words.stdout
+    assert 'hint: no passage holds the phrase "otter sea"' in reversed_words.stderr
     refused = runner.invoke(cli, ["query", "--index", str(target), "--", "-kelp"])
     assert refused.exit_code == 2 and "Traceback" not in refused.output
     assert "nothing to search for in '-kelp'" in refused.stderr
