@@ -14,6 +14,9 @@ edge: `"a phrase"` must be in the passage, `-word` (or `-"a phrase"`) must not.
   `"hinted handoff" -paxos` looks for `hinted handoff` in passages holding that phrase and
   not the word paxos. A query with nothing left to look for (exclusions alone) is
   `InvalidQuery`.
+- `literal` (`--literal`) reads the text as it is: no phrases, no exclusions, for text
+  written elsewhere (a pasted sentence, a judged collection's queries), whose quotes are
+  quotations.
 
 Phrases and exclusions become the words of the search's filter (`WordFilter`): each
 backend applies them inside every space it searches, so `k` hits come whenever `k`
@@ -47,9 +50,12 @@ class QueryText:
     words: WordFilter
 
 
-def read_query(query: str) -> QueryText:
+def read_query(query: str, literal: bool = False) -> QueryText:
     """The query's `searched` text and `words` (see the module; `InvalidQuery` when
-    nothing is left to look for)."""
+    nothing is left to look for); `literal`: the text as it is, without phrases or
+    exclusions (a query written elsewhere, whose quotes are quotations)."""
+    if literal or not _SYNTAX.search(query):
+        return QueryText(query, WordFilter())
     phrases: list[str] = []
     excluded: list[str] = []
 

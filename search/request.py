@@ -104,9 +104,9 @@ class SearchRequest:
     value or None, `under` also `Path`s, `where` also a mapping (`{"lang": "en"}`); they
     are kept as tuples (a mapping read-only), `mode` as a `Mode`, `k` as an int.
     `filter` is the `SearchFilter` the store applies inside every space searched, the
-    query's phrases and exclusions among it; `searched` what the query looks for, its
-    text without them (`search.query_syntax`). See `Searcher.search` for what each
-    parameter does.
+    query's phrases and exclusions among it (none with `literal`); `searched` what the
+    query looks for, its text without them (`search.query_syntax`). See `Searcher.search`
+    for what each parameter does.
     """
 
     query: str = field(
@@ -154,6 +154,16 @@ class SearchRequest:
             flag="--all-chunks",
             http="all_chunks",
             help="Show every matching chunk, not one per document.",
+        ),
+    )
+    literal: bool = field(
+        default=False,
+        metadata=_about(
+            kind=Kind.FLAG,
+            flag="--literal",
+            http="literal",
+            help="Read the query as plain text: double quotes and a leading - are ordinary "
+            "characters (no phrases, no exclusions), as for text pasted from elsewhere.",
         ),
     )
     dense_weight: float | None = field(
@@ -298,7 +308,9 @@ def _checked(request: SearchRequest) -> dict[str, Any]:
     under = _places(request.under)
     path, file_type = _texts(request.path, "path"), _texts(request.file_type, "type")
     where = _pairs(request.where)
-    text = read_query(request.query)
+    if not isinstance(request.literal, bool):
+        raise InvalidQuery(f"literal must be True or False, not {request.literal!r}")
+    text = read_query(request.query, request.literal)
     return {
         "k": check_k(request.k),
         "mode": mode,

@@ -16,7 +16,7 @@ from indexer.store.word_filter import WordFilter
 from search.cli.main import cli
 from search.engine import Searcher
 from search.modes import MODES
-from search.query_syntax import read_query
+from search.query_syntax import QueryText, read_query
 from tests.support.mcp_client import stdio_session
 from tests.support.serving import running_server
 
@@ -49,6 +49,11 @@ def test_a_query_is_read_into_what_it_looks_for_and_its_words(query, searched, p
     assert read.words == WordFilter(phrases, excluded)
 
 
+def test_a_literal_query_is_read_as_plain_text():
+    for query in ('My answer is "Probably Not".', "-flask", '""'):
+        assert read_query(query, literal=True) == QueryText(query, WordFilter())
+
+
 @pytest.mark.parametrize("query", ["-flask", '-flask -"a phrase"', '""', "-x \u200b"])
 def test_a_query_with_nothing_to_look_for_is_refused_in_one_line(query):
     with pytest.raises(InvalidQuery, match=r"^nothing to search for in .*add a word or a phrase"):
@@ -74,6 +79,7 @@ def test_phrases_and_exclusions_filter_every_mode_inside_the_search(
         phrase = searcher.search('"sea otter" floats', k=10, mode=mode)
         excluding = searcher.search('"sea otter" floats -kelp', k=10, mode=mode)
         everything = searcher.search("sea otter floats -kelp", k=40, mode=mode)
+        literal = searcher.search('"sea otter" floats -kelp', k=10, mode=mode, literal=True)
     assert len(phrase.results) == 10  # k hits come when k passages hold the phrase
     assert all("a sea otter" in hit.snippet for hit in phrase.results)
     assert len(excluding.results) == 6  # all that qualify
@@ -82,6 +88,7 @@ def test_phrases_and_exclusions_filter_every_mode_inside_the_search(
     assert phrase.query == '"sea otter" floats'
     assert not phrase.hints
     assert phrase.filters["phrases"] == ["sea otter"]
+    assert len(literal.results) == 10 and literal.filters is None
     assert excluding.filters["excluded"] == ["kelp"]
 
 
