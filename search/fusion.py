@@ -242,13 +242,15 @@ def hybrid_fusion(
 
 @dataclass(frozen=True)
 class HybridFusion:
-    """How hybrid search fuses: the function, how deep each side is searched for it, and
+    """How hybrid search fuses: the function, how deep each side is searched for it,
     whether the exact score of each candidate on the side that missed it is looked up
-    first (`completes`)."""
+    first (`completes`), and whether the lexical side's clear exact match is kept among
+    the first hits (`keeps_exact`, see `search.exact_evidence`)."""
 
     fuse: Fusion
     depth: int = FUSION_DEPTH
     completes: bool = True
+    keeps_exact: bool = True
 
 
 HYBRID = HybridFusion(hybrid_fusion)

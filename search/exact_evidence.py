@@ -1,0 +1,157 @@
+"""Exact evidence in hybrid search: a passage holding what the user typed stays in view.
+
+People type the name of what they look for: an identifier (`ProxyFix`,
+`SEND_FILE_MAX_AGE_DEFAULT`), a phrase (`hinted handoff`), a word only a few passages
+hold. The passages holding it are the answer, but fused scores let a dense side sure of
+a near-miss outvote them: over eight systems papers, `hinted handoff` put the Dynamo
+paper, the one holding the phrase, 8th. So after fusing, hybrid reads the lexical side's
+evidence, and when it is exact keeps it within the first `PLACES` hits:
+
+- coverage: a passage *holds the query* when it holds every term the lexical side looks
+  for (stop words aside, stemmed as the lexical space stems them; a term the lexical
+  space reads as several words, an identifier split at its underscores, with its words
+  adjacent and in order);
+- rarity: few passages hold the query, at most `RARE_PASSAGES` (a word only a few
+  passages hold, a combination of words only a few hold together);
+- margin: the lexical side's own best passage holds the query (no passage holding only
+  some of its terms outscores it);
+- the dense side's view: a hit that does not hold the query and in which the dense side
+  sees no match (contextual cosine below `DENSE_NO_MATCH`) does not outrank it.
+
+When the lexical side's best passage is such an exact match and none of the first
+`PLACES` hits holds the query, that passage moves up above the hits the dense side sees
+no match in that stand right before it, and to place `PLACES` at the lowest; it takes
+the score of the hit it passes. Everything else keeps the fused order: the dense side
+still orders the rest, and the exact match itself when it is already in view.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from indexer.store.base import StoredChunk
+from search.snippets import stem
+
+# How many of the first hits a clear exact match is kept among.
+PLACES = 3
+# At most how many passages may hold the query for its exact match to count as rare.
+RARE_PASSAGES = 10
+# The contextual cosine below which the dense side sees no match in a passage (the
+# `none` bar of `search.match_thresholds` when this rule was measured).
+DENSE_NO_MATCH = 0.3
+
+# Letters and digits, as the lexical space's tokenizer (FTS5 unicode61) splits words.
+_WORD = re.compile(r"[^\W_]+")
+
+Ranked = Sequence[tuple[int, float]]
+
+
+@dataclass(frozen=True)
+class ExactMatch:
+    """The lexical side's best passage when it is an exact match, and every passage of
+    the lexical list holding the query."""
+
+    chunk_id: int
+    holders: frozenset[int]
+
+
+def query_words(terms: Sequence[str]) -> list[tuple[str, ...]]:
+    """Each query term as the stems of the words the lexical space splits it into."""
+    words = [tuple(stem(word) for word in _WORD.findall(term)) for term in terms]
+    return [stems for stems in words if stems]
+
+
+def holds_query(text: str, wanted: Sequence[tuple[str, ...]]) -> bool:
+    """Whether `text` holds every term of `wanted` (`query_words`), a term of several
+    words as adjacent words in order."""
+    if not wanted:
+        return False
+    lowered = text.lower()
+    # Porter stemming rewrites only a word's ending, so a text without a stem's opening
+    # cannot hold it; this skips stemming most passages.
+    if not all(stems[0][:2] in lowered for stems in wanted):
+        return False
+    stemmed = [stem(word) for word in _WORD.findall(lowered)]
+    present = set(stemmed)
+    for stems in wanted:
+        if not set(stems) <= present:
+            return False
+        if len(stems) > 1 and not _adjacent(stemmed, stems):
+            return False
+    return True
+
+
+def _adjacent(stemmed: list[str], stems: tuple[str, ...]) -> bool:
+    """Whether `stems` occur in `stemmed` one after the other."""
+    width = len(stems)
+    return any(
+        tuple(stemmed[start : start + width]) == stems
+        for start, word in enumerate(stemmed)
+        if word == stems[0]
+    )
+
+
+def exact_match(
+    terms: Sequence[str], lexical: Ranked, chunks: Mapping[int, StoredChunk]
+) -> ExactMatch | None:
+    """The lexical side's exact match for a query with these `terms` (see the module),
+    from its list (`lexical`, best first) and the listed passages' rows (`chunks`); None
+    when its best passage does not hold the query or more than `RARE_PASSAGES` do."""
+    wanted = query_words(terms)
+    if not lexical or not wanted:
+        return None
+    holders: list[int] = []
+    for chunk_id, _score in lexical:
+        chunk = chunks.get(chunk_id)
+        if chunk is not None and holds_query(chunk.text, wanted):
+            holders.append(chunk_id)
+            if len(holders) > RARE_PASSAGES:
+                return None
+        elif not holders:
+            return None  # the lexical side's best does not hold the query: no margin
+    return ExactMatch(holders[0], frozenset(holders))
+
+
+def keep_in_view(
+    ranked: Ranked,
+    exact: ExactMatch,
+    unit_of: Callable[[int], object],
+    similarities: Mapping[int, float],
+    places: int = PLACES,
+) -> list[tuple[int, float]]:
+    """`ranked` (chunk id, fused score; best first) with `exact`'s passage moved into
+    the first `places` hits (see the module). A hit is the first chunk of its unit
+    (`unit_of`: its document, or the chunk itself when every chunk is a hit); a chunk
+    without a cosine in `similarities` counts as one the dense side sees no match in."""
+    ranked = list(ranked)
+    target = next((i for i, (chunk_id, _) in enumerate(ranked) if chunk_id == exact.chunk_id), None)
+    if target is None:
+        return ranked
+    head: list[int] = []  # the indexes of the first `places` hits
+    seen: set[object] = set()
+    for index, (chunk_id, _score) in enumerate(ranked[:target]):
+        unit = unit_of(chunk_id)
+        if unit in seen:
+            continue
+        seen.add(unit)
+        if chunk_id in exact.holders:
+            return ranked  # a hit holding the query is already in view
+        head.append(index)
+        if len(head) == places:
+            break
+    if len(head) < places:
+        return ranked  # already among the first hits
+    place = len(head) - 1
+    while place > 0 and _unseen(ranked[head[place - 1]][0], similarities):
+        place -= 1  # the dense side sees no match in the hit before it either
+    moved = (exact.chunk_id, ranked[head[place]][1])
+    del ranked[target]
+    ranked.insert(head[place], moved)
+    return ranked
+
+
+def _unseen(chunk_id: int, similarities: Mapping[int, float]) -> bool:
+    """Whether the dense side sees no match in this chunk."""
+    return similarities.get(chunk_id, -1.0) < DENSE_NO_MATCH
