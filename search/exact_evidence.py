@@ -69,9 +69,10 @@ def holds_query(text: str, wanted: Sequence[tuple[str, ...]]) -> bool:
     if not wanted:
         return False
     lowered = text.lower()
-    # Porter stemming rewrites only a word's ending, so a text without a stem's opening
-    # cannot hold it; this skips stemming most passages.
-    if not all(stems[0][:2] in lowered for stems in wanted):
+    # Porter stemming rewrites at most a word's last letter beyond its stem (happy ->
+    # happi), so a text without every stem but its last letter cannot hold the query:
+    # this skips stemming most passages.
+    if not all(word[:-1] in lowered for stems in wanted for word in stems):
         return False
     stemmed = [stem(word) for word in _WORD.findall(lowered)]
     present = set(stemmed)

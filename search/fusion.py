@@ -23,7 +23,8 @@ below, 200 deep per side: the variant with the best mean-plus-worst nDCG@10 marg
 the better single side across SciFact train, LISA, STS-B retrieval, the sample corpus's
 keywords and questions, and questions over Python's library reference and guides; at or
 above the better side on each of them (docs/fusion.md has the leave-one-collection-out
-folds, one of which is not).
+folds, one of which is not). After fusing, hybrid search keeps the lexical side's clear
+exact match among its first hits (`search.exact_evidence`, `HybridFusion.keeps_exact`).
 """
 
 from __future__ import annotations

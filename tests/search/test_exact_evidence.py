@@ -33,6 +33,7 @@ def chunk(chunk_id: int, text: str) -> StoredChunk:
         ("Hinted handoffs keep writes going.", ["hinted", "handoff"], True),  # stems
         ("the handoff was hinted at", ["hinted", "handoff"], True),  # words, not a phrase
         ("a handoff alone", ["hinted", "handoff"], False),
+        ("Both studies agree.", ["study"], True),  # a stem that rewrites a last letter
         ("app.config['SEND_FILE_MAX_AGE_DEFAULT'] = 0", ["send_file_max_age_default"], True),
         ("send the file; the max age is the default", ["send_file_max_age_default"], False),
         ("wrap the app in ProxyFix", ["proxyfix"], True),
