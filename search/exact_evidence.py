@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from indexer.store.base import StoredChunk
 from search.snippets import stem
@@ -69,29 +70,37 @@ def holds_query(text: str, wanted: Sequence[tuple[str, ...]]) -> bool:
     if not wanted:
         return False
     lowered = text.lower()
-    # Porter stemming rewrites at most a word's last letter beyond its stem (happy ->
-    # happi), so a text without every stem but its last letter cannot hold the query:
-    # this skips stemming most passages.
-    if not all(word[:-1] in lowered for stems in wanted for word in stems):
+    # a text without each stem's opening cannot hold it: most passages end here
+    if not all(_opening(word) in lowered for stems in wanted for word in stems):
         return False
-    stemmed = [stem(word) for word in _WORD.findall(lowered)]
-    present = set(stemmed)
-    for stems in wanted:
-        if not set(stems) <= present:
-            return False
-        if len(stems) > 1 and not _adjacent(stemmed, stems):
-            return False
-    return True
+    return all(_holds_term(lowered, stems) for stems in wanted)
 
 
-def _adjacent(stemmed: list[str], stems: tuple[str, ...]) -> bool:
-    """Whether `stems` occur in `stemmed` one after the other."""
-    width = len(stems)
-    return any(
-        tuple(stemmed[start : start + width]) == stems
-        for start, word in enumerate(stemmed)
-        if word == stems[0]
-    )
+def _opening(word: str) -> str:
+    """What every word with this stem opens with: the stem but its last letter, which
+    Porter stemming may have rewritten (happy -> happi)."""
+    return word[: max(1, len(word) - 1)]
+
+
+def _holds_term(lowered: str, stems: tuple[str, ...]) -> bool:
+    """Whether a lower-cased text holds these stems as adjacent words, in order. Only the
+    words that open as the stems do are stemmed (`_term_pattern`)."""
+    for found in _term_pattern(stems).finditer(lowered):
+        if all(stem(word) == wanted for word, wanted in zip(found.groups(), stems, strict=True)):
+            return True
+    return False
+
+
+@lru_cache(maxsize=1024)
+def _term_pattern(stems: tuple[str, ...]) -> re.Pattern[str]:
+    """Adjacent words, in order, each a whole word opening as its stem does. The pattern
+    opens with that text, not a look-behind, so that it is searched for as a string."""
+    words = []
+    for word in stems:
+        opening = re.escape(_opening(word))
+        # the opening, then a check that no letter or digit stands before it
+        words.append(rf"({opening}(?<![^\W_].{{{len(_opening(word))}}})[^\W_]*)")
+    return re.compile(r"[\W_]+".join(words) + r"(?![^\W_])", re.DOTALL)
 
 
 def exact_match(
