@@ -3,9 +3,10 @@
 People type the name of what they look for: an identifier (`ProxyFix`,
 `SEND_FILE_MAX_AGE_DEFAULT`), a phrase (`hinted handoff`), a word only a few passages
 hold. The passages holding it are the answer, but fused scores let a dense side sure of
-a near-miss outvote them: over eight systems papers, `hinted handoff` put the Dynamo
-paper, the one holding the phrase, 8th. So after fusing, hybrid reads the lexical side's
-evidence, and when it is exact keeps it within the first `PLACES` hits:
+a near-miss outvote them (over systems papers, `hinted handoff` once left the Dynamo
+paper, the one holding the phrase, out of the first hits). So after fusing, hybrid reads
+the lexical side's evidence, and when it is exact keeps it within the first `PLACES`
+hits:
 
 - coverage: a passage *holds the query* when it holds every term the lexical side looks
   for (stop words aside, stemmed as the lexical space stems them; a term the lexical
@@ -21,8 +22,9 @@ evidence, and when it is exact keeps it within the first `PLACES` hits:
 When the lexical side's best passage is such an exact match and none of the first
 `PLACES` hits holds the query, that passage moves up above the hits the dense side sees
 no match in that stand right before it, and to place `PLACES` at the lowest; it takes
-the score of the hit it passes. Everything else keeps the fused order: the dense side
-still orders the rest, and the exact match itself when it is already in view.
+the score of the hit it passes (when its document is already in view through another
+passage, it shows the document there instead). Everything else keeps the fused order:
+the dense side still orders the rest, and the exact match itself when it is in view.
 """
 
 from __future__ import annotations
@@ -139,6 +141,7 @@ def keep_in_view(
     target = next((i for i, (chunk_id, _) in enumerate(ranked) if chunk_id == exact.chunk_id), None)
     if target is None:
         return ranked
+    own_unit = unit_of(exact.chunk_id)
     head: list[int] = []  # the indexes of the first `places` hits
     seen: set[object] = set()
     for index, (chunk_id, _score) in enumerate(ranked[:target]):
@@ -149,6 +152,8 @@ def keep_in_view(
         if chunk_id in exact.holders:
             return ranked  # a hit holding the query is already in view
         head.append(index)
+        if unit == own_unit:  # its document is in view through another passage: shown
+            return _moved(ranked, target, index)  # by the one holding the query instead
         if len(head) == places:
             break
     if len(head) < places:
@@ -156,9 +161,13 @@ def keep_in_view(
     place = len(head) - 1
     while place > 0 and _unseen(ranked[head[place - 1]][0], similarities):
         place -= 1  # the dense side sees no match in the hit before it either
-    moved = (exact.chunk_id, ranked[head[place]][1])
-    del ranked[target]
-    ranked.insert(head[place], moved)
+    return _moved(ranked, target, head[place])
+
+
+def _moved(ranked: list[tuple[int, float]], source: int, place: int) -> list[tuple[int, float]]:
+    """`ranked` with the chunk at `source` moved up to `place`, taking that hit's score."""
+    chunk_id, _score = ranked.pop(source)
+    ranked.insert(place, (chunk_id, ranked[place][1]))
     return ranked
 
 

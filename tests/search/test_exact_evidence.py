@@ -75,6 +75,12 @@ def test_the_exact_match_passes_the_hits_the_dense_side_sees_no_match_in():
     assert [c for c, _ in keep_in_view(ranked, exact, lambda c: c, seen)][:4] == [10, 11, 50, 20]
 
 
+def test_a_document_in_view_is_shown_by_its_passage_holding_the_query():
+    ranked = [(10, 5.0), (20, 4.0), (30, 3.0), (21, 2.0)]
+    moved = keep_in_view(ranked, ExactMatch(21, frozenset({21})), _unit, {})
+    assert moved == [(10, 5.0), (21, 4.0), (20, 4.0), (30, 3.0)]
+
+
 def test_nothing_moves_when_a_hit_holding_the_query_is_already_in_view():
     ranked = [(10, 5.0), (20, 4.0), (30, 3.0), (40, 2.0)]
     assert keep_in_view(ranked, ExactMatch(40, frozenset({40, 20})), _unit, {}) == ranked
