@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ from indexer.terms import query_terms
 from search.batching import QueryBatcher
 from search.document_scores import DOCUMENT_DEPTH, mode_ranked
 from search.documents import DocumentText, load_document
+from search.exact_evidence import ExactMatch, exact_match, keep_in_view
 from search.fusion import HYBRID, HybridFusion
 from search.hints import filter_hints
 from search.limits import check_document_id, check_queries
@@ -143,6 +144,8 @@ class _Candidates:
     similarities: dict[int, float]
     chunks: dict[int, StoredChunk] = field(default_factory=dict)
     content_keys: dict[int, str] = field(default_factory=dict)
+    # hybrid: the lexical side's clear exact match, kept among the first hits
+    exact: ExactMatch | None = None
 
 
 class Searcher:
@@ -332,7 +335,7 @@ class Searcher:
         vectors: list[dict[Space, np.ndarray]] = [{} for _ in requests]
         for space in encoded:
             asking = [n for n, spaces in enumerate(wanted) if space in spaces]
-            texts = [requests[n].query for n in asking]
+            texts = [requests[n].searched for n in asking]
             rows = self._batcher.encode_many(space.value, texts)
             for row, n in enumerate(asking):
                 vectors[n][space] = rows[row : row + 1]
@@ -414,7 +417,7 @@ def _candidates(
     hybrid: HybridFusion,
     depth: int,
 ) -> _Candidates:
-    query, mode = request.query, request.mode
+    query, mode = request.searched, request.mode
     depth = max(depth, hybrid.depth) if mode is Mode.HYBRID else depth
     contextual = vectors.get(Space.CONTEXTUAL)
     found = snapshot.search(
@@ -438,10 +441,13 @@ def _candidates(
             found_by.setdefault(chunk_id, {})[space] = rank
     # each candidate's contextual cosine: its list's score, or looked up (`found.cosines`)
     similarities = dict(lists.get(Space.CONTEXTUAL.value, [])) | found.cosines
+    exact = None
     if mode is Mode.HYBRID:
         dense, lexical = lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value]
         cosines, bm25 = (found.cosines, found.bm25) if hybrid.completes else ({}, {})
         fused = hybrid.fuse(dense, lexical, request.dense_weight, cosines, bm25, query)
+        if hybrid.keeps_exact:
+            exact = exact_match(query_terms(query), lexical, found.chunks)
     else:
         fused = lists[mode.value]
     minimum = request.min_similarity
@@ -450,7 +456,9 @@ def _candidates(
         # every chunk that clears it has been seen, however deep the other lists go.
         dense = lists[Space.CONTEXTUAL.value]
         exhausted = exhausted or (bool(dense) and dense[-1][1] < minimum)
-    return _Candidates(fused, found_by, exhausted, similarities, found.chunks, found.content_keys)
+    return _Candidates(
+        fused, found_by, exhausted, similarities, found.chunks, found.content_keys, exact
+    )
 
 
 def _hits(
@@ -462,7 +470,7 @@ def _hits(
 ) -> list[Hit]:
     """The best `k` hits, searching deeper while documents (or files with the same text)
     repeat, hits fall below the similarity asked for, and more is left."""
-    terms = query_terms(request.query)
+    terms = query_terms(request.searched)
     k, minimum = request.k, request.min_similarity
     # one hit per document: deep enough that a document's next passages support it
     depth = k if request.all_chunks else max(k * 4, DOCUMENT_DEPTH)
@@ -473,6 +481,10 @@ def _hits(
         if not request.all_chunks:  # one hit per document: scored as the document
             documents = {i: (chunk.document_id, chunk.section) for i, chunk in chunks.items()}
             ranked = mode_ranked(ranked, documents, request.mode)
+        if candidates.exact is not None:
+            ranked = keep_in_view(
+                ranked, candidates.exact, _hit_unit(chunks, request), candidates.similarities
+            )
         chosen: list[tuple[StoredChunk, float]] = []
         seen_documents: set[int] = set()
         holder: dict[str, int] = {}  # content key -> the document whose hits stand for it
@@ -495,6 +507,13 @@ def _hits(
         if len(chosen) == k or candidates.exhausted:
             return _shown_hits(snapshot, chosen, candidates, request, terms, lines)
         depth *= 4
+
+
+def _hit_unit(chunks: dict[int, StoredChunk], request: SearchRequest) -> Callable[[int], int]:
+    """What one hit stands for: its chunk's document, or the chunk with `all_chunks`."""
+    if request.all_chunks:
+        return lambda chunk_id: chunk_id
+    return lambda chunk_id: chunks[chunk_id].document_id if chunk_id in chunks else chunk_id
 
 
 def _hydrate_neighbours(

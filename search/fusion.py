@@ -23,7 +23,8 @@ below, 200 deep per side: the variant with the best mean-plus-worst nDCG@10 marg
 the better single side across SciFact train, LISA, STS-B retrieval, the sample corpus's
 keywords and questions, and questions over Python's library reference and guides; at or
 above the better side on each of them (docs/fusion.md has the leave-one-collection-out
-folds, one of which is not).
+folds, one of which is not). After fusing, hybrid search keeps the lexical side's clear
+exact match among its first hits (`search.exact_evidence`, `HybridFusion.keeps_exact`).
 """
 
 from __future__ import annotations
@@ -242,13 +243,15 @@ def hybrid_fusion(
 
 @dataclass(frozen=True)
 class HybridFusion:
-    """How hybrid search fuses: the function, how deep each side is searched for it, and
+    """How hybrid search fuses: the function, how deep each side is searched for it,
     whether the exact score of each candidate on the side that missed it is looked up
-    first (`completes`)."""
+    first (`completes`), and whether the lexical side's clear exact match is kept among
+    the first hits (`keeps_exact`, see `search.exact_evidence`)."""
 
     fuse: Fusion
     depth: int = FUSION_DEPTH
     completes: bool = True
+    keeps_exact: bool = True
 
 
 HYBRID = HybridFusion(hybrid_fusion)

@@ -5,9 +5,9 @@ nothing is close to. `filter_hints` names the filter values that match no docume
 their own, and what is there: the indexed roots for a folder (and a root that holds no
 document now), the file types there are for a type, the metadata keys for a key, and the
 stored spelling of a value that differs only in case (`public=True` where records hold
-`true`), a comparison no value meets, and an empty list of allowed values (which matches
-nothing). It is called only for a search that found nothing, so a search with hits pays
-nothing.
+`true`), a comparison no value meets, an empty list of allowed values (which matches
+nothing), and a quoted phrase no passage holds. It is called only for a search that
+found nothing, so a search with hits pays nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from indexer.records.record import RECORD_PREFIX
 from indexer.store.base import Snapshot
 from indexer.store.filters import SearchFilter
 from indexer.store.where import WhereCondition
+from indexer.store.word_filter import WordFilter
 
 SHOWN = 5  # at most this many roots, types or keys in one hint
 
@@ -27,7 +28,14 @@ def filter_hints(snapshot: Snapshot, where: SearchFilter) -> list[str]:
     hints += [_type_hint(snapshot, kind) for kind in where.types]
     if where.metadata:
         hints += _where_hints(snapshot, where.metadata)
+    hints += [_phrase_hint(snapshot, phrase) for phrase in where.words.phrases]
     return [hint for hint in hints if hint]
+
+
+def _phrase_hint(snapshot: Snapshot, phrase: str) -> str:
+    if snapshot.chunk_count(SearchFilter(words=WordFilter((phrase,)))):
+        return ""
+    return f'no passage holds the phrase "{phrase}" (its words adjacent and in order)'
 
 
 def _under_hint(snapshot: Snapshot, folder: str) -> str:

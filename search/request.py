@@ -34,6 +34,7 @@ from search.limits import (
     check_query,
 )
 from search.modes import DEFAULT_MODE, MODES, Mode
+from search.query_syntax import read_query
 
 DEFAULT_K = 10
 # A `where` as JSON (HTTP's body, MCP): key to a value, a list of values (any of them),
@@ -102,8 +103,10 @@ class SearchRequest:
     The repeatable filters (`under`, `path`, `file_type`, `where`) also take a single
     value or None, `under` also `Path`s, `where` also a mapping (`{"lang": "en"}`); they
     are kept as tuples (a mapping read-only), `mode` as a `Mode`, `k` as an int.
-    `filter` is the `SearchFilter` the store applies inside every space searched.
-    See `Searcher.search` for what each parameter does.
+    `filter` is the `SearchFilter` the store applies inside every space searched, the
+    query's phrases and exclusions among it (none with `literal`); `searched` what the
+    query looks for, its text without them (`search.query_syntax`). See `Searcher.search`
+    for what each parameter does.
     """
 
     query: str = field(
@@ -114,7 +117,10 @@ class SearchRequest:
             high=MAX_QUERY_CHARS,
             metavar="TEXT",
             help="What to look for, in natural language (a question or a description of "
-            "the passage wanted); exact words also count in hybrid mode.",
+            "the passage wanted); exact words also count in hybrid mode. In every mode, "
+            '"a phrase" in double quotes must be in the passage (its words adjacent and in '
+            'order) and -word or -"a phrase" must not be (a - inside a word, as in e-mail, '
+            "is text).",
         ),
     )
     k: int = field(
@@ -148,6 +154,16 @@ class SearchRequest:
             flag="--all-chunks",
             http="all_chunks",
             help="Show every matching chunk, not one per document.",
+        ),
+    )
+    literal: bool = field(
+        default=False,
+        metadata=_about(
+            kind=Kind.FLAG,
+            flag="--literal",
+            http="literal",
+            help="Read the query as plain text: double quotes and a leading - are ordinary "
+            "characters (no phrases, no exclusions), as for text pasted from elsewhere.",
         ),
     )
     dense_weight: float | None = field(
@@ -239,6 +255,7 @@ class SearchRequest:
         ),
     )
     filter: SearchFilter = field(init=False, repr=False, compare=False)
+    searched: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name, value in _checked(self).items():
@@ -291,6 +308,9 @@ def _checked(request: SearchRequest) -> dict[str, Any]:
     under = _places(request.under)
     path, file_type = _texts(request.path, "path"), _texts(request.file_type, "type")
     where = _pairs(request.where)
+    if not isinstance(request.literal, bool):
+        raise InvalidQuery(f"literal must be True or False, not {request.literal!r}")
+    text = read_query(request.query, request.literal)
     return {
         "k": check_k(request.k),
         "mode": mode,
@@ -298,7 +318,8 @@ def _checked(request: SearchRequest) -> dict[str, Any]:
         "path": path,
         "file_type": file_type,
         "where": where,
-        "filter": make_filter(under, path, file_type, where),
+        "filter": make_filter(under, path, file_type, where, text.words),
+        "searched": text.searched,
     }
 
 

@@ -14,19 +14,23 @@ join), never by cutting a top-k afterwards. Paths compare case-sensitively; exte
 - `metadata` (`where`): conditions on a record's metadata (`lang=en`, `year>=2020`; see
   `indexer.store.where` for what they mean and how several combine); files have no
   metadata, so a `where` leaves them out.
+- `words`: the phrases a passage must hold and the words it must not
+  (`indexer.store.word_filter`): a condition on passages, which each backend adds to this
+  one where it searches passages.
 Within one kind any value may match; every kind given must match.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from indexer.errors import InvalidQuery
 from indexer.reading.formats import FILE_TYPES, longer_suffixes
 from indexer.store.globs import check_glob, glob_regex
 from indexer.store.where import WhereCondition, metadata_sql, where_conditions
+from indexer.store.word_filter import WordFilter
 
 MAX_FILTER_VALUES = 64
 MAX_FILTER_CHARS = 4096
@@ -34,37 +38,49 @@ MAX_FILTER_CHARS = 4096
 
 @dataclass(frozen=True)
 class SearchFilter:
-    """Folders (or files), globs and file types a search is limited to (empty: no limit)."""
+    """Folders (or files), globs, file types and metadata a search is limited to, and the
+    words its passages must and must not hold (empty: no limit)."""
 
     under: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
     metadata: tuple[WhereCondition, ...] = ()  # `where`, see `indexer.store.where`
+    words: WordFilter = field(default_factory=WordFilter)
 
     def __bool__(self) -> bool:
+        return self.limits_documents or bool(self.words)
+
+    @property
+    def limits_documents(self) -> bool:
+        """Whether any condition is on documents (`sql` is more than TRUE)."""
         return bool(self.under or self.paths or self.types or self.metadata)
 
     def to_dict(self) -> dict[str, Any]:
         """The filter as JSON-ready lists: `where` an object of the keys asked to equal one
         value and nothing else (as before there were other conditions), `where_conditions`
-        every condition as text (`year>=2020`)."""
+        every condition as text (`year>=2020`); `phrases` and `excluded` the words, when
+        there are any."""
         lone = {}
         for key in {condition.key for condition in self.metadata}:
             own = [condition for condition in self.metadata if condition.key == key]
             if len(own) == 1 and own[0].operator == "=" and not own[0].matches_nothing:
                 lone[key] = own[0].given
-        return {
+        shown: dict[str, Any] = {
             "under": list(self.under),
             "path": list(self.paths),
             "type": list(self.types),
             "where": dict(sorted(lone.items())),
             "where_conditions": [str(condition) for condition in self.metadata],
         }
+        if self.words:
+            shown |= {"phrases": list(self.words.phrases), "excluded": list(self.words.excluded)}
+        return shown
 
     def sql(self, dialect: str) -> tuple[str, dict[str, Any]]:
         """The condition on the `documents` table for `dialect` (`sqlite` or `postgresql`):
         SQL text with `:f_...` parameters, and their values. The same text runs through
-        sqlite3 and through SQLAlchemy's `text()`."""
+        sqlite3 and through SQLAlchemy's `text()`. The `words` are not in it: each backend
+        adds its own condition on `chunks` for them."""
         parts = [
             _under_sql(self.under),
             _paths_sql(self.paths, dialect),
@@ -81,11 +97,13 @@ def make_filter(
     paths: list[str] | tuple[str, ...] | str | None = None,
     types: list[str] | tuple[str, ...] | str | None = None,
     where: object = None,
+    words: WordFilter | None = None,
 ) -> SearchFilter:
     """A checked `SearchFilter` (`InvalidQuery` for a relative folder, an empty glob or
     one that can match nothing (`[z-a]`, see `indexer.store.globs`), an unknown type, a
     `where` that is not key=value pairs, or more values than `MAX_FILTER_VALUES`).
-    `where` is a mapping or a list of `key=value` strings."""
+    `where` is a mapping or a list of `key=value` strings; `words` the phrases and
+    exclusions a query's text asks for (`search.query_syntax`)."""
     under, paths, types = _values(under, "under"), _values(paths, "path"), _values(types, "type")
     for folder in under:
         if not folder.startswith("/"):
@@ -99,6 +117,7 @@ def make_filter(
         tuple(paths),
         tuple(types),
         where_conditions(where),
+        words or WordFilter(),
     )
 
 

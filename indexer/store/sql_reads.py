@@ -27,6 +27,7 @@ from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
     from indexer.store.filters import SearchFilter
+    from indexer.store.word_filter import WordFilter
 
 # Runs one statement with named parameters in the snapshot's transaction: its rows.
 Rows = Callable[[str, Mapping[str, Any]], Sequence[Sequence[Any]]]
@@ -134,7 +135,8 @@ class SqlReads:
     candidates, what hits show, the counts and the chunks a filter allows, read by `rows`
     (one statement in the snapshot's transaction) in `dialect` (`sqlite` or
     `postgresql`). A backend reads the query terms' evidence its own way (`term_reads`),
-    and may send several statements together (`batch`)."""
+    writes a filter's words as its own full-text condition (`words_sql`), and may send
+    several statements together (`batch`)."""
 
     def __init__(self, rows: Rows, dialect: str, manifest: Manifest):
         self.rows = rows
@@ -152,12 +154,26 @@ class SqlReads:
         return [self.rows(sql, values) for sql, values in statements]
 
     def allowed_chunks(self, where: SearchFilter) -> np.ndarray:
-        """The ids of the chunks of the documents `where` allows (sorted; once per snapshot)."""
+        """The ids of the chunks `where` allows (sorted; once per snapshot)."""
         if where not in self._allowed:
-            condition, values = where.sql(self.dialect)
+            condition, values = self.chunk_condition(where)
             found = self.rows(allowed_chunks_sql(condition), values)
             self._allowed[where] = np.fromiter((row[0] for row in found), np.int64, len(found))
         return self._allowed[where]
+
+    def chunk_condition(self, where: SearchFilter) -> tuple[str, dict[str, Any]]:
+        """`where` as one condition on `chunks` joined with `documents`: its condition on
+        documents (`SearchFilter.sql`) and this store's for its words, and their values."""
+        condition, values = where.sql(self.dialect)
+        if not where.words:
+            return condition, values
+        words, named = self.words_sql(where.words)
+        return f"({condition}) AND {words}", values | named
+
+    def words_sql(self, words: WordFilter) -> tuple[str, dict[str, Any]]:
+        """This store's condition that a chunk (`chunks`) holds every phrase of `words`
+        and none of its exclusions, and its values."""
+        raise NotImplementedError
 
     def chunk_count(self, where: SearchFilter | None = None) -> int:
         """How many chunks there are, or how many `where` allows."""

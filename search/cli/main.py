@@ -352,8 +352,16 @@ def query(
     other files".
 
     \b
+    In every mode, "a phrase" must be in the passage (its words adjacent and in
+    order, as the lexical index splits and stems them) and -word or -"a phrase"
+    must not be; a - inside a word (e-mail) or before a digit is text, and a quote
+    without its pair is an ordinary character. A query starting with - goes after --.
+
+    \b
     Examples:
       ctxsearch query "where do I open a savings account"
+      ctxsearch query '"hinted handoff" -paxos'
+      ctxsearch query -- '-paxos "hinted handoff"'
       ctxsearch query "python swallowed its prey" -k 3 --json
       ctxsearch query "tower crane safety" --mode lexical --all-chunks
       ctxsearch query "error code E1234 in the pump manual" --dense-weight 0.2

@@ -4,7 +4,8 @@ This measures what a user gets, in every search mode (static and contextual amon
 the collection's documents are indexed into any store (a folder or a PostgreSQL URL) by
 the real indexer (chunking, both vector spaces, the lexical space), a folder of documents
 where it is, a BEIR corpus written first as one text file per document; every judged
-query then goes through `Searcher.search` in each mode. (`ctxsearch lab eval` measures
+query then goes through `Searcher.search` in each mode, read literally (its quotes are
+quotations, not the query syntax's phrases). (`ctxsearch lab eval` measures
 methods on cached exact encodings instead.)
 """
 
@@ -87,7 +88,8 @@ def evaluate_index(
             latencies = []
             for query_id, query in dataset.queries.items():
                 started = time.perf_counter()
-                hits = searcher.search(query, k=DEPTH, mode=mode).results
+                # a collection's queries are plain text: their quotes are quotations
+                hits = searcher.search(query, k=DEPTH, mode=mode, literal=True).results
                 latencies.append(time.perf_counter() - started)
                 # Scores by rank, so that the metric sees exactly the order the user sees.
                 ranked = {_judged_id(folder, hit.path): DEPTH - hit.rank + 1.0 for hit in hits}

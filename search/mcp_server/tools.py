@@ -42,7 +42,9 @@ A = TypeVar("A", bound=Callable[..., Awaitable[Any]])
 
 INSTRUCTIONS = (
     "Semantic search over a local index of the user's documents (ctxsearch). Use `search` "
-    "with a natural-language question; each hit gives path, line, heading, snippet, "
+    "with a natural-language question, or with the name of what is wanted (put an exact "
+    "name or phrase in double quotes to require it; -word excludes); each hit gives path, "
+    "line, heading, snippet, "
     "similarity (the contextual cosine) and match: strong (it should answer the question), "
     "weak (it may), none (nothing suggests it does; say so rather than rely on it). Use "
     "`read` with a hit's path and line range (or its chunk_id) to see the full text, `similar` "
@@ -102,7 +104,8 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         passage's 1-based lines in the file (null for PDFs, which give `page`);
         `similarity` is the contextual cosine (comparable across queries), `match` how well
         the hit answers (`strong`, `weak` or `none`: no good match), `score` the mode's own
-        ranking score. Read a hit in full with `read`. With no results,
+        ranking score. In `query`, "a phrase" in double quotes must be in the passage
+        and -word (or -"a phrase") must not. Read a hit in full with `read`. With no results,
         `hints` says which filter value matches nothing in the index, and what is there.
         """
         request = request_keywords(options, SEARCH)

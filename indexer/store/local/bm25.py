@@ -1,7 +1,9 @@
 """BM25 over the FTS5 lexical space, as plain SQL (run by any snapshot's `rows`).
 
 FTS5's bm25() is negated, so a higher score is better. A filter joins the chunks its
-documents allow inside the query (`rowid IN (...)`), never by cutting a top-k afterwards.
+documents allow inside the query (`rowid IN (...)`), never by cutting a top-k afterwards;
+the phrases and exclusions of its words are FTS5 queries of their own
+(`words_condition`), so they choose passages without changing any passage's score.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from indexer.store.sql_reads import Rows, Statement, TermReads, allowed_chunks_sql
+from indexer.store.word_filter import WordFilter
 from indexer.terms import query_terms
 
 FTS_TABLE = "chunks_fts"
@@ -27,6 +30,14 @@ _BM25_OF = (
 )
 
 _COUNT = f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :expression"
+# The chunks an FTS5 query (the parameter `name`) matches.
+_MATCHING = f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :{{name}}"
+
+
+def fts5_phrase(text: str) -> str:
+    """`text` as one FTS5 phrase: quoted, its own quotes doubled (no syntax leaks in); FTS5
+    splits it into tokens, which must then stand adjacent and in order."""
+    return '"' + text.replace('"', '""') + '"'
 
 
 def match_expression(query: str) -> str | None:
@@ -34,14 +45,32 @@ def match_expression(query: str) -> str | None:
     terms = query_terms(query)
     if not terms:
         return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return " OR ".join(fts5_phrase(term) for term in terms)
+
+
+def words_condition(words: WordFilter, column: str = "chunks.id") -> tuple[str, dict[str, str]]:
+    """The condition that the chunk whose id is `column` holds every phrase of `words` and
+    none of its exclusions (each one FTS5 query, read once), and its values."""
+    parts, values = [], {}
+    if words.phrases:
+        values["w_held"] = " AND ".join(fts5_phrase(phrase) for phrase in words.phrases)
+        parts.append(f"{column} IN ({_MATCHING.format(name='w_held')})")
+    if words.excluded:
+        values["w_excluded"] = " OR ".join(fts5_phrase(phrase) for phrase in words.excluded)
+        parts.append(f"{column} NOT IN ({_MATCHING.format(name='w_excluded')})")
+    return " AND ".join(parts) or "1 = 1", values
 
 
 def bm25_search(
-    rows: Rows, query: str, k: int, where: tuple[str, dict[str, str]] | None = None
+    rows: Rows,
+    query: str,
+    k: int,
+    where: tuple[str, dict[str, str]] | None = None,
+    words: WordFilter | None = None,
 ) -> list[tuple[int, float]]:
     """The best `k` chunks by BM25; with `where` (a condition on `documents` and its
-    values, see `SearchFilter.sql`), only the chunks of the documents it allows."""
+    values, see `SearchFilter.sql`), only the chunks of the documents it allows; with
+    `words`, only the chunks holding its phrases and none of its exclusions."""
     expression = match_expression(query)
     if expression is None:
         return []
@@ -50,6 +79,10 @@ def bm25_search(
     if where is not None:
         condition, named = where
         among = f" AND rowid IN ({allowed_chunks_sql(condition)})"
+        values |= named
+    if words:
+        condition, named = words_condition(words, "rowid")
+        among += f" AND {condition}"
         values |= named
     found = rows(_BM25.format(among=among), values)
     return [(int(rowid), float(score)) for rowid, score in found]
@@ -75,7 +108,7 @@ def scores_statement(query: str, chunk_ids: list[int]) -> Statement | None:
 def term_reads(terms: list[str], chunk_ids: list[int]) -> TermReads:
     """How many chunks hold each of these terms (as FTS5 tokenizes and stems it: one count
     a term), and which of these chunks hold each (those `bm25_scores` scores for it)."""
-    counting = [(_COUNT, {"expression": '"' + term.replace('"', '""') + '"'}) for term in terms]
+    counting = [(_COUNT, {"expression": fts5_phrase(term)}) for term in terms]
     holding = [scores_statement(term, chunk_ids) for term in terms]
     asked = [statement for statement in holding if statement is not None]
 

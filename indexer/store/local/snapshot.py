@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from indexer.store.sql_reads import SqlReads, TermReads
 if TYPE_CHECKING:
     from indexer.store.filters import SearchFilter
     from indexer.store.local.vectors import VectorSpace
+    from indexer.store.word_filter import WordFilter
 
 
 class LocalSnapshot(SqlReads):
@@ -87,8 +88,13 @@ class LocalSnapshot(SqlReads):
         return len(self.spaces[space])
 
     def lexical_search(self, query: str, k: int, where: SearchFilter | None = None) -> Ranked:
-        """BM25 over FTS5 (among the chunks of the documents `where` allows)."""
-        return bm25.bm25_search(self.rows, query, k, where.sql(self.dialect) if where else None)
+        """BM25 over FTS5 (among the chunks `where` allows)."""
+        documents = where.sql(self.dialect) if where and where.limits_documents else None
+        return bm25.bm25_search(self.rows, query, k, documents, where.words if where else None)
+
+    def words_sql(self, words: WordFilter) -> tuple[str, dict[str, Any]]:
+        """The FTS5 queries of the phrases and exclusions (`bm25.words_condition`)."""
+        return bm25.words_condition(words)
 
     def term_reads(self, terms: list[str], chunk_ids: list[int]) -> TermReads:
         """FTS5's counts and matches, a term at a time (in process: no round trip)."""

@@ -12,7 +12,8 @@ each is scored in the same statement by BM25 with FTS5's constants and formula: 
 inverse document frequency of each query term (the counts of `term_counts.py`), its
 frequency in the chunk (the positions its lexeme has in `tsv`) and the chunk's length
 against the average. A term of several tokens is scored token by token (FTS5 scores the
-phrase).
+phrase). A filter's words are tsqueries of their own (`words_condition`): they choose
+chunks without changing any chunk's score.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from indexer.store.postgres.fts5_tokens import phrase_expression, vector_express
 from indexer.store.postgres.read_transaction import Statement, driver_sql
 from indexer.store.postgres.term_counts import recount_terms
 from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY, TermReads
+from indexer.store.word_filter import WordFilter
 from indexer.terms import query_terms
 
 # Migration 0009's configuration (PostgreSQL's parser, the Porter stemmer), which 0010
@@ -182,6 +184,23 @@ def term_reads(terms: list[str], chunk_ids: list[int]) -> TermReads:
         return {word: int(count) for word, count in counted}, held
 
     return statements, read
+
+
+def words_condition(words: WordFilter) -> tuple[str, dict[str, str]]:
+    """The condition that a chunk (`chunks`) holds every phrase of `words` (its tokens
+    adjacent and in order, as FTS5 reads a phrase) and none of its exclusions, and its
+    values."""
+    parts, values = [], {}
+    for n, phrase in enumerate(words.phrases):
+        values[f"w_held{n}"] = phrase
+        parts.append(f"chunks.tsv @@ {phrase_expression(f':w_held{n}')}")
+    if words.excluded:
+        excluded = []
+        for n, phrase in enumerate(words.excluded):
+            values[f"w_excluded{n}"] = phrase
+            excluded.append(phrase_expression(f":w_excluded{n}"))
+        parts.append(f"NOT (chunks.tsv @@ ({' || '.join(excluded)}))")
+    return " AND ".join(parts) or "TRUE", values
 
 
 def _tsquery(terms: list[str]) -> str:

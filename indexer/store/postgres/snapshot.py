@@ -25,6 +25,7 @@ from indexer.store.postgres import fulltext, nearest, vectors
 from indexer.store.postgres.database import vector_schema
 from indexer.store.postgres.read_transaction import Reading, Statement, driver_sql
 from indexer.store.sql_reads import SqlReads, TermReads, chunk_and_key
+from indexer.store.word_filter import WordFilter
 
 # Rows of a search statement: (chunk id, score, the chunk's row and content key).
 Found = list[tuple[int, float, tuple[Any, ...]]]
@@ -95,7 +96,7 @@ class PostgresSnapshot(SqlReads):
         filtered vector searches once the allowed chunks are counted, a filtered graph
         walk that stopped short again as an exact scan, then the exact scores."""
         where = ask.where or None
-        condition = where.sql(self.dialect) if where else None
+        condition = self.chunk_condition(where) if where else None
         searched: dict[str, Found] = {}
         lexical: Found | None = None
 
@@ -148,7 +149,7 @@ class PostgresSnapshot(SqlReads):
         be made in the state `manifest` names with the counts `size_of` and the allowed
         chunks' count at hand."""
         reads: list[Read] = []
-        condition = where.sql(self.dialect) if where else None
+        condition = self.chunk_condition(where) if where else None
         allowed = self._allowed_counts.get(where) if where else None
         schema = vector_schema(self.reading.checked_out())
         for space, vector in queries.items():
@@ -186,7 +187,7 @@ class PostgresSnapshot(SqlReads):
         """The filtered searches whose graph walk stopped short of `depth`, made again as
         exact scans (in one round)."""
         allowed = self._allowed_counts[where]
-        condition = where.sql(self.dialect)
+        condition = self.chunk_condition(where)
         schema = vector_schema(self.reading.checked_out())
         again: list[Read] = []
         for space, vector in ask.vectors.items():
@@ -285,6 +286,10 @@ class PostgresSnapshot(SqlReads):
     def term_reads(self, terms: list[str], chunk_ids: list[int]) -> TermReads:
         """The terms' counts and holders, one statement each (`fulltext.term_reads`)."""
         return fulltext.term_reads(terms, chunk_ids)
+
+    def words_sql(self, words: WordFilter) -> tuple[str, dict[str, Any]]:
+        """The tsqueries of the phrases and exclusions (`fulltext.words_condition`)."""
+        return fulltext.words_condition(words)
 
 
 def _answers(reads: list[Read], rows: list[Rows]) -> dict[ReadName, Rows]:

@@ -1037,3 +1037,67 @@ def test_numbers_in_where_compare_exactly_on_every_backend(any_index):
         exact()
     finally:
         store.close()
+
+
+# Texts whose words a phrase may or may not hold, as the lexical tokenizer reads them:
+# stems, punctuation between words, hyphens and underscores inside them, accents, case.
+WORDED = {
+    "adjacent": "Hinted handoff keeps writes available",
+    "apart": "the handoff was hinted at",
+    "punctuated": "hinted, handoff! then sloppy quorums",
+    "stemmed": "hint handoffs later",
+    "hyphens": "send an e-mail about co-cultured cells",
+    "underscores": "set snake_case names",
+    "accents": "Crème brûlée for dessert",
+}
+
+
+@pytest.mark.parametrize(
+    ("phrases", "excluded", "expected"),
+    [
+        (("hinted handoff",), (), {"adjacent", "punctuated", "stemmed"}),
+        (("handoff hinted",), (), set()),
+        (("hinted handoff", "sloppy"), (), {"punctuated"}),
+        (("e-mail",), (), {"hyphens"}),
+        (("e mail about co cultured",), (), {"hyphens"}),
+        (("snake_case",), (), {"underscores"}),
+        (("creme brulee",), (), {"accents"}),
+        (("CRÈME",), (), {"accents"}),
+        ((), ("handoff",), {"hyphens", "underscores", "accents"}),
+        ((), ("handoff", "snake case"), {"hyphens", "accents"}),
+        (("hinted handoff",), ("available", "later"), {"punctuated"}),
+    ],
+)
+def test_a_filters_words_choose_passages_alike_in_every_space_on_every_backend(
+    any_index, phrases, excluded, expected
+):
+    """A query's phrases and exclusions (`WordFilter`) are one condition on passages,
+    applied inside every vector space and the full text, tokenized as the lexical space
+    tokenizes (FTS5's unicode61 and Porter, and their replica on PostgreSQL)."""
+    from indexer.store.filters import make_filter
+    from indexer.store.word_filter import WordFilter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        ids = change.add_documents(
+            [
+                new_document(f"/docs/{name}.txt", [text], n)
+                for n, (name, text) in enumerate(WORDED.items())
+            ]
+        )
+    named = {chunk_ids[0]: name for chunk_ids, name in zip(ids, WORDED, strict=True)}
+    where = make_filter(words=WordFilter(phrases, excluded))
+    with store.snapshot() as snapshot:
+        allowed = {named[i] for i in snapshot.allowed_chunks(where).tolist()}
+        counted = snapshot.chunk_count(where)
+        found = snapshot.search(
+            CandidateSearch({"contextual": unit(0)}, "handoff cells names dessert", 10, where)
+        )
+        dense = {named[i] for i, _ in found.vector["contextual"]}
+        lexical = {named[i] for i, _ in found.lexical or []}
+        unfiltered = dict(snapshot.lexical_search("handoff cells names dessert", 10))
+    store.close()
+    assert allowed == dense == expected and counted == len(expected)
+    assert lexical == expected  # every text holds one of the query's words
+    # the words choose passages; they never change a passage's score
+    assert all(unfiltered[i] == score for i, score in found.lexical or [])
