@@ -73,6 +73,12 @@ def indexed_form(text: str) -> str | None:
     return _rewrite(text, _stored_units)
 
 
+def phrase_form(phrase: str) -> str:
+    """A quoted phrase as the lexical space stores text (its CJK runs as characters and
+    pairs), so that its units are adjacent and in order exactly where a chunk holds it."""
+    return indexed_form(phrase) or phrase
+
+
 def query_form(query: str) -> str:
     """The query as the lexical space reads it: its CJK runs rewritten as pairs."""
     return _rewrite(query, _query_units)

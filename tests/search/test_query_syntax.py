@@ -4,6 +4,7 @@ must not, in every mode and at every edge, on both stores."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anyio
 import httpx
@@ -90,6 +91,27 @@ def test_phrases_and_exclusions_filter_every_mode_inside_the_search(
     assert phrase.filters["phrases"] == ["sea otter"]
     assert len(literal.results) == 10 and literal.filters is None
     assert excluding.filters["excluded"] == ["kelp"]
+
+
+def test_a_quoted_phrase_of_chinese_or_japanese_holds_where_its_characters_stand_together(
+    tmp_path, any_index, fast_model
+):
+    """CJK runs are indexed as characters and pairs (`indexer.cjk`): a quoted run holds
+    where its characters stand together and in order, on both stores."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "tower.txt").write_text("東京タワーは夜になると明るく光ります。\n")
+    (folder / "apart.txt").write_text("東京の古いタワーは夜に光ります。\n")  # apart
+    (folder / "temple.txt").write_text("京都の寺は秋の紅葉がきれいです。\n")
+    Indexer(any_index, model=fast_model).index_folder(folder)
+    with Searcher(any_index) as searcher:
+
+        def found(query: str) -> list[str]:
+            return [Path(hit.path).name for hit in searcher.search(query, mode="lexical").results]
+
+        assert found('"東京タワー"') == ["tower.txt"]
+        assert found('"紅葉"') == ["temple.txt"]
+        assert sorted(found('光ります -"東京タワー"')) == ["apart.txt"]
 
 
 def test_the_edges_take_the_syntax_and_refuse_a_query_of_exclusions(tmp_path, fast_model):

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from indexer.cjk import phrase_form
 from indexer.store.sql_reads import Rows, Statement, TermReads, allowed_chunks_sql
 from indexer.store.word_filter import WordFilter
 from indexer.terms import query_terms
@@ -53,10 +54,10 @@ def words_condition(words: WordFilter, column: str = "chunks.id") -> tuple[str, 
     none of its exclusions (each one FTS5 query, read once), and its values."""
     parts, values = [], {}
     if words.phrases:
-        values["w_held"] = " AND ".join(fts5_phrase(phrase) for phrase in words.phrases)
+        values["w_held"] = " AND ".join(fts5_phrase(phrase_form(p)) for p in words.phrases)
         parts.append(f"{column} IN ({_MATCHING.format(name='w_held')})")
     if words.excluded:
-        values["w_excluded"] = " OR ".join(fts5_phrase(phrase) for phrase in words.excluded)
+        values["w_excluded"] = " OR ".join(fts5_phrase(phrase_form(p)) for p in words.excluded)
         parts.append(f"{column} NOT IN ({_MATCHING.format(name='w_excluded')})")
     return " AND ".join(parts) or "1 = 1", values
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from indexer.cjk import CJK_UNITS
+from indexer.cjk import CJK_UNITS, phrase_form
 from indexer.store.postgres.fts5_tokens import phrase_expression, vector_expression
 from indexer.store.postgres.read_transaction import Statement, driver_sql
 from indexer.store.postgres.term_counts import recount_terms
@@ -192,12 +192,12 @@ def words_condition(words: WordFilter) -> tuple[str, dict[str, str]]:
     values."""
     parts, values = [], {}
     for n, phrase in enumerate(words.phrases):
-        values[f"w_held{n}"] = phrase
+        values[f"w_held{n}"] = phrase_form(phrase)
         parts.append(f"chunks.tsv @@ {phrase_expression(f':w_held{n}')}")
     if words.excluded:
         excluded = []
         for n, phrase in enumerate(words.excluded):
-            values[f"w_excluded{n}"] = phrase
+            values[f"w_excluded{n}"] = phrase_form(phrase)
             excluded.append(phrase_expression(f":w_excluded{n}"))
         parts.append(f"NOT (chunks.tsv @@ ({' || '.join(excluded)}))")
     return " AND ".join(parts) or "TRUE", values
