@@ -75,9 +75,8 @@ def _contextual_parts(encoder: ContextualEncoder, text: str) -> TokenParts:
     offsets = batch.pop("offset_mapping")[0].tolist()
     special = batch.pop("special_tokens_mask")[0].tolist()
     layers = encoder.pooling.layers
-    with encoder._batches_for(1):  # one text: one thread, as `encode` runs it
-        states = encoder.hidden_states(batch)
-        last = [state[0].numpy().astype(np.float64) for state in states[-layers:]]
+    states = encoder.one_text_states(batch)
+    last = [state[0].numpy().astype(np.float64) for state in states[-layers:]]
     hidden = last[0] if layers == 1 else np.mean(last, axis=0)
     vectors = hidden / hidden.shape[0]
     spans = [
