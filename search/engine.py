@@ -10,8 +10,8 @@ import json
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from search.batching import QueryBatcher
 from search.document_scores import DOCUMENT_DEPTH, mode_ranked
 from search.documents import DocumentText, load_document
 from search.exact_evidence import ExactMatch, exact_match, keep_in_view
+from search.explanation import Explainer, SideLists
 from search.fusion import HYBRID, HybridFusion
 from search.hints import filter_hints
 from search.limits import check_document_id, check_queries
@@ -37,6 +38,9 @@ from search.match_lines import LineSimilarity, match_location, static_line_simil
 from search.modes import Mode
 from search.request import SearchRequest, search_request
 from search.snippets import make_snippet
+
+if TYPE_CHECKING:
+    from search.passage_words import ExplainingEncoders
 
 
 @dataclass(frozen=True)
@@ -92,10 +96,15 @@ class Hit:
     match_end: int | None = None
     # The other files with the same extracted text (collapsed into this hit), by path.
     duplicates: list[str] = field(default_factory=list)
+    # Why it ranks where it does, when the search was asked to explain (`search.explanation`).
+    explain: dict[str, Any] | None = None
 
     def to_dict(self) -> dict:
-        """The hit as plain JSON-ready values."""
-        return asdict(self)
+        """The hit as plain JSON-ready values (`explain` only when it was asked for)."""
+        shown = asdict(self)
+        if self.explain is None:
+            del shown["explain"]
+        return shown
 
 
 @dataclass
@@ -146,6 +155,7 @@ class _Candidates:
     content_keys: dict[int, str] = field(default_factory=dict)
     # hybrid: the lexical side's clear exact match, kept among the first hits
     exact: ExactMatch | None = None
+    sides: SideLists = field(default_factory=SideLists)  # what `explain` reads
 
 
 class Searcher:
@@ -196,6 +206,7 @@ class Searcher:
         self._lock = threading.RLock()
         # Concurrent searches' query encodings, one forward pass for those waiting.
         self._batcher = QueryBatcher(self._space_encoder)
+        self._explaining: ExplainingEncoders | None = None  # made by the first `explain`
         self._closed = False
 
     @property
@@ -349,7 +360,8 @@ class Searcher:
                 if Space.STATIC in own:  # ties between lines: the static space, at hand
                     encoder = self._space_encoder(Space.STATIC.value)
                     lines = static_line_similarity(encoder, own[Space.STATIC][0])
-                hits = _hits(snapshot, request, own, self.hybrid, lines)
+                explainer = self._explainer(request) if request.explain else None
+                hits = _hits(snapshot, request, own, self.hybrid, lines, explainer)
                 hints = filter_hints(snapshot, request.filter) if not hits else []
                 searched = round(time.perf_counter() - started, 4)
                 responses.append(
@@ -366,6 +378,19 @@ class Searcher:
                     )
                 )
         return responses
+
+    def _explainer(self, request: SearchRequest) -> Explainer:
+        """What explains the hits of `request`: the words of their passages by the
+        index's own encoders, unless no vector space ranked them (lexical mode)."""
+        from search.passage_words import ExplainingEncoders, PassageWords
+
+        with self._lock:
+            if self._explaining is None:
+                self._explaining = ExplainingEncoders(self.manifest)
+        words = None
+        if request.mode is not Mode.LEXICAL:
+            words = PassageWords(self.manifest, request.query, self._explaining).explain
+        return Explainer(request.mode, request.query, request.dense_weight, self.hybrid, words)
 
     def similar(
         self,
@@ -450,6 +475,7 @@ def _candidates(
             exact = exact_match(query_terms(query), lexical, found.chunks)
     else:
         fused = lists[mode.value]
+    sides = SideLists(lists, found.cosines, found.bm25, dict(fused))
     minimum = request.min_similarity
     if minimum is not None and Space.CONTEXTUAL.value in lists:
         # The contextual list is in cosine order: once its last entry is below the bar,
@@ -457,7 +483,14 @@ def _candidates(
         dense = lists[Space.CONTEXTUAL.value]
         exhausted = exhausted or (bool(dense) and dense[-1][1] < minimum)
     return _Candidates(
-        fused, found_by, exhausted, similarities, found.chunks, found.content_keys, exact
+        fused,
+        found_by,
+        exhausted,
+        similarities,
+        found.chunks,
+        found.content_keys,
+        exact,
+        sides,
     )
 
 
@@ -467,9 +500,11 @@ def _hits(
     vectors: dict[Space, np.ndarray],
     hybrid: HybridFusion,
     lines: LineSimilarity | None = None,
+    explainer: Explainer | None = None,
 ) -> list[Hit]:
     """The best `k` hits, searching deeper while documents (or files with the same text)
-    repeat, hits fall below the similarity asked for, and more is left."""
+    repeat, hits fall below the similarity asked for, and more is left; each explained
+    by `explainer`, when given."""
     terms = query_terms(request.searched)
     k, minimum = request.k, request.min_similarity
     # one hit per document: deep enough that a document's next passages support it
@@ -505,7 +540,7 @@ def _hits(
             if len(chosen) == k:
                 break
         if len(chosen) == k or candidates.exhausted:
-            return _shown_hits(snapshot, chosen, candidates, request, terms, lines)
+            return _shown_hits(snapshot, chosen, candidates, request, terms, lines, explainer)
         depth *= 4
 
 
@@ -536,20 +571,31 @@ def _shown_hits(
     request: SearchRequest,
     terms: list[str],
     lines: LineSimilarity | None,
+    explainer: Explainer | None = None,
     labelled: bool = True,
 ) -> list[Hit]:
     """The chosen chunks as hits, from what the store reads of them in one call: their
-    copies, and the query terms' evidence behind each one's `match`."""
+    copies, and the query terms' evidence behind each one's `match` (and explanation)."""
     ids = [chunk.id for chunk, _ in chosen]
     shown = snapshot.shown(ids, terms if labelled else [], request.filter or None)
     coverage = term_coverage(shown.terms, terms, ids) if labelled else {}
+    explained = None
+    if explainer is not None:
+        stored = [chunk for chunk, _ in chosen]
+        explained = explainer.explain(stored, candidates.sides, shown.terms, terms)
     chosen, copies = _first_of_copies(chosen, shown.copies, candidates, coverage)
     located = fill_locations(snapshot, [chunk for chunk, _ in chosen])
-    return [
+    shown_hits = [
         _hit(rank, located[stored.id], score, candidates, request.mode, terms, lines, copies,
              coverage if labelled else None)
         for rank, (stored, score) in enumerate(chosen, start=1)
     ]  # fmt: skip
+    if explained is None:
+        return shown_hits
+    return [
+        replace(hit, explain=explanation)
+        for hit, explanation in zip(shown_hits, explained, strict=True)
+    ]
 
 
 def _first_of_copies(

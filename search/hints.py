@@ -3,7 +3,9 @@
 A search whose filter matches nothing answers no hits, which reads the same as a query
 nothing is close to. `filter_hints` names the filter values that match no document on
 their own, and what is there: the indexed roots for a folder (and a root that holds no
-document now), the file types there are for a type, the metadata keys for a key, and the
+document now), for a path glob a nearby glob that matches (`tutorial/*` for `tutorial/`)
+or else the file types there are, the file types there are for a type, the metadata keys
+for a key, and the
 stored spelling of a value that differs only in case (`public=True` where records hold
 `true`), a comparison no value meets, an empty list of allowed values (which matches
 nothing), and a quoted phrase no passage holds. It is called only for a search that
@@ -25,6 +27,7 @@ SHOWN = 5  # at most this many roots, types or keys in one hint
 def filter_hints(snapshot: Snapshot, where: SearchFilter) -> list[str]:
     """One sentence for each value of `where` that matches no document by itself."""
     hints = [_under_hint(snapshot, folder) for folder in where.under]
+    hints += [_path_hint(snapshot, glob) for glob in where.paths]
     hints += [_type_hint(snapshot, kind) for kind in where.types]
     if where.metadata:
         hints += _where_hints(snapshot, where.metadata)
@@ -81,12 +84,49 @@ def _inside(path: str, folder: str) -> bool:
     return path.startswith(folder.rstrip("/") + "/")
 
 
+def _path_hint(snapshot: Snapshot, glob: str) -> str:
+    """Why no path matches `glob`: a glob that does (a folder's files for a folder
+    name), or the file types the index holds."""
+    if _matches(snapshot, glob):
+        return ""
+    said = (
+        f"no indexed path matches the glob {glob} (without a / it matches file names, with "
+        "one the end of the path; * also crosses folders)"
+    )
+    for nearby in _nearby_globs(glob):
+        if _matches(snapshot, nearby):
+            return f"{said}; {nearby} matches"
+    return f"{said}; {_types_there(snapshot)}"
+
+
+def _nearby_globs(glob: str) -> list[str]:
+    """Globs a user who wrote `glob` may have meant: a folder's files for a folder
+    (`tutorial/`, `tutorial`), a name anywhere in the path for a bare word, the glob in
+    lower case (paths compare case-sensitively)."""
+    stem = glob.rstrip("/")
+    nearby = []
+    if stem and not any(char in stem for char in "*?["):
+        nearby += [f"{stem}/*", f"*{stem}*"]
+    elif stem and glob.endswith("/"):
+        nearby.append(f"{stem}/*")
+    if glob.lower() != glob:
+        nearby.append(glob.lower())
+    return nearby
+
+
+def _matches(snapshot: Snapshot, glob: str) -> bool:
+    return snapshot.has_documents(SearchFilter(paths=(glob,)))
+
+
+def _types_there(snapshot: Snapshot) -> str:
+    present = [name for name in FILE_TYPES if snapshot.has_documents(SearchFilter(types=(name,)))]
+    return f"the types here are {_few(present)}" if present else "the index holds no file"
+
+
 def _type_hint(snapshot: Snapshot, kind: str) -> str:
     if snapshot.has_documents(SearchFilter(types=(kind,))):
         return ""
-    present = [name for name in FILE_TYPES if snapshot.has_documents(SearchFilter(types=(name,)))]
-    there = f"the types here are {_few(present)}" if present else "the index holds no file"
-    return f"no indexed file is of type {kind}; {there}"
+    return f"no indexed file is of type {kind}; {_types_there(snapshot)}"
 
 
 def _where_hints(snapshot: Snapshot, conditions: tuple[WhereCondition, ...]) -> list[str]:

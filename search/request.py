@@ -178,6 +178,18 @@ class SearchRequest:
             "(default: weighed per query from both result lists).",
         ),
     )
+    explain: bool = field(
+        default=False,
+        metadata=_about(
+            kind=Kind.FLAG,
+            flag="--explain",
+            http="explain",
+            help="Say why each hit ranks: its rank and score on each side, the fusion's "
+            "weights and why, the query terms it holds and how rare they are, and the "
+            "passage's words that carried its similarity, in the contextual and the static "
+            "space (the model encodes the hits again: slower).",
+        ),
+    )
     under: tuple[str, ...] = field(
         default=(),
         metadata=_about(

@@ -30,6 +30,7 @@ BUCKETS_PER_WORD = 3
 MAX_TOKENS = 128  # the window a chunk may fill, as a small transformer's would
 _VERSION = 1  # bumped when the vectors change, so the fingerprint (and old indexes) do
 _WORD = re.compile(r"\w+|[^\w\s]")  # a word, or one punctuation mark: a "token"
+_WORDS = re.compile(r"\w+")  # what the vectors hash: words only
 _SPACE_SALTS = {"contextual": b"ctx", "static": b"static"}
 
 
@@ -92,14 +93,31 @@ class HashedWordsEncoder(Encoder):
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            words = [word.lower() for word in re.findall(r"\w+", text)]
-            pairs = [f"{a} {b}" for a, b in itertools.pairwise(words)] if self._pairs else []
-            hashed = [_hashed(feature, self._salt) for feature in words + pairs]
+            hashed = [_hashed(feature, self._salt) for _span, feature in self.features(text)]
             if hashed:
                 buckets = np.concatenate([bucket for bucket, _ in hashed])
                 signs = np.concatenate([sign for _, sign in hashed])
                 np.add.at(vectors[row], buckets, signs)
         return vectors
+
+    def features(self, text: str) -> list[tuple[tuple[int, int], str]]:
+        """What a text's vector sums, each with its span in the text: its lower-cased
+        words, then (contextual space) each pair of neighbouring words."""
+        words = [(match.span(), match.group().lower()) for match in _WORDS.finditer(text)]
+        if not self._pairs:
+            return words
+        pairs = [
+            ((a_span[0], b_span[1]), f"{a} {b}")
+            for (a_span, a), (b_span, b) in itertools.pairwise(words)
+        ]
+        return words + pairs
+
+    def feature_vector(self, feature: str) -> np.ndarray:
+        """The (unnormalised) vector one feature adds to a text's."""
+        vector = np.zeros(self.dim, dtype=np.float32)
+        buckets, signs = _hashed(feature, self._salt)
+        np.add.at(vector, buckets, signs)
+        return vector
 
     def word_vector(self, word: str) -> np.ndarray:
         """The unit vector of a word on its own."""

@@ -69,6 +69,12 @@ class ContextualEncoder(Encoder):
             states = self.loaded.model(**batch, output_hidden_states=True).hidden_states
             return tuple(state.float() for state in states)
 
+    def one_text_states(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """`hidden_states` of a tokenized batch of one text, on one thread as `encode`
+        runs a few texts."""
+        with self._batches_for(1):
+            return self.hidden_states(batch)
+
     def _autocast(self) -> contextlib.AbstractContextManager:
         """bf16 matrix products (kept in fp32 where autocast says they must be), or nothing."""
         if self.precision == "bf16":

@@ -34,6 +34,7 @@ from search.cli.common import (
     translate_errors,
 )
 from search.cli.eval_index import eval_index
+from search.cli.explanation_view import explanation_lines
 from search.cli.extensions import ExtensibleGroup
 from search.cli.hit_location import hit_location
 from search.cli.mcp import mcp
@@ -365,6 +366,7 @@ def query(
       ctxsearch query "python swallowed its prey" -k 3 --json
       ctxsearch query "tower crane safety" --mode lexical --all-chunks
       ctxsearch query "error code E1234 in the pump manual" --dense-weight 0.2
+      ctxsearch query "interest on savings" -k 3 --explain
       ctxsearch query "tower crane safety" --query-encoder torch --json
       ctxsearch query "dependency injection" --under docs/tutorial --path '*.md' -k 10
       ctxsearch query "regex lookbehind" --type html --min-similarity 0.3
@@ -421,6 +423,9 @@ def query(
             pairs = ", ".join(f"{key}={value_text(value)}" for key, value in hit.metadata.items())
             click.echo(f"{'':>28}" + terminal_text(pairs))
         click.echo(f"{'':>28}" + highlighted(hit.snippet, hit.highlights))
+        if hit.explain is not None:
+            for line in explanation_lines(hit.explain):
+                click.echo(f"{'':>28}{line}")
     timings = response.timings
     encoders = "".join(f", {kind}" for kind in dict.fromkeys(response.query_encoder.values()))
     click.echo(

@@ -9,7 +9,8 @@ is the file's own: its lines are the file's, and a line range is cut exactly. Fo
 and Office files the lines of hits are the source file's, which the extracted text does
 not keep: a line range gives the passages that cover it, and a page's `line` and
 `end_line` are the source lines of the passages it comes from. A PDF's passages have
-pages, not lines: it is read from its start, or from a character offset.
+pages, not lines: it is read from its start, from a character offset, or by page (its
+passages record where each page begins, `search.pdf_pages`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from indexer.reading.formats import text_kind
 from indexer.store.base import StoredChunk
 from search.documents import load_document
 from search.locations import fill_locations
+from search.pdf_pages import PageStarts, page_starts
 
 if TYPE_CHECKING:
     from search.engine import Searcher
@@ -60,14 +62,19 @@ def read_document(
     end_line: int | None = None,
     max_chars: int = DEFAULT_READ_CHARS,
     start: int | None = None,
+    page: int | None = None,
 ) -> dict[str, Any]:
     """A page of the document stored at `path`: its text from line `start_line` (1-based,
     default 1) or from character `start`, to the end of line `end_line` (default: the
-    end), at most `max_chars` characters. When the page stops short of that, `truncated`
-    is true and `next_start` is where the rest begins: given back as `start` (with the
-    same `end_line`), it reads on."""
+    end), at most `max_chars` characters; or a PDF's page `page` (from `start`, when
+    given, inside it). When the page stops short of that, `truncated` is true and
+    `next_start` is where the rest begins: given back as `start` (with the same
+    `end_line`, or `page`), it reads on. A PDF's answer says how many pages it has
+    (`pages`), and read by page, which page comes next (`next_page`)."""
     if start_line is not None and start is not None:
         raise InvalidQuery("give start_line or start, not both")
+    if page is not None and (start_line is not None or end_line is not None):
+        raise InvalidQuery("give page or start_line/end_line, not both")
     if end_line is not None and start_line is not None and end_line < start_line:
         raise InvalidQuery(f"end_line {end_line} is before start_line {start_line}")
     with searcher.store.snapshot([]) as snapshot:
@@ -80,20 +87,25 @@ def read_document(
         host = searcher.store.host
         document = next((d for d in documents if d.host == host), documents[0])
         text = load_document(snapshot, document.id)
+        pages = None
         if text_kind(path) in _OWN_LINES:
             lines: _FileLines | _PassageLines = _FileLines(text.text)
         else:
             found = snapshot.document(document.id)
-            lines = _PassageLines(
-                list(fill_locations(snapshot, found[1] if found else []).values())
-            )
+            chunks = list(fill_locations(snapshot, found[1] if found else []).values())
+            lines = _PassageLines(chunks)
+            if text_kind(path) == "pdf":
+                pages = page_starts(chunks)
     size = len(text.text)
     if start is not None and start > size:
         raise InvalidQuery(
             f"{text.path}: start {start} is past the end of its text ({size:,} characters)"
         )
-    begin = start if start is not None else lines.start_of(start_line or 1, text.path)
-    finish = size if end_line is None else lines.end_of(end_line, text.path)
+    if page is not None:
+        begin, finish = _page_range(pages, page, start, size, text.path)
+    else:
+        begin = start if start is not None else lines.start_of(start_line or 1, text.path)
+        finish = size if end_line is None else lines.end_of(end_line, text.path)
     if finish < begin:
         raise InvalidQuery(f"{text.path}: start {begin} is after the end of line {end_line}")
     stop = _page_end(text.text, begin, finish, max_chars)
@@ -111,7 +123,47 @@ def read_document(
         "next_start": stop if stop < finish else None,
         "record_id": text.record_id,
         "metadata": text.metadata,
+        **_pages_read(pages, page, begin, stop < finish),
     }
+
+
+def _page_range(
+    pages: PageStarts | None, page: int, start: int | None, size: int, path: str
+) -> tuple[int, int]:
+    """[begin, finish) of a PDF's `page`, from `start` when it is inside the page."""
+    if pages is None or pages.last is None:
+        raise InvalidQuery(f"{path}: only a PDF is read by page; read it by start_line or start")
+    if page > pages.last:
+        raise InvalidQuery(f"{path}: page {page} is past its last page with text ({pages.last})")
+    span = pages.span(page, size)
+    if span is None:  # a page without text: nothing on it
+        following = pages.after(page)
+        at = pages.span(following, size)[0] if following is not None else size  # type: ignore[index]
+        return at, at
+    begin, finish = span
+    if start is not None:
+        if not begin <= start <= finish:
+            raise InvalidQuery(
+                f"{path}: start {start} is not on page {page} (characters {begin} to {finish})"
+            )
+        begin = start
+    return begin, finish
+
+
+def _pages_read(
+    pages: PageStarts | None, page: int | None, begin: int, truncated: bool
+) -> dict[str, Any]:
+    """A PDF's number of pages, and read by page, the page read and the next one to
+    read once this one is whole (None at the last)."""
+    if pages is None:
+        return {}
+    shown: dict[str, Any] = {"pages": pages.last}
+    if page is not None:
+        shown["page"] = page
+        shown["next_page"] = None if truncated else pages.after(page)
+    else:
+        shown["page"] = pages.page_at(begin)
+    return shown
 
 
 def _page_end(text: str, begin: int, finish: int, max_chars: int) -> int:

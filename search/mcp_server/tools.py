@@ -2,10 +2,12 @@
 upsert_records and delete_records.
 
 Each tool is a thin call into the library (`Searcher.search`, `Searcher.similar`,
-`search.mcp_server.read_tool`, `Indexer.upsert_records`); its answer is the JSON the
-command line prints (`query --json`, `similar --json`), so a hit carries every key a
-hit has. The SDK builds each tool's input schema from the annotated parameters below:
-their descriptions are what a model reads. The search parameters of `search` and
+`search.mcp_server.read_tool`, `Indexer.upsert_records`). `search` and `similar` answer
+compactly by default, what a model needs to cite and decide
+(`search.mcp_server.compact`); with `detail: "full"`, the JSON the command line prints
+(`query --json`, `similar --json`), every key a hit has. The SDK builds each tool's
+input schema from the annotated parameters below: their descriptions are what a model
+reads. The search parameters of `search` and
 `similar` are the request's (`search.mcp_server.search_arguments`), described as for the
 command line and HTTP. A library error (an unknown path, a bad
 filter) and arguments that fail the schema both come back as a tool error (`isError`,
@@ -31,6 +33,13 @@ from indexer.version import __version__
 from search.engine import Searcher
 from search.limits import MAX_DOCUMENT_ID
 from search.mcp_server.argument_errors import one_line_argument_errors, refusing_unknown_arguments
+from search.mcp_server.compact import (
+    DEFAULT_DETAIL,
+    DETAIL_HELP,
+    DETAILS,
+    compact_search,
+    compact_similar,
+)
 from search.mcp_server.read_tool import DEFAULT_READ_CHARS, MAX_READ_CHARS, read_document
 from search.mcp_server.read_tool import read_passage as read_chunk
 from search.mcp_server.search_arguments import request_keywords, with_request_parameters
@@ -39,16 +48,17 @@ from search.similar import SIMILAR_MODES
 
 F = TypeVar("F", bound=Callable[..., Any])
 A = TypeVar("A", bound=Callable[..., Awaitable[Any]])
+Detail = Literal[DETAILS]  # type: ignore[valid-type]
 
 INSTRUCTIONS = (
     "Semantic search over a local index of the user's documents (ctxsearch). Use `search` "
     "with a natural-language question, or with the name of what is wanted (put an exact "
     "name or phrase in double quotes to require it; -word excludes); each hit gives path, "
-    "line, heading, snippet, "
+    "line, section, snippet, "
     "similarity (the contextual cosine) and match: strong (it should answer the question), "
     "weak (it may), none (nothing suggests it does; say so rather than rely on it). Use "
-    "`read` with a hit's path and line range (or its chunk_id) to see the full text, `similar` "
-    "to find documents like one you found, `folders` to see what is indexed."
+    "`read` with a hit's path and line range (a PDF's page; or its chunk_id) to see the full "
+    "text, `similar` to find documents like one you found, `folders` to see what is indexed."
 )
 
 # The request's parameters each search tool takes (`search.mcp_server.search_arguments`).
@@ -96,20 +106,26 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
 
     @tool_errors
     @with_request_parameters(SEARCH)
-    def search(**options: Any) -> dict[str, Any]:
+    def search(
+        detail: Annotated[Detail, Field(description=DETAIL_HELP)] = DEFAULT_DETAIL,
+        **options: Any,
+    ) -> dict[str, Any]:
         """Search the indexed documents for passages that answer `query`, best first.
 
-        Returns {query, mode, results: [{rank, path, line, end_line, heading, snippet,
-        similarity, score, chunk_id, document_id, ...}]}: `line`/`end_line` are the
-        passage's 1-based lines in the file (null for PDFs, which give `page`);
-        `similarity` is the contextual cosine (comparable across queries), `match` how well
-        the hit answers (`strong`, `weak` or `none`: no good match), `score` the mode's own
-        ranking score. In `query`, "a phrase" in double quotes must be in the passage
-        and -word (or -"a phrase") must not. Read a hit in full with `read`. With no results,
-        `hints` says which filter value matches nothing in the index, and what is there.
+        Returns {query, mode, results: [{rank, path, line, end_line, match_line, section,
+        snippet, match, similarity, chunk_id}], hints}: `line`/`end_line` are the
+        passage's 1-based lines in the file (a PDF gives `page` instead), `match_line` the
+        line that matches best; `match` says how well the hit answers (`strong`, `weak`
+        or `none`: no good match), `similarity` is the contextual cosine (comparable across
+        queries). Empty values are left out. In `query`, "a phrase" in double quotes must
+        be in the passage and -word (or -"a phrase") must not. Read a hit in full with
+        `read`. With no results, `hints` says which filter value matches nothing in the
+        index, and what is there. `detail: "full"` adds offsets, highlights, scores and
+        timings; `explain: true` says why each hit ranks (slower).
         """
         request = request_keywords(options, SEARCH)
-        return searcher.search(request.pop("query"), **request).to_dict()
+        found = searcher.search(request.pop("query"), **request).to_dict()
+        return found if detail == "full" else compact_search(found)
 
     @tool_errors
     def read(
@@ -153,6 +169,16 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
                 "on), or a hit's `start`.",
             ),
         ] = None,
+        page: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                description="With the path of a PDF, instead of start_line/end_line: read "
+                "this page (1-based; a hit's `page`); `next_page` in the answer is the "
+                "next one with text. A page longer than max_chars reads on with start = "
+                "next_start and the same page.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Read a document's text a page at a time, or one passage by chunk_id.
 
@@ -160,7 +186,9 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         start, end, next_start} (the text the index holds: a text, Markdown or code
         file's own lines, so a hit's line and end_line select its passage; `start` and
         `end` are the page's character offsets in that text). Read on with
-        start = next_start while truncated: the pages put together are the whole text.
+        start = next_start while truncated: the pages put together are the whole text,
+        however long. A PDF's answer also has `pages` (its last page with text) and
+        `page`; with page: that page alone, and `next_page`.
         With chunk_id: {path, chunk_id, line, end_line, heading, page, text} of that
         passage.
         """
@@ -169,7 +197,7 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         if chunk_id is not None:
             return read_chunk(searcher, chunk_id)
         assert path is not None
-        return read_document(searcher, path, start_line, end_line, max_chars, start)
+        return read_document(searcher, path, start_line, end_line, max_chars, start, page)
 
     @tool_errors
     @with_request_parameters(SIMILAR)
@@ -202,6 +230,7 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
             Literal[SIMILAR_MODES],  # type: ignore[valid-type]
             Field(description="contextual (default): by meaning; static: by word vectors."),
         ] = "contextual",
+        detail: Annotated[Detail, Field(description=DETAIL_HELP)] = DEFAULT_DETAIL,
         **options: Any,
     ) -> dict[str, Any]:
         """Find the documents most like one already in the index (more like this).
@@ -209,16 +238,18 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         A whole document is compared by the mean of its passages' stored vectors, a
         passage (path and line, or chunk_id) by its own; nothing is re-encoded. The
         item's own document and its copies (files with the same text, listed in
-        item.duplicates) are left out. Returns {item: {path, vector, chunk_ids,
-        duplicates, ...}, mode, results: [hits as `search` gives them]}.
+        item.duplicates) are left out. Returns {item: {path, vector, passages,
+        duplicates, ...}, mode, results: [hits as `search` gives them]}; with
+        `detail: "full"`, the item's chunk_ids too.
         """
-        return searcher.similar(
+        found = searcher.similar(
             path,
             line=line,
             chunk_id=chunk_id,
             mode=mode,
             **request_keywords(options, SIMILAR),
         ).to_dict()
+        return found if detail == "full" else compact_similar(found)
 
     @tool_errors
     def folders() -> dict[str, Any]:

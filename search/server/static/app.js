@@ -10,6 +10,8 @@ const DEFAULT_K = "10";
 const LIST_FIELDS = ["under", "path", "type", "where"];
 // The fields sent as they are when not empty.
 const NUMBER_FIELDS = ["k", "min_similarity"];
+// The check boxes sent as `true` when ticked (and left out when not).
+const FLAG_FIELDS = ["explain"];
 // The words shown for `match` (when the server gives it).
 const MATCH_WORDS = { strong: "strong match", weak: "weak match", none: "no good match" };
 // A contextual cosine below this is shown as a weak match (see the README: unrelated
@@ -44,6 +46,7 @@ function searchParameters(query, mode) {
     if (value) parameters.set(name, value);
   }
   if (!parameters.has("k")) parameters.set("k", DEFAULT_K);
+  for (const name of FLAG_FIELDS) if (form.elements[name].checked) parameters.set(name, "true");
   for (const name of LIST_FIELDS) for (const item of listItems(name)) parameters.append(name, item);
   return parameters;
 }
@@ -56,6 +59,7 @@ function pageAddress(query, mode) {
     const value = form.elements[name].value.trim();
     if (value && !(name === "k" && value === DEFAULT_K)) address.set(name, value);
   }
+  for (const name of FLAG_FIELDS) if (form.elements[name].checked) address.set(name, "true");
   return `?${address}`;
 }
 
@@ -175,7 +179,60 @@ function hitNode(hit) {
   const found = Object.entries(hit.found_by).map(([space, rank]) => `${space} #${rank}`);
   if (found.length) where.append(` · found by ${found.join(", ")}`);
   item.append(where);
+  if (hit.explain) item.append(explanationNode(hit.explain));
   return item;
+}
+
+// A number with a sign, as the explanation's shares are shown.
+function signed(value) {
+  return (value >= 0 ? "+" : "") + value.toFixed(3);
+}
+
+// The lines of a hit's explanation (`explain=true`), as `ctxsearch query --explain` has them.
+function explanationLines(explained) {
+  const lines = [];
+  const sides = Object.entries(explained.sides).map(([space, side]) => {
+    const rank = side.rank === null ? "not listed" : `#${side.rank}`;
+    const score = side.score === null ? "no score" : side.score.toFixed(4);
+    return `${space} ${rank} of ${side.listed} (${space === "lexical" ? "bm25" : "cosine"} ${score})`;
+  });
+  lines.push(`ranks: ${sides.join("; ")}`);
+  const fusion = explained.fusion;
+  if (fusion) {
+    lines.push(
+      `fusion: dense ${fusion.dense_weight.toFixed(2)} × z + lexical ${fusion.lexical_weight.toFixed(2)} × z` +
+        ` = ${fusion.dense_part.toFixed(3)} + ${fusion.lexical_part.toFixed(3)} = ${fusion.fused.toFixed(3)} for the passage (${fusion.rule})`,
+    );
+    lines.push(`why: ${fusion.why}`);
+  }
+  if (explained.terms.length) {
+    const terms = explained.terms.map(
+      (t) => `${t.term} ${t.in_passage ? "held" : "absent"} (in ${t.passages}, idf ${t.idf.toFixed(2)})`,
+    );
+    lines.push(`terms (of ${explained.index_passages} passages): ${terms.join(", ")}`);
+  }
+  for (const [space, words] of Object.entries(explained.words || {})) {
+    if (words.note) {
+      lines.push(`words, ${space}: ${words.note}`);
+      continue;
+    }
+    const listed = words.words.map((w) => `${w.word} ${signed(w.share)}`).join(", ");
+    lines.push(
+      `words, ${space}: cosine ${words.cosine.toFixed(3)} = ${listed}; other words ` +
+        `${signed(words.other_words)}, function words ${signed(words.function_words)}, ` +
+        `special tokens ${signed(words.special_tokens)}`,
+    );
+  }
+  for (const note of explained.notes) lines.push(`note: ${note}`);
+  return lines;
+}
+
+function explanationNode(explained) {
+  const details = document.createElement("details");
+  details.className = "explain";
+  details.append(textNode("summary", "", "why here"));
+  for (const line of explanationLines(explained)) details.append(textNode("p", "", line));
+  return details;
 }
 
 function columnNode(mode, response) {
@@ -241,9 +298,10 @@ form.addEventListener("submit", (event) => {
   event.preventDefault();
   search();
 });
-// A new mode, or a changed filter or limit, searches again (typing in the query does not).
+// A new mode, a ticked box, or a changed filter or limit, searches again (typing in the query does not).
 form.addEventListener("change", (event) => {
-  if (event.target.name === "mode" || event.target.closest("#filters")) search();
+  const asked = event.target.name === "mode" || FLAG_FIELDS.includes(event.target.name);
+  if (asked || event.target.closest("#filters")) search();
 });
 document.getElementById("clear-filters").addEventListener("click", () => {
   for (const name of [...LIST_FIELDS, ...NUMBER_FIELDS]) form.elements[name].value = "";
@@ -282,6 +340,7 @@ async function start() {
   for (const name of [...LIST_FIELDS, ...NUMBER_FIELDS]) {
     if (params.has(name)) form.elements[name].value = params.get(name);
   }
+  for (const name of FLAG_FIELDS) form.elements[name].checked = params.get(name) === "true";
   showRoots();
   if (params.get("q")) {
     queryInput.value = params.get("q");

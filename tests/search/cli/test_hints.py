@@ -53,6 +53,26 @@ def test_a_type_no_file_has_lists_the_types_there_are(records_index):
     ]
 
 
+@pytest.mark.parametrize(
+    ("glob", "hint"),
+    [
+        ("*.mdx", "; the types here are md, txt"),
+        ("notes/", "; notes/* matches"),
+        ("notes", "; notes/* matches"),
+        ("otter", "; *otter* matches"),
+        ("*.MD", "; *.md matches"),
+    ],
+)
+def test_a_path_glob_that_matches_nothing_says_what_would(records_index, glob, hint):
+    index, _folder = records_index
+    result = run("query", "otters", "--index", index, "--mode", "lexical", "--path", glob)
+    assert result.exit_code == 0 and "No results." in result.stdout
+    assert hint_lines(result.stderr) == [
+        f"hint: no indexed path matches the glob {glob} (without a / it matches file names, "
+        f"with one the end of the path; * also crosses folders){hint}"
+    ]
+
+
 def test_a_where_key_no_record_has_lists_the_keys(records_index):
     index, _folder = records_index
     result = run("query", "otters", "--index", index, "--mode", "lexical", "--where", "year=1")

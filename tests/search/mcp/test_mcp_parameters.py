@@ -70,7 +70,9 @@ def test_calls_with_the_mcp_names_filter_as_the_request_does(searcher):
             hit["path"] for hit in expected["results"]
         ]
         assert {hit["path"].rsplit("/", 1)[1] for hit in found["results"]} == {"river.txt"}
-        weighed = await call("search", {"query": "river bank", "dense_weight": 0.0})
+        weighed = await call(
+            "search", {"query": "river bank", "dense_weight": 0.0, "detail": "full"}
+        )
         lexical_only = searcher.search("river bank", dense_weight=0.0).results
         assert [(h["path"], h["score"]) for h in weighed["results"]] == [
             (hit.path, hit.score) for hit in lexical_only

@@ -34,7 +34,7 @@ def test_each_tool_answers_over_stdio_with_what_a_hit_has(sample_index):
             assert not found.is_error
             hits = found.structured_content["results"]
             assert len(hits) == 3 and hits[0]["path"] == SAVINGS
-            assert {"path", "line", "end_line", "heading", "snippet", "similarity", "match"} <= set(
+            assert {"path", "line", "end_line", "section", "snippet", "similarity", "match"} <= set(
                 hits[0]
             )
             assert hits[0]["match"] == "strong"
@@ -100,7 +100,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(sample_ind
             "bad arguments for search: unknown argument(s) file_type, path (it takes ",
         ),
         ("similar", {"path": SAVINGS, "tenant": "x"}, "unknown argument(s) tenant"),
-        ("read", {"path": SAVINGS, "page": 2}, "bad arguments for read: unknown argument(s) page"),
+        ("read", {"path": SAVINGS, "page": 2}, "only a PDF is read by page"),
+        ("read", {"path": SAVINGS, "pages": 2}, "for read: unknown argument(s) pages"),
     ]
 
     async def session_test() -> None:

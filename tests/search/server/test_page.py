@@ -91,6 +91,23 @@ def test_side_by_side_shows_static_contextual_and_hybrid(page, sample_server):
         assert titles.all_text_contents() == api_titles(sample_server, query, mode)
 
 
+def test_the_explain_box_shows_why_each_result_is_there(page, sample_server):
+    page.locator("#query").fill("where do I open a savings account")
+    page.locator("#query").press("Enter")
+    expect(page.locator("[data-mode=hybrid] .result").first).to_be_visible()
+    expect(page.locator(".explain")).to_have_count(0)
+    page.get_by_label("explain", exact=True).check()
+    why = page.locator("[data-mode=hybrid] .result").first.locator("details.explain")
+    expect(why).to_be_visible(timeout=120_000)
+    why.locator("summary").click()
+    lines = why.locator("p").all_text_contents()
+    assert lines[0].startswith("ranks: contextual #1 of ")
+    assert any(line.startswith("fusion: dense ") for line in lines)
+    assert any(line.startswith("words, contextual: cosine ") for line in lines)
+    assert any(line.startswith("words, static: cosine ") for line in lines)
+    assert "explain=true" in page.url
+
+
 def test_a_title_opens_the_document_with_the_chunk_marked(page):
     page.locator("#query").fill("tower crane counterweight")
     page.locator("#query").press("Enter")

@@ -72,6 +72,31 @@ def test_search_takes_a_dense_weight_like_query_does(sample_server, sample_index
     assert [hit["score"] for hit in default["results"]] != [hit["score"] for hit in got["results"]]
 
 
+def test_search_explains_when_asked_and_only_then(sample_server):
+    query = {"q": "savings account interest", "k": 2}
+    plain = httpx.get(f"{sample_server.url}/search", params=query, timeout=120).json()
+    assert all("explain" not in hit for hit in plain["results"])
+    got = httpx.get(
+        f"{sample_server.url}/search", params={**query, "explain": "true"}, timeout=120
+    ).json()
+    posted = httpx.post(
+        f"{sample_server.url}/search", json={**query, "explain": True}, timeout=120
+    ).json()
+    for answer in (got, posted):
+        assert [hit["chunk_id"] for hit in answer["results"]] == [
+            hit["chunk_id"] for hit in plain["results"]
+        ]
+        for hit in answer["results"]:
+            assert {"sides", "fusion", "terms", "words", "notes"} <= set(hit["explain"])
+            assert set(hit["explain"]["words"]) == {"contextual", "static"}
+    lexical = httpx.post(
+        f"{sample_server.url}/search", json={**query, "mode": "lexical", "explain": True}
+    ).json()
+    assert "words" not in lexical["results"][0]["explain"]
+    refused = httpx.post(f"{sample_server.url}/search", json={**query, "explain": "yes"})
+    assert refused.status_code == 422 and "explain" in refused.text
+
+
 def test_compare_answers_the_json_of_compare_json(sample_server, sample_index):
     query = "the bank of the river eroded in the flood"
     expected = cli_json("compare", query, "--index", sample_index, "-k", 5, "--json")
