@@ -30,6 +30,7 @@ _MARKED_BY_FIXTURES = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items):
     """Mark every test that starts PostgreSQL, a Ray cluster or Chromium, so that
     `-m 'not postgres and not ray and not browser'` leaves them out (`make quick`), and
