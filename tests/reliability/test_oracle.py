@@ -5,7 +5,7 @@ Profiles (Hypothesis settings, no example database):
 - fast, in the default suite: a few examples of a few steps each, with the tiny BERT,
   seeded (`derandomize`);
 - soak (`-m soak`): many more, under a seed drawn afresh for every run and named by a
-  failure (`tests.support.soak`); `make test` runs them bounded in time after the
+  failure (`tests.support.soak`); `make test` runs them bounded in time beside the
   default suite, `make soak` runs their examples in full.
 `CTXSEARCH_ORACLE_SEED=N` runs another sequence of examples (random, seeded with N): a
 failed soak's again; `CTXSEARCH_ORACLE_EXAMPLES=N` changes how many. `STILL_OPEN` lists
