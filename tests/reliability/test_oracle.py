@@ -1,11 +1,14 @@
 """The guard: generated sequences of changes and interruptions, after which an index brought
 up to date must equal a fresh index of the same folders (`tests.support.oracle_machine`).
 
-Profiles (Hypothesis settings, seeded: `derandomize`, no example database):
-- fast, in the default suite: a few examples of a few steps each, with the tiny BERT;
-- soak (`-m soak`, run by `make test` after the default suite): many more, for minutes.
-`CTXSEARCH_ORACLE_SEED=N` runs another sequence of examples (random, seeded with N);
-`CTXSEARCH_ORACLE_EXAMPLES=N` changes how many. `STILL_OPEN`
+Profiles (Hypothesis settings, no example database):
+- fast, in the default suite: a few examples of a few steps each, with the tiny BERT,
+  seeded (`derandomize`);
+- soak (`-m soak`): many more, under a seed drawn afresh for every run and named by a
+  failure (`tests.support.soak`); `make test` runs them bounded in time beside the
+  default suite, `make soak` runs their examples in full.
+`CTXSEARCH_ORACLE_SEED=N` runs another sequence of examples (random, seeded with N): a
+failed soak's again; `CTXSEARCH_ORACLE_EXAMPLES=N` changes how many. `STILL_OPEN`
 (`tests.support.known_defects`) lists the known defects whose rules the machine leaves
 out; each has a test here that must find it (strict xfail) until its fix lands, when it
 leaves the list and its rules join the machine.
@@ -33,6 +36,7 @@ from tests.support.oracle import (
 )
 from tests.support.oracle_machine import KNOWN_DEFECTS, PRECISION, Setup, machine_for
 from tests.support.oracle_tree import new_text
+from tests.support.soak import Soak
 
 POSTGRES_ONLY = frozenset({"pg-public"})
 # How each known defect's test runs the machine: only the rules that lead to it (others
@@ -124,15 +128,18 @@ SOAK = profile(examples=25, steps=20)
 DEFECT = profile(examples=12, steps=10, shrink=False)
 
 
-def run_machine(setup: Setup, chosen: settings) -> None:
-    """Run the machine for `setup` under the chosen settings (and $CTXSEARCH_ORACLE_SEED)."""
+def run_machine(setup: Setup, chosen: settings, soak: Soak | None = None) -> None:
+    """Run the machine for `setup` under the chosen settings (and $CTXSEARCH_ORACLE_SEED),
+    or as the given soak."""
     from hypothesis import seed
 
     machine = machine_for(setup)
-    if _SEED is not None:
-        machine = seed(int(_SEED))(machine)
     try:
-        run_state_machine_as_test(machine, settings=chosen)
+        if soak is not None:
+            soak.run(machine, chosen)
+        else:
+            seeded = machine if _SEED is None else seed(int(_SEED))(machine)
+            run_state_machine_as_test(seeded, settings=chosen)
     except BaseException as error:
         error.add_note(f"(the machine failed in its example {machine.examples})")
         raise
@@ -164,12 +171,13 @@ def test_the_machine_on_postgresql_with_two_indexes_in_one_database(postgres_set
 
 @pytest.mark.soak
 def test_the_machine_on_a_folder_index_for_minutes(local_setup):
-    run_machine(replace(local_setup, processes=2), SOAK)
+    run_machine(replace(local_setup, processes=2), SOAK, Soak.from_environment())
 
 
 @pytest.mark.soak
 def test_the_machine_on_postgresql_for_minutes(postgres_setup):
-    run_machine(replace(postgres_setup, processes=1), profile(examples=12, steps=15))
+    soak = Soak.from_environment()
+    run_machine(replace(postgres_setup, processes=1), profile(examples=12, steps=15), soak)
 
 
 # Fixed defects the generic machine seldom leads to: their focused machines (`FOCUS`) run

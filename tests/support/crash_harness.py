@@ -151,8 +151,17 @@ def index_before_and_after_a_change(
 
 def wait_for_pause(process: subprocess.Popen, point: str) -> None:
     """Read the process's stderr until it says it waits at `point` (CTXSEARCH_PAUSE_AT)."""
+    _wait_for_line(process, f"paused at {point}")
+
+
+def wait_for_hold(process: subprocess.Popen, point: str) -> None:
+    """Read the process's stderr until it says it is held at `point` (CTXSEARCH_HOLD_AT)."""
+    _wait_for_line(process, f"held at {point}")
+
+
+def _wait_for_line(process: subprocess.Popen, said: str) -> None:
     assert process.stderr is not None
     for line in process.stderr:
-        if f"paused at {point}" in (line.decode() if isinstance(line, bytes) else line):
+        if said in (line.decode() if isinstance(line, bytes) else line):
             return
-    raise AssertionError(f"the process ended before pausing at {point}")
+    raise AssertionError(f"the process ended before it said {said!r}")

@@ -1,5 +1,6 @@
 """Readers during a run, a second writer, and a lock left behind by a killed writer."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from tests.support.crash_harness import (
     index_before_and_after_a_change,
     index_in_process,
     start_indexer_process,
+    wait_for_hold,
 )
 from tests.support.processes import until_open
 
@@ -100,14 +102,20 @@ def test_a_lock_left_by_a_killed_writer_is_recovered(small_index, notes):
 
 
 def test_readers_see_the_old_state_or_the_new_never_a_mix(tmp_path, tiny_model_dir, any_index):
+    """Readers, long-lived and new, from the writer's first change to after its commit.
+    They start once the writer has scanned the folder (it changes nothing before): read
+    while it starts up, they would only take its processor and see the old state."""
     reference = tmp_path / "reference" if isinstance(any_index, Path) else f"{any_index}_ref"
     folder, index_dir, old, new = index_before_and_after_a_change(
         tmp_path, tiny_model_dir, any_index, reference
     )
 
-    writer = start_indexer_process(
-        index_dir, folder, tiny_model_dir, env={"CTXSEARCH_PAUSE_AT": "after-batch:0.5"}
-    )
+    scanned = tmp_path / "scanned"
+    os.mkfifo(scanned)
+    holds = {"CTXSEARCH_HOLD_AT": f"after-scan:{scanned}", "CTXSEARCH_PAUSE_AT": "after-batch:0.5"}
+    writer = start_indexer_process(index_dir, folder, tiny_model_dir, env=holds)
+    wait_for_hold(writer, "after-scan")
+    scanned.open("wb").close()  # the writer goes on
     seen = {"old": 0, "new": 0}
     with Searcher(index_dir) as long_lived:
         while True:
