@@ -35,6 +35,13 @@ from search.cli.common import (
 )
 from search.cli.eval_index import eval_index
 from search.cli.extensions import ExtensibleGroup
+from search.cli.hit_formats import (
+    FORMAT_HELP,
+    LINE_FORMATS,
+    chosen_format,
+    link_template_option,
+    print_lines,
+)
 from search.cli.hit_location import hit_location
 from search.cli.mcp import mcp
 from search.cli.request_options import parameter_option, request_options, takes_request
@@ -324,12 +331,11 @@ def _sum_up_ray_notes(notes: str) -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["table", "json", "vimgrep"]),
+    type=click.Choice(["table", "json", *LINE_FORMATS]),
     default=None,
-    help="table (default), json (as --json), or vimgrep: path:line:column:text, one hit "
-    "a line, at the hit's best-matching line (a PDF's line within its page, [page N] "
-    "before the text), for editors (vim -q, VS Code, Emacs grep mode).",
+    help="table (default), json (as --json), or " + FORMAT_HELP,
 )
+@link_template_option
 @json_option
 @translate_errors
 @takes_request
@@ -339,6 +345,7 @@ def query(
     query_encoder: str,
     verbose: bool,
     output_format: str | None,
+    link_template: str,
     as_json: bool,
 ) -> None:
     """Search the index for TEXT, best match first (TEXT - : read it from standard input).
@@ -362,6 +369,9 @@ def query(
       ctxsearch query "regex lookbehind" --type html --min-similarity 0.3
       ctxsearch query "refund policy" --where lang=en --where year=2024 --json
       vim -q <(ctxsearch query "path operations" --format vimgrep)
+      ctxsearch query "path operations" --format paths | xargs wc -l
+      ctxsearch query "path operations" --format jsonl | jq -r .snippet
+      ctxsearch query "path operations" --format link --link-template '{path}:{line}'
       xclip -o | ctxsearch query - -k 5
 
     \b
@@ -372,9 +382,7 @@ def query(
     if request.query == "-":
         request = replace(request, query=_standard_input_query())
 
-    if as_json and output_format not in (None, "json"):
-        raise click.UsageError("--json and --format " + output_format + " do not go together")
-    output_format = "json" if as_json else output_format or "table"
+    output_format = chosen_format(output_format, as_json, link_template)
     with Searcher(target, query_encoder=query_encoder) as searcher:
         if request.under:
             under = places_as_indexed(searcher.store, request.under)
@@ -384,9 +392,8 @@ def query(
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
     if output_format == "json":
         echo_json(response.to_dict())
-    elif output_format == "vimgrep":
-        for hit in response.results:
-            click.echo(vimgrep_line(hit))
+    elif output_format in LINE_FORMATS:
+        print_lines(output_format, response.results, link_template)
     elif not response.results:
         minimum = request.min_similarity
         weak = f" at or above --min-similarity {minimum}" if minimum else ""
@@ -429,19 +436,6 @@ def _standard_input_query() -> str:
     if not text:
         raise BadInputError("query -: standard input held no query text")
     return text
-
-
-def vimgrep_line(hit) -> str:  # hit: search.engine.Hit
-    """path:line:column:text, the format of `vim -q` and ripgrep's --vimgrep, at the line
-    that best matches; for a PDF the line within its page, the page in front of the text
-    (`path:LINE:1:[page N] text`)."""
-    text = " ".join(hit.snippet.split())
-    line = hit.match_line or hit.line
-    page = hit.match_page or hit.page
-    if page is not None and line is None:
-        text = f"[page {page}] {text}"
-        line = hit.match_page_line
-    return f"{display_path(hit.path)}:{line or 1}:1:{terminal_text(text)}"
 
 
 def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:
