@@ -10,8 +10,8 @@ from __future__ import annotations
 import io
 import re
 import sys
-from collections.abc import Callable
-from contextlib import nullcontext, redirect_stdout
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext, redirect_stdout
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -84,7 +84,7 @@ def naming_formats(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(path_type=Path), required=False)
+@click.argument("path", nargs=-1, type=click.Path(path_type=Path))
 @index_option
 @click.option(
     "--jsonl",
@@ -143,7 +143,7 @@ def naming_formats(command: Callable[..., Any]) -> Callable[..., Any]:
 @takes_settings
 @naming_formats
 def index(
-    path: Path | None,
+    path: tuple[Path, ...],  # every PATH given (the argument keeps its recorded name)
     target: Target,
     jsonl: BinaryIO | None,
     records_format: str | None,
@@ -157,17 +157,24 @@ def index(
     wait: bool,
     as_json: bool,
 ) -> None:
-    """Index the documents under PATH (again: only what changed is encoded), or the
-    records of a FILE (--records, or --jsonl: JSON lines, JSON, CSV or TSV).
+    """Index the documents under each folder PATH, and each file PATH (again: only what
+    changed is encoded), or the records of a FILE (--records, or --jsonl: JSON lines,
+    JSON, CSV or TSV).
 
     Reads READABLE (docs/formats.md); skips hidden folders, .git and binary files,
     and links that lead outside PATH (named on stderr). A file that fails is reported
-    and the run goes on. Records (--records) are upserted by id into the same index: a
-    record whose text is unchanged is not encoded again; a bad line changes nothing.
+    and the run goes on. Each folder is a root of its own, with its own rules; a file
+    is a root that is one file (its edits and its removal are seen, never the files
+    beside it; --exclude and the like are a folder's), unless it lies under an indexed
+    folder, which holds it already. Each PATH is one run with its own summary; a PATH
+    that is not there stops the command before anything is written. Records
+    (--records) are upserted by id into the same index: a record whose text is
+    unchanged is not encoded again; a bad line changes nothing.
 
     \b
     Examples:
       ctxsearch index ~/notes
+      ctxsearch index ~/notes ~/papers ~/Downloads/report.pdf
       ctxsearch index sample_corpus --index /tmp/ix --json
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
       ctxsearch index ~/archive --index-type hnsw
@@ -183,17 +190,29 @@ def index(
       cat articles.tsv | ctxsearch index --records - --format tsv --index app.idx
     """
     from indexer.runs.indexer import Indexer
+    from indexer.runs.inputs import checked_inputs
     from search.cli.progress import ProgressBars
 
-    if (path is None) == (jsonl is None):
-        raise click.UsageError("give a folder (PATH) or --jsonl FILE, not both or neither")
+    paths = path
+    if bool(paths) == (jsonl is not None):
+        raise click.UsageError(
+            "give folders or files (PATH...) or --jsonl FILE, not both or neither"
+        )
     if records_format is not None and jsonl is None:
         raise click.UsageError("--format is the format of --records FILE, not of a folder")
     folder_only = (default_excludes, follow_links_outside)
-    if jsonl is not None and (exclude or include or folder_only != (None, None) or forget_rules):
+    rules_given = exclude or include or folder_only != (None, None) or forget_rules
+    if jsonl is not None and rules_given:
         raise click.UsageError(
             "--exclude, --include, --default-excludes, --follow-links-outside and "
             "--forget-rules apply to folders, not to --jsonl"
+        )
+    # A path that is not there (or cannot be) stops the command before anything is written.
+    inputs = checked_inputs(target, paths)
+    if rules_given and inputs and all(given.is_file for given in inputs):
+        raise click.UsageError(
+            "--exclude, --include, --default-excludes, --follow-links-outside and "
+            "--forget-rules apply to folders, not to a file given on its own"
         )
     # A bad line changes nothing: the whole file is read and checked first.
     records = None
@@ -203,35 +222,72 @@ def index(
         records = read_records(jsonl, name, record_format(name, records_format))
         if not records:
             raise BadInputError(f"{name}: no records in the file")
-    bars = ProgressBars(enabled=not quiet and not as_json, unit="records" if jsonl else "files")
-    # Ray prints its own notes (a worker it restarts, say, with a traceback) on stdout:
-    # keep stdout for the summary and --json, and sum the notes up in one line.
-    ray_notes = io.StringIO()
-    try:
-        indexer = Indexer(target, settings=settings)
-        summary = result = None
-        with redirect_stdout(ray_notes) if settings.ray else nullcontext():
-            if jsonl is not None:
+    indexer = Indexer(target, settings=settings)
+    bars_on = not quiet and not as_json
+    if jsonl is not None:
+        bars = ProgressBars(enabled=bars_on, unit="records")
+        with _ray_notes_summed_up(settings.ray):
+            try:
                 result = indexer.upsert_records(records, progress=bars, wait=wait)
-            else:
-                summary = indexer.index_folder(
-                    path,
-                    progress=bars,
-                    wait=wait,
-                    exclude=exclude or None,
-                    include=include or None,
-                    default_excludes=default_excludes,
-                    forget_rules=forget_rules,
-                    follow_links_outside=follow_links_outside,
-                )
-    finally:
-        bars.close()
-        _sum_up_ray_notes(ray_notes.getvalue())
-    if summary is None:
+            finally:
+                bars.close()
         show_record_summary(result, as_json)
         return
+    summaries = []
+    for given in inputs:
+        bars = ProgressBars(enabled=bars_on, unit="files")
+        with _ray_notes_summed_up(settings.ray):
+            try:
+                if given.is_file:
+                    summary = indexer.index_file(given.given, progress=bars, wait=wait)
+                else:
+                    summary = indexer.index_folder(
+                        given.given,
+                        progress=bars,
+                        wait=wait,
+                        exclude=exclude or None,
+                        include=include or None,
+                        default_excludes=default_excludes,
+                        forget_rules=forget_rules,
+                        follow_links_outside=follow_links_outside,
+                    )
+            finally:
+                bars.close()
+        summaries.append(summary)
+        label = f"{display_path(str(given.given))}: " if len(inputs) > 1 else ""
+        show_summary(summary, label, given.path, as_json)
     if as_json:
-        echo_json(summary.to_dict())
+        pairs = zip(inputs, summaries, strict=True)
+        shown = [{"path": str(given.path), **summary.to_dict()} for given, summary in pairs]
+        echo_json(shown[0] if len(shown) == 1 else shown)
+    if any(summary.failed for summary in summaries):
+        raise click.exceptions.Exit(EXIT_PARTIAL)
+
+
+@contextmanager
+def _ray_notes_summed_up(ray: str | None) -> Iterator[None]:
+    """Ray prints its own notes (a worker it restarts, say, with a traceback) on stdout:
+    keep stdout for the summary and --json, and sum the notes up in one line."""
+    notes = io.StringIO()
+    try:
+        with redirect_stdout(notes) if ray else nullcontext():
+            yield
+    finally:
+        _sum_up_ray_notes(notes.getvalue())
+
+
+def show_summary(summary, label: str, path: Path, as_json: bool) -> None:  # IndexSummary
+    """What one run of `index` did: its files' failures and notes on stderr, and (but
+    with --json) its summary line, `label` (the input's name, given several) first."""
+    named = label or f"{display_path(str(path))}: "
+    if summary.covered_by is not None:
+        if not as_json:
+            click.echo(
+                f"{named}under the indexed folder {display_path(summary.covered_by)}, which "
+                "holds it (by its rules): nothing changed. The index holds "
+                f"{summary.total_documents} documents, {summary.total_chunks} chunks."
+            )
+        return
     for failure in summary.failures:
         reason = terminal_text(failure.reason)
         click.echo(f"failed {display_path(failure.path)}: {reason}", err=True)
@@ -250,8 +306,13 @@ def index(
             err=True,
         )
     if not as_json:
+        if summary.missing:
+            click.echo(
+                f"{named}the file is gone: its document left the index; it stays a root of "
+                "its own for its return (`ctxsearch remove` forgets it)."
+            )
         click.echo(
-            f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
+            f"{label}{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
             f"{summary.unchanged} unchanged, {summary.failed} failed, {summary.skipped} "
             f"skipped; {summary.chunks} chunks ({summary.encoded} encoded) "
             f"in {summary.seconds:.1f}s. The index holds {summary.total_documents} "
@@ -280,8 +341,11 @@ def index(
             kept.append("follow links outside")
         if kept:
             click.echo(terminal_text("Rules remembered for this folder: " + ", ".join(kept) + "."))
-    if summary.failed:
-        raise click.exceptions.Exit(EXIT_PARTIAL)
+        if summary.taken_in_roots:
+            shown = ", ".join(display_path(root) for root in summary.taken_in_roots)
+            click.echo(
+                f"Files indexed on their own inside it, now its files (by its rules): {shown}."
+            )
 
 
 def show_record_summary(summary, as_json: bool) -> None:  # summary: RecordSummary
