@@ -51,7 +51,10 @@ def index_file(
             summary.covered_by = covering
             summary.total_documents, summary.total_chunks = index_totals(store)
             return summary
-        old = store.documents_under(path).get(path_text(path))
+        stored = store.documents_under(path)
+        old = stored.pop(path_text(path), None)
+        # What is left was under a folder root at this path that a file has replaced: gone.
+        gone = [document.id for document in stored.values()]
         candidates = []
         if source is not None and old is not None and unchanged(old, source):
             summary.unchanged = 1
@@ -68,7 +71,8 @@ def index_file(
             run.encode_and_store(
                 change, read_candidates(run, change, candidates, summary, {}, unindexable)
             )
-            gone = [old.id] if source is None and old is not None else []
+            if source is None and old is not None:
+                gone.append(old.id)
             change.remove_documents(gone + unindexable)
         stored = run.stored
         summary.added, summary.updated, summary.chunks = stored.added, stored.updated, stored.chunks

@@ -92,3 +92,21 @@ def test_a_missing_file_that_is_no_root_is_refused(tmp_path, fast_model):
     with pytest.raises(SourceNotFound, match=r"missing\.md: no such file"):
         indexer.index_file(tmp_path / "missing.md")
     assert not (tmp_path / "ix").exists()
+
+
+def test_a_folder_root_swapped_for_a_file_leaves_no_file_of_the_folder(tmp_path, fast_model):
+    """`notes.md/` indexed as a folder, then a file `notes.md` in its place, indexed: the
+    index holds what a fresh index of that file would, the folder's files gone."""
+    import shutil
+
+    place = tmp_path / "notes.md"
+    place.mkdir()
+    (place / "inside.md").write_text("Kept in a folder once.")
+    target = tmp_path / "ix"
+    indexer = Indexer(target, model=fast_model)
+    indexer.index_folder(place)
+    shutil.rmtree(place)
+    place.write_text("Now a file of its own.")
+    summary = indexer.index_file(place)
+    assert (summary.added, summary.removed) == (1, 1)
+    assert documents(target) == ["notes.md"] and roots(target) == {"notes.md": 1}
