@@ -99,6 +99,14 @@ QUERY_ENCODER = Variable(
     "`auto`",
     "`query --query-encoder`, `Searcher(query_encoder=)`",
 )
+DEFAULT_LINK_TEMPLATE = "vscode://file{path}:{line}"
+LINK_TEMPLATE = Variable(
+    "CTXSEARCH_LINK_TEMPLATE",
+    "The editor link `--format link` prints per hit: `{path}` (absolute; percent-encoded "
+    "when the template is a URL), `{line}`, `{column}`.",
+    f"`{DEFAULT_LINK_TEMPLATE}`",
+    "`query --link-template`, `similar --link-template`",
+)
 PRECISION = Variable(
     "CTXSEARCH_PRECISION",
     "What the contextual encoder computes in while indexing: `auto`, `fp32` or `bf16`.",
@@ -254,6 +262,7 @@ VARIABLES = (
     MAX_DELTAS,
     POSTGRES_POOL,
     QUERY_ENCODER,
+    LINK_TEMPLATE,
     PRECISION,
     RAY,
     TOKEN,

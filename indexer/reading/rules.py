@@ -48,6 +48,11 @@ DEFAULT_EXCLUDES = (
 )
 
 
+# What the row of a root that is one file remembers in place of rules (none of a folder's
+# apply to it; see `indexer.runs.file_roots`): it marks the root as a file's.
+FILE_ROOT = '{"file": true}'
+
+
 @dataclass(frozen=True)
 class RootRules:
     """The patterns of one root's runs (see the module docstring)."""

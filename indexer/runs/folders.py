@@ -137,6 +137,11 @@ class IndexSummary:
     missing: bool = False
     # links followed to files outside their root (`follow_links_outside`)
     followed_links: list[FollowedLink] = field(default_factory=list)
+    # roots that are one file inside this folder, forgotten: their files are its own now
+    taken_in_roots: list[str] = field(default_factory=list)
+    # a file run's file lies under this folder root: that root's runs index it, and this
+    # run changed nothing (see `indexer.runs.file_roots`)
+    covered_by: str | None = None
 
     def changed_anything(self) -> bool:
         """Whether the run changed a document (added, updated, moved, or a new mtime)."""
@@ -217,7 +222,7 @@ def index_folder(
             unindexable: list[int] = []
             run.encode_and_store(
                 change,
-                _read_candidates(run, change, candidates, summary, movable, unindexable),
+                read_candidates(run, change, candidates, summary, movable, unindexable),
             )
             left = [document.id for same in movable.values() for document in same]
             change.remove_documents(left + unindexable)
@@ -290,7 +295,8 @@ def _plan(
     summary: IndexSummary,
 ) -> tuple[list[tuple[SourceFile, StoredDocument | None]], list[StoredDocument], list[str]]:
     """The files that may have changed, the documents whose files are gone, and the
-    roots nested in the run's folder whose folders are gone (to forget).
+    roots nested in the run's folder to forget: those whose folders are gone, and the
+    roots that are one file (their files are the folder's now).
 
     `sources` are the files of the run's folder, and `links` the links its walk did not
     follow; each root nested in it is walked with its own rules, and a file (or a link)
@@ -316,6 +322,7 @@ def _plan(
     ]
     summary.nested_roots = [path_text(root.path) for root in nested.present]
     summary.forgotten_roots = list(nested.gone)
+    summary.taken_in_roots = list(nested.files)
     stored: dict[str, StoredDocument] = {}
     for root in [path_text(run.path), *nested.recorded]:
         stored.update(store.documents_under(Path(root)))
@@ -328,7 +335,7 @@ def _plan(
         for path, document in stored.items()
         if path not in present and not path.startswith(unknown)
     ]
-    return candidates, gone, nested.gone
+    return candidates, gone, [*nested.gone, *nested.files]
 
 
 def _walk_nested(root: RunRoot, roots: list[RunRoot], summary: IndexSummary) -> list[SourceFile]:
@@ -374,14 +381,14 @@ def _changed_candidates(
     candidates = []
     for source in sources:
         old = stored.get(path_text(source.path))
-        if old and _unchanged(old, source):
+        if old and unchanged(old, source):
             summary.unchanged += 1
         else:
             candidates.append((source, old))
     return candidates
 
 
-def _unchanged(old: StoredDocument, source: SourceFile) -> bool:
+def unchanged(old: StoredDocument, source: SourceFile) -> bool:
     """Whether the file is as it was when read: the same size, mtime, ctime and inode
     (git's test). A copy that kept the size and the mtime has another ctime (or inode);
     a chmod or a touch changes the ctime too, and the file is read again (its content
@@ -395,7 +402,7 @@ def _unchanged(old: StoredDocument, source: SourceFile) -> bool:
     )
 
 
-def _read_candidates(
+def read_candidates(
     run: Run,
     change: Change,
     candidates: list[tuple[SourceFile, StoredDocument | None]],

@@ -149,6 +149,28 @@ class Indexer:
             follow_links_outside,
         )
 
+    def index_file(
+        self,
+        file: str | Path,
+        progress: ProgressCallback | None = None,
+        wait: bool = False,
+        missing_ok: bool = False,
+    ) -> IndexSummary:
+        """Bring the index up to date with one file, indexed as a root of its own (see
+        `indexer.runs.file_roots`); return what changed.
+
+        The file is read when it changed since its last run, and only it: never a file
+        beside it. A file under a folder root of the index is that root's: nothing
+        changes, and the summary's `covered_by` names the root. A file that is not
+        there is refused (`SourceNotFound`) unless it is a file root of the index, or
+        `missing_ok`: then its document is removed and the root kept for its return
+        (`remove` forgets it). A file of a format not read is refused (`SourceNotFound`).
+        Atomic, locked and waited for like `index_folder`.
+        """
+        from indexer.runs.file_roots import index_file
+
+        return index_file(self.run(progress), file, wait, missing_ok)
+
     def upsert_records(
         self,
         records: Iterable[dict],

@@ -8,7 +8,8 @@ root's, and a file belongs to the deepest of these roots that holds it: the file
 fresh index of the same roots holds, read the same way. A nested root whose folder is
 gone (deleted, or a parent renamed) is forgotten by the parent's run, and its files are
 the parent's again: gone, or found moved under their new path. One that cannot be looked
-at keeps its documents, like a folder the walk cannot list.
+at keeps its documents, like a folder the walk cannot list. A root that is one file
+(`indexer.runs.file_roots`) is forgotten too: its file is the parent's, by its rules.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexer.reading.rules import RootRules
+from indexer.reading.rules import FILE_ROOT, RootRules
 from indexer.reading.sources import path_text
 from indexer.store.base import Store
 
@@ -43,12 +44,16 @@ class NestedRoots:
     present: list[RunRoot] = field(default_factory=list)  # walked with their own rules
     gone: list[str] = field(default_factory=list)  # forgotten by the run
     unknown: list[str] = field(default_factory=list)  # not looked at: documents kept
+    files: list[str] = field(default_factory=list)  # roots that are one file: taken in
 
 
 def nested_roots(store: Store, folder: Path) -> NestedRoots:
     """The roots recorded under `folder`, each found on disk (or not) with its rules."""
     found = NestedRoots(recorded=store.roots_under(folder))
     for text in found.recorded:
+        if store.root_rules(Path(text)) == FILE_ROOT:
+            found.files.append(text)
+            continue
         try:
             path = _folder_named(folder, text)
         except OSError:

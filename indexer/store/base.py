@@ -375,7 +375,8 @@ class Store(Protocol):
         ...
 
     def documents_under(self, root: Path) -> dict[str, StoredDocument]:
-        """This host's documents under `root`, by path, but those of roots nested in it."""
+        """This host's documents at `root` (a root that is one file) or under it, by path,
+        but those of roots nested in it."""
         ...
 
     def roots_under(self, root: Path) -> list[str]:

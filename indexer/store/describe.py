@@ -23,7 +23,8 @@ def folders(
     """Each root (`host`, `path`) with the documents and chunks that belong to it.
 
     `documents` are (host, path, chunks). A document belongs to the deepest root of its
-    host that holds it (a root indexed on its own keeps its documents from a parent);
+    host that holds it, or that is its file (a root indexed on its own keeps its
+    documents from a parent);
     documents under no root (an index from before roots were recorded) are counted
     under `(no root)`, and records from apps under `(records)`.
     """
@@ -35,7 +36,12 @@ def folders(
         prefixes[host].sort(key=lambda item: -len(item[0]))  # deepest first
     for host, path, chunks in documents:
         owner = next(
-            (root for prefix, root in prefixes.get(host, []) if path.startswith(prefix)), None
+            (
+                root
+                for prefix, root in prefixes.get(host, [])
+                if path.startswith(prefix) or path == root
+            ),
+            None,
         )
         key = (host, owner) if owner is not None else ("", OUTSIDE_ROOTS)
         if path.startswith(RECORD_PREFIX):

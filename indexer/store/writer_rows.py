@@ -82,10 +82,13 @@ def forget_root(session: Session, host: str, root: Path | str) -> bool:
 
 
 def documents_under(session: Session, host: str, root: Path | str) -> dict[str, StoredDocument]:
-    """The host's documents under `root`, by path, but those under roots nested in it."""
+    """The host's documents at `root` (a root that is one file) or under it, by path, but
+    those under roots nested in it."""
     nested = [folder_prefix(path) for path in roots_under(session, host, root)]
+    text = path_text(root).rstrip("/") or "/"
     query = select(DocumentRow).where(
-        DocumentRow.host == host, _under(DocumentRow.path, folder_prefix(root))
+        DocumentRow.host == host,
+        (DocumentRow.path == text) | _under(DocumentRow.path, folder_prefix(root)),
     )
     found = {}
     for row in session.scalars(query):

@@ -14,10 +14,10 @@ from indexer.watching.changes import Batch, RelevantChanges, change_batches, hol
 from indexer.watching.link_targets import FollowedTargets
 from indexer.watching.listener import WatchListener
 from indexer.watching.roots import (
-    folder_identity,
     index_folders,
     is_under,
     outermost,
+    root_identity,
     watched_roots,
 )
 from indexer.watching.start_up import StartUp
@@ -31,15 +31,18 @@ LOCK_RETRY_SECONDS = 1.0
 
 
 class Watcher:
-    """Keeps the index of `indexer` in sync with the folders `paths` while `run()` runs.
+    """Keeps the index of `indexer` in sync with the folders and files `paths` while
+    `run()` runs.
 
     Every folder is indexed once when the watch starts (what changed while nobody
     watched), then again whenever files under it are added, changed or deleted, through
-    `Indexer.index_folder`. `stop()` (from another thread, or a signal handler) ends the
-    watch after the current run; an exception raised inside a run (a signal handler's)
-    leaves the index as the last published run left it, and ends `run()`. A watcher runs
-    once: stopped, it stays stopped. A folder that is not there (`SourceNotFound`) is
-    refused here, before anything is read.
+    `Indexer.index_folder`; a file given is a root that is one file, indexed through
+    `Indexer.index_file` when it is edited, replaced or deleted. `stop()` (from another
+    thread, or a signal handler) ends the watch after the current run; an exception
+    raised inside a run (a signal handler's) leaves the index as the last published run
+    left it, and ends `run()`. A watcher runs once: stopped, it stays stopped. A path
+    that is not there (`SourceNotFound`) is refused here, before anything is read (see
+    `watched_roots`).
     """
 
     def __init__(
@@ -50,7 +53,7 @@ class Watcher:
         listener: WatchListener | None = None,
     ) -> None:
         self.indexer = indexer
-        self.roots = watched_roots(indexer.target, paths)
+        self.roots, self.files = watched_roots(indexer.target, paths)
         self.debounce_ms = debounce_ms
         self.listener = listener or WatchListener()
         self.state = WatchState()
@@ -86,7 +89,7 @@ class Watcher:
                 # watcher is armed, never after: while it is the same, the watcher watches
                 # the folder there (or there is none to watch); once it differs, it may
                 # watch a folder that is gone, or none where one is now.
-                looked = {root: folder_identity(root) for root in self.roots}
+                looked = {root: self._identity(root) for root in self.roots}
                 kill_point("watch-look")
                 present = [root for root in self.roots if looked[root] is not None]
                 caught_up = False
@@ -95,7 +98,8 @@ class Watcher:
                     # gone, back, swapped, or deleted and made again, since the look (the
                     # first batch too: it may hold the old folder's deletion)
                     if any(
-                        folder_identity(root) != looked[root] or root in changed
+                        self._identity(root) != looked[root]
+                        or (root in changed and root not in self.files)
                         for root in self.roots
                     ):
                         break  # watch the folders that are there now, then catch up
@@ -110,6 +114,9 @@ class Watcher:
                         continue
                     due = [root for root in self.roots if any(is_under(p, root) for p in changed)]
                     self._run_roots(due + self._targets.changed())
+
+    def _identity(self, root: Path) -> tuple[int, int] | None:
+        return root_identity(root, root in self.files)
 
     def _batches(self, present: list[Path]) -> Iterator[Batch]:
         polling = self._undecodable and any(holds_undecodable_name(root) for root in present)
@@ -137,13 +144,16 @@ class Watcher:
 
     def _run(self, root: Path) -> IndexSummary | None:
         """One incremental run over `root`, waiting while another writer runs; its summary
-        (None: it did not run). A folder that is gone is indexed as empty: its files
-        leave the index."""
+        (None: it did not run). A folder (or file) that is gone is indexed as empty: its
+        files leave the index."""
         told_busy = False
         while True:
             try:
                 with self.state.running():
-                    summary = self.indexer.index_folder(root, allow_empty=True, missing_ok=True)
+                    if root in self.files:
+                        summary = self.indexer.index_file(root, missing_ok=True)
+                    else:
+                        summary = self.indexer.index_folder(root, allow_empty=True, missing_ok=True)
             except IndexLocked:
                 if not told_busy:
                     self.listener.writer_busy()

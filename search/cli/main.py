@@ -10,8 +10,8 @@ from __future__ import annotations
 import io
 import re
 import sys
-from collections.abc import Callable
-from contextlib import nullcontext, redirect_stdout
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext, redirect_stdout
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -36,6 +36,13 @@ from search.cli.common import (
 from search.cli.eval_index import eval_index
 from search.cli.explanation_view import explanation_lines
 from search.cli.extensions import ExtensibleGroup
+from search.cli.hit_formats import (
+    FORMAT_HELP,
+    LINE_FORMATS,
+    chosen_format,
+    link_template_option,
+    print_lines,
+)
 from search.cli.hit_location import hit_location
 from search.cli.mcp import mcp
 from search.cli.request_options import parameter_option, request_options, takes_request
@@ -78,7 +85,7 @@ def naming_formats(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(path_type=Path), required=False)
+@click.argument("path", nargs=-1, type=click.Path(path_type=Path))
 @index_option
 @click.option(
     "--jsonl",
@@ -137,7 +144,7 @@ def naming_formats(command: Callable[..., Any]) -> Callable[..., Any]:
 @takes_settings
 @naming_formats
 def index(
-    path: Path | None,
+    path: tuple[Path, ...],  # every PATH given (the argument keeps its recorded name)
     target: Target,
     jsonl: BinaryIO | None,
     records_format: str | None,
@@ -151,17 +158,24 @@ def index(
     wait: bool,
     as_json: bool,
 ) -> None:
-    """Index the documents under PATH (again: only what changed is encoded), or the
-    records of a FILE (--records, or --jsonl: JSON lines, JSON, CSV or TSV).
+    """Index the documents under each folder PATH, and each file PATH (again: only what
+    changed is encoded), or the records of a FILE (--records, or --jsonl: JSON lines,
+    JSON, CSV or TSV).
 
     Reads READABLE (docs/formats.md); skips hidden folders, .git and binary files,
     and links that lead outside PATH (named on stderr). A file that fails is reported
-    and the run goes on. Records (--records) are upserted by id into the same index: a
-    record whose text is unchanged is not encoded again; a bad line changes nothing.
+    and the run goes on. Each folder is a root of its own, with its own rules; a file
+    is a root that is one file (its edits and its removal are seen, never the files
+    beside it; --exclude and the like are a folder's), unless it lies under an indexed
+    folder, which holds it already. Each PATH is one run with its own summary; a PATH
+    that is not there stops the command before anything is written. Records
+    (--records) are upserted by id into the same index: a record whose text is
+    unchanged is not encoded again; a bad line changes nothing.
 
     \b
     Examples:
       ctxsearch index ~/notes
+      ctxsearch index ~/notes ~/papers ~/Downloads/report.pdf
       ctxsearch index sample_corpus --index /tmp/ix --json
       ctxsearch index papers/ --index papers.idx --pooling mean-last4
       ctxsearch index ~/archive --index-type hnsw
@@ -177,17 +191,29 @@ def index(
       cat articles.tsv | ctxsearch index --records - --format tsv --index app.idx
     """
     from indexer.runs.indexer import Indexer
+    from indexer.runs.inputs import checked_inputs
     from search.cli.progress import ProgressBars
 
-    if (path is None) == (jsonl is None):
-        raise click.UsageError("give a folder (PATH) or --jsonl FILE, not both or neither")
+    paths = path
+    if bool(paths) == (jsonl is not None):
+        raise click.UsageError(
+            "give folders or files (PATH...) or --jsonl FILE, not both or neither"
+        )
     if records_format is not None and jsonl is None:
         raise click.UsageError("--format is the format of --records FILE, not of a folder")
     folder_only = (default_excludes, follow_links_outside)
-    if jsonl is not None and (exclude or include or folder_only != (None, None) or forget_rules):
+    rules_given = exclude or include or folder_only != (None, None) or forget_rules
+    if jsonl is not None and rules_given:
         raise click.UsageError(
             "--exclude, --include, --default-excludes, --follow-links-outside and "
             "--forget-rules apply to folders, not to --jsonl"
+        )
+    # A path that is not there (or cannot be) stops the command before anything is written.
+    inputs = checked_inputs(target, paths)
+    if rules_given and inputs and all(given.is_file for given in inputs):
+        raise click.UsageError(
+            "--exclude, --include, --default-excludes, --follow-links-outside and "
+            "--forget-rules apply to folders, not to a file given on its own"
         )
     # A bad line changes nothing: the whole file is read and checked first.
     records = None
@@ -197,35 +223,72 @@ def index(
         records = read_records(jsonl, name, record_format(name, records_format))
         if not records:
             raise BadInputError(f"{name}: no records in the file")
-    bars = ProgressBars(enabled=not quiet and not as_json, unit="records" if jsonl else "files")
-    # Ray prints its own notes (a worker it restarts, say, with a traceback) on stdout:
-    # keep stdout for the summary and --json, and sum the notes up in one line.
-    ray_notes = io.StringIO()
-    try:
-        indexer = Indexer(target, settings=settings)
-        summary = result = None
-        with redirect_stdout(ray_notes) if settings.ray else nullcontext():
-            if jsonl is not None:
+    indexer = Indexer(target, settings=settings)
+    bars_on = not quiet and not as_json
+    if jsonl is not None:
+        bars = ProgressBars(enabled=bars_on, unit="records")
+        with _ray_notes_summed_up(settings.ray):
+            try:
                 result = indexer.upsert_records(records, progress=bars, wait=wait)
-            else:
-                summary = indexer.index_folder(
-                    path,
-                    progress=bars,
-                    wait=wait,
-                    exclude=exclude or None,
-                    include=include or None,
-                    default_excludes=default_excludes,
-                    forget_rules=forget_rules,
-                    follow_links_outside=follow_links_outside,
-                )
-    finally:
-        bars.close()
-        _sum_up_ray_notes(ray_notes.getvalue())
-    if summary is None:
+            finally:
+                bars.close()
         show_record_summary(result, as_json)
         return
+    summaries = []
+    for given in inputs:
+        bars = ProgressBars(enabled=bars_on, unit="files")
+        with _ray_notes_summed_up(settings.ray):
+            try:
+                if given.is_file:
+                    summary = indexer.index_file(given.given, progress=bars, wait=wait)
+                else:
+                    summary = indexer.index_folder(
+                        given.given,
+                        progress=bars,
+                        wait=wait,
+                        exclude=exclude or None,
+                        include=include or None,
+                        default_excludes=default_excludes,
+                        forget_rules=forget_rules,
+                        follow_links_outside=follow_links_outside,
+                    )
+            finally:
+                bars.close()
+        summaries.append(summary)
+        label = f"{display_path(str(given.given))}: " if len(inputs) > 1 else ""
+        show_summary(summary, label, given.path, as_json)
     if as_json:
-        echo_json(summary.to_dict())
+        pairs = zip(inputs, summaries, strict=True)
+        shown = [{"path": str(given.path), **summary.to_dict()} for given, summary in pairs]
+        echo_json(shown[0] if len(shown) == 1 else shown)
+    if any(summary.failed for summary in summaries):
+        raise click.exceptions.Exit(EXIT_PARTIAL)
+
+
+@contextmanager
+def _ray_notes_summed_up(ray: str | None) -> Iterator[None]:
+    """Ray prints its own notes (a worker it restarts, say, with a traceback) on stdout:
+    keep stdout for the summary and --json, and sum the notes up in one line."""
+    notes = io.StringIO()
+    try:
+        with redirect_stdout(notes) if ray else nullcontext():
+            yield
+    finally:
+        _sum_up_ray_notes(notes.getvalue())
+
+
+def show_summary(summary, label: str, path: Path, as_json: bool) -> None:  # IndexSummary
+    """What one run of `index` did: its files' failures and notes on stderr, and (but
+    with --json) its summary line, `label` (the input's name, given several) first."""
+    named = label or f"{display_path(str(path))}: "
+    if summary.covered_by is not None:
+        if not as_json:
+            click.echo(
+                f"{named}under the indexed folder {display_path(summary.covered_by)}, which "
+                "holds it (by its rules): nothing changed. The index holds "
+                f"{summary.total_documents} documents, {summary.total_chunks} chunks."
+            )
+        return
     for failure in summary.failures:
         reason = terminal_text(failure.reason)
         click.echo(f"failed {display_path(failure.path)}: {reason}", err=True)
@@ -244,8 +307,13 @@ def index(
             err=True,
         )
     if not as_json:
+        if summary.missing:
+            click.echo(
+                f"{named}the file is gone: its document left the index; it stays a root of "
+                "its own for its return (`ctxsearch remove` forgets it)."
+            )
         click.echo(
-            f"{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
+            f"{label}{summary.added} added, {summary.updated} updated, {summary.removed} removed, "
             f"{summary.unchanged} unchanged, {summary.failed} failed, {summary.skipped} "
             f"skipped; {summary.chunks} chunks ({summary.encoded} encoded) "
             f"in {summary.seconds:.1f}s. The index holds {summary.total_documents} "
@@ -274,8 +342,11 @@ def index(
             kept.append("follow links outside")
         if kept:
             click.echo(terminal_text("Rules remembered for this folder: " + ", ".join(kept) + "."))
-    if summary.failed:
-        raise click.exceptions.Exit(EXIT_PARTIAL)
+        if summary.taken_in_roots:
+            shown = ", ".join(display_path(root) for root in summary.taken_in_roots)
+            click.echo(
+                f"Files indexed on their own inside it, now its files (by its rules): {shown}."
+            )
 
 
 def show_record_summary(summary, as_json: bool) -> None:  # summary: RecordSummary
@@ -325,12 +396,11 @@ def _sum_up_ray_notes(notes: str) -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["table", "json", "vimgrep"]),
+    type=click.Choice(["table", "json", *LINE_FORMATS]),
     default=None,
-    help="table (default), json (as --json), or vimgrep: path:line:column:text, one hit "
-    "a line, at the hit's best-matching line (a PDF's line within its page, [page N] "
-    "before the text), for editors (vim -q, VS Code, Emacs grep mode).",
+    help="table (default), json (as --json), or " + FORMAT_HELP,
 )
+@link_template_option
 @json_option
 @translate_errors
 @takes_request
@@ -340,6 +410,7 @@ def query(
     query_encoder: str,
     verbose: bool,
     output_format: str | None,
+    link_template: str,
     as_json: bool,
 ) -> None:
     """Search the index for TEXT, best match first (TEXT - : read it from standard input).
@@ -372,6 +443,9 @@ def query(
       ctxsearch query "regex lookbehind" --type html --min-similarity 0.3
       ctxsearch query "refund policy" --where lang=en --where year=2024 --json
       vim -q <(ctxsearch query "path operations" --format vimgrep)
+      ctxsearch query "path operations" --format paths | xargs wc -l
+      ctxsearch query "path operations" --format jsonl | jq -r .snippet
+      ctxsearch query "path operations" --format link --link-template '{path}:{line}'
       xclip -o | ctxsearch query - -k 5
 
     \b
@@ -382,9 +456,7 @@ def query(
     if request.query == "-":
         request = replace(request, query=_standard_input_query())
 
-    if as_json and output_format not in (None, "json"):
-        raise click.UsageError("--json and --format " + output_format + " do not go together")
-    output_format = "json" if as_json else output_format or "table"
+    output_format = chosen_format(output_format, as_json, link_template)
     with Searcher(target, query_encoder=query_encoder) as searcher:
         if request.under:
             under = places_as_indexed(searcher.store, request.under)
@@ -394,9 +466,8 @@ def query(
         click.echo(f"ctxsearch: {terminal_text(response.query_encoder_note)}", err=True)
     if output_format == "json":
         echo_json(response.to_dict())
-    elif output_format == "vimgrep":
-        for hit in response.results:
-            click.echo(vimgrep_line(hit))
+    elif output_format in LINE_FORMATS:
+        print_lines(output_format, response.results, link_template)
     elif not response.results:
         minimum = request.min_similarity
         weak = f" at or above --min-similarity {minimum}" if minimum else ""
@@ -442,19 +513,6 @@ def _standard_input_query() -> str:
     if not text:
         raise BadInputError("query -: standard input held no query text")
     return text
-
-
-def vimgrep_line(hit) -> str:  # hit: search.engine.Hit
-    """path:line:column:text, the format of `vim -q` and ripgrep's --vimgrep, at the line
-    that best matches; for a PDF the line within its page, the page in front of the text
-    (`path:LINE:1:[page N] text`)."""
-    text = " ".join(hit.snippet.split())
-    line = hit.match_line or hit.line
-    page = hit.match_page or hit.page
-    if page is not None and line is None:
-        text = f"[page {page}] {text}"
-        line = hit.match_page_line
-    return f"{display_path(hit.path)}:{line or 1}:1:{terminal_text(text)}"
 
 
 def highlighted(snippet: str, spans: list[tuple[int, int]]) -> str:

@@ -11,6 +11,13 @@ from indexer.errors import DocumentNotFound
 from indexer.records.record import RECORD_PREFIX
 from indexer.store.base import Target
 from search.cli.common import BadInputError, echo_json, index_option, json_option, translate_errors
+from search.cli.hit_formats import (
+    FORMAT_HELP,
+    LINE_FORMATS,
+    chosen_format,
+    link_template_option,
+    print_lines,
+)
 from search.cli.hit_location import hit_location
 from search.cli.request_options import parameter_option, request_options
 from search.cli.shown_similarity import shown_similarity
@@ -48,11 +55,21 @@ def split_item(given: str) -> tuple[str, int | None]:
 )
 @parameter_option("all_chunks", help="Show every near passage, not one per document.")
 @request_options("filter")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json", *LINE_FORMATS]),
+    default=None,
+    help="table (default), json (as --json), or " + FORMAT_HELP,
+)
+@link_template_option
 @json_option
 @translate_errors
 def similar(
     item: str,
     target: Target,
+    output_format: str | None,
+    link_template: str,
     as_json: bool,
     **options: object,
 ) -> None:
@@ -71,9 +88,11 @@ def similar(
       ctxsearch similar docs/tutorial/first-steps.md:42 -k 5
       ctxsearch similar record:faq-12 --where lang=en --json
       ctxsearch similar paper.md --mode static --under ~/papers --type md
+      ctxsearch similar notes/garden/roses.md --format paths | xargs head -3
     """
     from search.engine import Searcher
 
+    output_format = chosen_format(output_format, as_json, link_template)
     path, line = split_item(item)
     with Searcher(target) as searcher:
         if not path.startswith(RECORD_PREFIX):
@@ -89,8 +108,11 @@ def similar(
                 response = searcher.similar(item, **options)
         except DocumentNotFound as error:  # the user named something the index lacks
             raise BadInputError(terminal_text(error)) from error
-    if as_json:
+    if output_format == "json":
         echo_json(response.to_dict())
+        return
+    if output_format in LINE_FORMATS:
+        print_lines(output_format, response.results, link_template)
         return
     found = response.item
     where = f":{found.line}" if found.line is not None and found.vector == "passage" else ""

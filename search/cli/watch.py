@@ -64,12 +64,14 @@ def watch(
     debounce: int,
     as_json: bool,
 ) -> None:
-    """Keep the index in sync with the folders under PATH... while this runs.
+    """Keep the index in sync with the folders and files PATH... while this runs.
 
     \b
     Every folder is indexed once at start (what changed while nobody watched), then
     again whenever files under it are added, changed or deleted, through the same
-    incremental run as `ctxsearch index`. Ctrl-C or SIGTERM stops after the current run
+    incremental run as `ctxsearch index`; a file given is a root that is one file, as
+    in `index` (its edits, its replacement by an editor's save, and its deletion are
+    seen, never the files beside it). Ctrl-C or SIGTERM stops after the current run
     (exit 0); a second one aborts that run and rolls it back (exit 130). A running
     `serve` sees each run's result, as it does for `index`. A folder that is deleted
     leaves the index and is watched for until it is back (or swapped for another);
@@ -80,16 +82,21 @@ def watch(
     Examples:
       ctxsearch watch ~/notes
       ctxsearch watch ~/notes ~/papers --index ~/notes.idx --debounce 2000
+      ctxsearch watch ~/notes ~/Downloads/report.pdf
     """
     from indexer.runs.indexer import Indexer
     from indexer.watching.watcher import Watcher
 
     indexer = Indexer(target, model=model, pooling=pooling)
-    watcher = Watcher(indexer, paths, debounce_ms=debounce, listener=_Said(as_json))
+    said = _Said(as_json)
+    watcher = Watcher(indexer, paths, debounce_ms=debounce, listener=said)
+    said.files = watcher.files
     with _StopSignals(watcher).installed():
         try:
+            folders = len(watcher.roots) - len(watcher.files)
+            files = f" and {len(watcher.files)} file(s)" if watcher.files else ""
             click.echo(
-                f"ctxsearch: watching {len(watcher.roots)} folder(s); Ctrl-C or SIGTERM stops",
+                f"ctxsearch: watching {folders} folder(s){files}; Ctrl-C or SIGTERM stops",
                 err=True,
             )
             watcher.run()
@@ -145,6 +152,7 @@ class _Said(WatchListener):
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.skipped: set[tuple[str, str]] = set()  # (path, reason) of files skipped
+        self.files: set[Path] = set()  # the roots that are one file (`Watcher.files`)
 
     def run_done(self, root: Path, summary: IndexSummary) -> None:
         try:
@@ -154,15 +162,17 @@ class _Said(WatchListener):
             sys.stdout.flush()  # a log file or a pipe sees each run as it ends
 
     def folder_gone(self, root: Path, removed: int) -> None:
+        what = "file is gone; it" if root in self.files else "folder is gone; its files"
         click.echo(
-            f"ctxsearch: {display_path(str(root))}: the folder is gone; its files left the "
+            f"ctxsearch: {display_path(str(root))}: the {what} left the "
             f"index ({removed} documents); watching for it to come back",
             err=True,
         )
 
     def folder_back(self, root: Path) -> None:
         shown = display_path(str(root))
-        click.echo(f"ctxsearch: {shown}: the folder is back; watching it again", err=True)
+        what = "file" if root in self.files else "folder"
+        click.echo(f"ctxsearch: {shown}: the {what} is back; watching it again", err=True)
 
     def nested_root_found(self, root: Path, nested: str) -> None:
         click.echo(

@@ -56,13 +56,21 @@ def assert_error(result, code: int, message: str):
 
 def test_a_missing_path(index_dir, tmp_path):
     before = fingerprint(index_dir)
-    assert_error(run("index", tmp_path / "nope", "--index", index_dir), 2, "no such folder")
+    assert_error(run("index", tmp_path / "nope", "--index", index_dir), 2, "no such file or folder")
     assert fingerprint(index_dir) == before
 
 
-def test_a_file_where_a_folder_is_expected(index_dir, notes):
+def test_a_missing_path_among_several_changes_nothing(index_dir, notes, tmp_path):
     before = fingerprint(index_dir)
-    assert_error(run("index", notes / "money.txt", "--index", index_dir), 2, "not a folder")
+    args = ("index", notes, notes / "money.txt", tmp_path / "nope", "--index", index_dir)
+    assert_error(run(*args), 2, "nope: no such file or folder")
+    assert fingerprint(index_dir) == before
+
+
+def test_a_file_of_a_format_not_read(index_dir, notes):
+    before = fingerprint(index_dir)
+    png = notes / "photo.png"
+    assert_error(run("index", png, "--index", index_dir), 2, "not a format ctxsearch reads")
     assert fingerprint(index_dir) == before
 
 

@@ -21,7 +21,14 @@ from search.request import Kind, SearchRequest, parameters
 from tests.conftest import ROOT, SAMPLE_CORPUS
 
 # The options of `query` that are not about what to search but how and where to answer.
-NOT_THE_REQUEST = {"target", "query_encoder", "verbose", "output_format", "as_json"}
+NOT_THE_REQUEST = {
+    "target",
+    "query_encoder",
+    "verbose",
+    "output_format",
+    "link_template",
+    "as_json",
+}
 
 
 def without_timings(payload: dict) -> dict:

@@ -160,7 +160,8 @@ class LocalStore:
         self._writer().initialise(manifest)
 
     def documents_under(self, root: Path) -> dict[str, StoredDocument]:
-        """This machine's documents under `root` (not those of roots nested in it)."""
+        """This machine's documents at `root` (a file root) or under it (not those of
+        roots nested in it)."""
         return self._writer().documents_under(root)
 
     def root_rules(self, root: Path) -> str | None:

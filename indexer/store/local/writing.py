@@ -130,7 +130,8 @@ class FolderWriter:
         self.store.manifest = manifest
 
     def documents_under(self, root: Path) -> dict[str, StoredDocument]:
-        """This machine's documents under `root` (not those of roots nested in it)."""
+        """This machine's documents at `root` (a file root) or under it (not those of
+        roots nested in it)."""
         with self._session() as session:
             return writer_rows.documents_under(session, self.store.host, root)
 

@@ -175,7 +175,8 @@ class PostgresStore:
         self.manifest = manifest
 
     def documents_under(self, root: Path) -> dict[str, StoredDocument]:
-        """This host's documents under `root` (not those of roots nested in it)."""
+        """This host's documents at `root` (a file root) or under it (not those of roots
+        nested in it)."""
         with database_errors(self.target), Session(self.engine) as session:
             return writer_rows.documents_under(session, self.host, root)
 

@@ -177,6 +177,21 @@ def test_a_root_indexed_on_its_own_keeps_its_documents_from_a_parent(any_index):
     store.close()
 
 
+def test_a_root_that_is_one_file_holds_its_document_and_counts_it(any_index):
+    """A file indexed as a root of its own (`index notes/todo.md`): its root's documents
+    are that file's, whatever the names beside it; `ls` counts it under its own root."""
+    store = new_store(any_index)
+    for path in ("/n/todo.md", "/n/todo.md.bak", "/n/todo.mdx", "/n/other.md"):
+        add(store, path, ["x"])
+    with store.writer(), store.change() as change:
+        change.record_root(Path("/n/todo.md"), '{"file": true}')
+    assert list(store.documents_under(Path("/n/todo.md"))) == ["/n/todo.md"]
+    assert store.root_rules(Path("/n/todo.md")) == '{"file": true}'
+    folders = {row["root"].split(":")[-1]: row["documents"] for row in store.describe()["folders"]}
+    assert folders == {"/n/todo.md": 1, "(no root)": 3}  # a PostgreSQL root is host:path
+    store.close()
+
+
 def test_a_failed_change_publishes_nothing(any_index):
     store = new_store(any_index)
     kept = add(store, "/docs/a.txt", ["kept"])

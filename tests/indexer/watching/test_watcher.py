@@ -80,6 +80,22 @@ def test_a_folder_deleted_under_a_watch_is_told_and_leaves_the_index(watched):
 
 def test_a_path_that_is_no_folder_is_refused_before_anything_is_written(tmp_path, fast_model):
     indexer = Indexer(tmp_path / "ix", model=fast_model)
-    with pytest.raises(SourceNotFound, match="no such folder"):
+    with pytest.raises(SourceNotFound, match="no such file or folder"):
         Watcher(indexer, [tmp_path / "missing"])
     assert not (tmp_path / "ix").exists()
+
+
+def test_a_file_is_watched_as_a_root_unless_a_folder_holds_it(tmp_path, fast_model):
+    """A file given with the folder that holds it is that folder's; a file under an
+    indexed folder that is not watched is refused (that folder's runs index it)."""
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "todo.md").write_text("Buy bread.")
+    indexer = Indexer(tmp_path / "ix", model=fast_model)
+    alone = Watcher(indexer, [loose / "todo.md"])
+    assert (alone.roots, alone.files) == ([loose / "todo.md"], {loose / "todo.md"})
+    both = Watcher(indexer, [loose / "todo.md", loose])
+    assert (both.roots, both.files) == ([loose], set())
+    indexer.index_folder(loose)
+    with pytest.raises(SourceNotFound, match=r"todo\.md: under the indexed folder .*loose"):
+        Watcher(indexer, [loose / "todo.md"])

@@ -169,8 +169,8 @@ def test_default_index_comes_from_the_environment(runner, tmp_path, notes):
         (["query", "bank", "--space", "sparse"], "Invalid value for '--space'"),
         (["query", "bank", "--dense-weight", "1.5"], "Invalid value for '--dense-weight'"),
         (["query", "bank", "--mode", "static", "--dense-weight", "0.5"], "only applies to hybrid"),
-        (["index", "{missing}"], "no such folder"),
-        (["index", "{file}"], "not a folder"),
+        (["index", "{missing}"], "no such file or folder"),
+        (["index", "{notes}", "{blob}"], "file.bin: not a format ctxsearch reads"),
         (["index", "{notes}", "--pooling", "average"], "unknown pooling"),
         (["index", "{notes}", "--pooling", "cls"], "built with mean pooling"),
         (["query", "bank", "--where", "year>>2"], "unknown operator '>>'"),
@@ -179,10 +179,10 @@ def test_default_index_comes_from_the_environment(runner, tmp_path, notes):
     ],
 )
 def test_usage_mistakes_exit_2_with_one_line(runner, sample_index, tmp_path, notes, args, message):
-    (tmp_path / "file.txt").write_text("x")
+    (tmp_path / "file.bin").write_bytes(b"x")
     (tmp_path / "noid.csv").write_text("key,text\n1,otters\n")
     (tmp_path / "empty.jsonl").write_text("")
-    values = {"missing": tmp_path / "missing", "file": tmp_path / "file.txt", "notes": notes}
+    values = {"missing": tmp_path / "missing", "blob": tmp_path / "file.bin", "notes": notes}
     values |= {"noid": tmp_path / "noid.csv", "empty": tmp_path / "empty.jsonl"}
     args = [a.format(**values) for a in args] + ["--index", str(sample_index)]
     result = runner.invoke(cli, args)

@@ -497,3 +497,40 @@ def test_an_edit_made_while_the_watch_splits_large_files_ahead_is_indexed_withou
         assert watched.process.poll() is None and "Traceback" not in watched.stderr()
     finally:
         watched.stop()
+
+
+def test_a_watched_file_root_sees_its_edits_its_replacement_and_its_removal(tmp_path, fast_model):
+    """`watch docs loose/todo.md`: the file is a root of its own (a JSON line names it);
+    an edit in place, an editor's save (a new file renamed over it), its deletion and
+    its return reach the index, and the file beside it never does."""
+    docs, loose = tmp_path / "docs", tmp_path / "loose"
+    docs.mkdir()
+    loose.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water.")
+    todo = loose / "todo.md"
+    todo.write_text("Buy bread and feed the cat.")
+    (loose / "other.md").write_text("Sparrows nest under the roof.")
+    index = tmp_path / "ix"
+    args = [str(docs), str(todo), "--index", str(index), "--model", fast_model]
+    watched = Watched([*args, "--debounce", "200"], tmp_path)
+    try:
+        watched.until(lambda: found(index, "bread") == ["todo.md"], "the first run")
+        assert "watching 1 folder(s) and 1 file(s)" in watched.stderr()
+        runs = [json.loads(line) for line in watched.out.read_text().splitlines()]
+        assert str(todo) in {run["folder"] for run in runs}
+        todo.write_text("Walk the dog in the park.")
+        watched.until(lambda: found(index, "dog") == ["todo.md"], "an edit in place")
+        saved = loose / ".todo.md.swp"
+        saved.write_text("Water the ferns on the balcony.")
+        os.replace(saved, todo)
+        watched.until(lambda: found(index, "ferns") == ["todo.md"], "a save by rename")
+        (loose / "other.md").write_text("Sparrows and finches nest under the roof.")
+        todo.unlink()
+        watched.until(lambda: found(index, "ferns") == [], "the deletion")
+        watched.until(lambda: "loose/todo.md: the file is gone" in watched.stderr(), "the note")
+        todo.write_text("Back again with kites.")
+        watched.until(lambda: found(index, "kites") == ["todo.md"], "the file's return")
+        assert found(index, "sparrows") == [] and found(index, "herons") == ["herons.md"]
+        assert watched.process.poll() is None and "Traceback" not in watched.stderr()
+    finally:
+        watched.stop()
