@@ -318,3 +318,19 @@ def test_the_table_and_the_json_show_headings_and_snippets_without_markup(tmp_pa
     assert markdown["heading"] == markdown["section"] == "HTTP Basic Auth"
     marked = [markdown["snippet"][start:end].lower() for start, end in markdown["highlights"]]
     assert {"basic", "username"} <= set(marked)  # spans found in the cleaned text
+
+
+def test_a_passage_read_by_its_chunk_id_has_the_heading_its_hit_shows(tmp_path, fast_model):
+    """MCP `read` of a hit's chunk_id gives the passage's text as written (its lines are
+    the file's) under the heading the hit showed, without the heading's markup."""
+    from search.engine import Searcher
+    from search.mcp_server.read_tool import read_passage
+
+    index = _markup_docs(tmp_path, fast_model)
+    with Searcher(index, model=fast_model) as searcher:
+        hits = searcher.search("basic auth username", k=3).results
+        markdown = next(hit for hit in hits if hit.path.endswith(".md"))
+        passage = read_passage(searcher, markdown.chunk_id)
+    assert markdown.heading == "HTTP Basic Auth"
+    assert passage["heading"] == markdown.heading
+    assert "{ #http-basic-auth }" in passage["text"]  # the text is the file's own
