@@ -444,20 +444,21 @@ def wide_text_server(tmp_path_factory, fast_model):
         yield server
 
 
-def test_highlights_mark_the_words_after_emoji_and_cjk(browser, wide_text_server):
+@pytest.mark.parametrize(("term", "marked"), [("tortoise", 2), ("道路", 1)])
+def test_highlights_mark_the_words_after_emoji_and_cjk(browser, wide_text_server, term, marked):
     """The API's offsets count code points and the page counted UTF-16 units: each
-    emoji before a highlight moved it one character."""
+    emoji before a highlight moved it one character. A Latin word and a CJK one."""
     hit = httpx.get(
-        f"{wide_text_server.url}/search", params={"q": "tortoise", "mode": "lexical", "k": 1}
+        f"{wide_text_server.url}/search", params={"q": term, "mode": "lexical", "k": 1}
     ).json()["results"][0]
     text = httpx.get(f"{wide_text_server.url}/documents/{hit['document_id']}").json()["text"]
     assert hit["start"] > 400  # past the emoji of the passages before it
     opened = browser.new_page()
     try:
-        opened.goto(f"{wide_text_server.url}/?{urlencode({'q': 'tortoise', 'mode': 'lexical'})}")
+        opened.goto(f"{wide_text_server.url}/?{urlencode({'q': term, 'mode': 'lexical'})}")
         marks = opened.locator("[data-mode=lexical] .result").first.locator(".snippet mark")
         expect(marks.first).to_be_visible()
-        assert marks.all_text_contents() == ["tortoise", "tortoise"]
+        assert marks.all_text_contents() == [term] * marked
         snippet = opened.locator("[data-mode=lexical] .snippet").first.inner_text()
         assert snippet == hit["snippet"]
         opened.locator("[data-mode=lexical] .title").first.click()
@@ -465,7 +466,7 @@ def test_highlights_mark_the_words_after_emoji_and_cjk(browser, wide_text_server
         expect(dialog).to_be_visible()
         assert dialog.locator("pre mark").inner_text() == text[hit["start"] : hit["end"]]
         line = text[hit["match_start"] : hit["match_end"]]
-        assert "tortoise" in line
+        assert term in line
         assert dialog.locator("pre mark .match-line").inner_text() == line
         assert dialog.locator("pre").inner_text() == text
     finally:
