@@ -26,10 +26,15 @@ class MatchEvidence:
 
     similarity: float | None  # contextual cosine; None where the index has no such space
     coverage: float  # IDF-weighted share of the query's terms in the passage, 0 to 1
+    # Whether the query holds a word other than a stop word: one that does not has no
+    # evidence to give, whatever its passages hold (`the of and to is`)
+    content: bool = True
 
 
 def match_label(evidence: MatchEvidence, thresholds: MatchThresholds = THRESHOLDS) -> str:
     """`strong` (it should answer the query), `none` (nothing suggests it does) or `weak`."""
+    if not evidence.content:
+        return NONE
     similarity = -1.0 if evidence.similarity is None else evidence.similarity
     coverage = evidence.coverage
     if similarity >= thresholds.strong_similarity or (
