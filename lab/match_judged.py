@@ -17,8 +17,9 @@ The judgments (docs/questions/match-judged/judgments.jsonl) name a hit by query 
 and ordinal. A hit of an off-topic or a stop-words query is unrelated without reading.
 A query is in the fit half when the CRC-32 of its id is even, else held out. `fit`
 grid-searches `MatchThresholds` on the fit half (the reader's answer is `strong`,
-related `weak`, unrelated `none`) and prints agreement per label on both halves, for
-today's thresholds and the fitted ones.
+related `weak`, unrelated `none`) and prints agreement per label on both halves: before
+(today's thresholds, a query of stop words only labelled like any other), kept (today's
+thresholds, such a query's hits `none`) and after (the fitted thresholds).
 """
 
 from __future__ import annotations
@@ -257,6 +258,7 @@ def main() -> None:
                 "queries": len({hit["query"] for hit in chosen}),
                 "judgments": dict(Counter(hit["judgment"] for hit in chosen)),
                 "before": agreement(chosen, THRESHOLDS, stop_words_rule=False),
+                "kept": agreement(chosen, THRESHOLDS),
                 "after": agreement(chosen, fitted),
             }
             for half, chosen in halves.items()
