@@ -4,8 +4,9 @@ A hit's fused score is not comparable across queries, so the label is read from 
 signals that are: the contextual cosine of query and passage (`Hit.similarity`), and the
 lexical evidence, the share of the query's terms the passage holds, each weighted by its
 IDF in the index (a term the index never saw weighs most, so a query of made-up words has
-no evidence at all). The cut-offs are in `search.match_thresholds`, with where each
-number came from.
+no evidence at all). A query of stop words only has no evidence either: every hit of it
+is `none` (its words are still what lexical search and snippets look for). The cut-offs
+are in `search.match_thresholds`, with where each number came from.
 """
 
 from __future__ import annotations

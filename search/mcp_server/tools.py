@@ -43,8 +43,10 @@ A = TypeVar("A", bound=Callable[..., Awaitable[Any]])
 INSTRUCTIONS = (
     "Semantic search over a local index of the user's documents (ctxsearch). Use `search` "
     "with a natural-language question; each hit gives path, line, heading, snippet, "
-    "similarity (the contextual cosine) and match: strong (it should answer the question), "
-    "weak (it may), none (nothing suggests it does; say so rather than rely on it). Use "
+    "similarity (the contextual cosine) and match: strong (it likely answers the question; "
+    "read it before quoting it), weak (on the topic at most: it may hold part of an answer "
+    "or only be near it; read it before relying on it), none (nothing suggests it does, "
+    "and every hit of a query of stop words only; say so rather than rely on it). Use "
     "`read` with a hit's path and line range (or its chunk_id) to see the full text, `similar` "
     "to find documents like one you found, `folders` to see what is indexed."
 )
@@ -101,7 +103,8 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         similarity, score, chunk_id, document_id, ...}]}: `line`/`end_line` are the
         passage's 1-based lines in the file (null for PDFs, which give `page`);
         `similarity` is the contextual cosine (comparable across queries), `match` how well
-        the hit answers (`strong`, `weak` or `none`: no good match), `score` the mode's own
+        the hit answers (`strong`: likely; `weak`: on the topic at most, read it before
+        relying on it; `none`: no good match), `score` the mode's own
         ranking score. Read a hit in full with `read`. With no results,
         `hints` says which filter value matches nothing in the index, and what is there.
         """
