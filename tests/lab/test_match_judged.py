@@ -63,3 +63,9 @@ def test_the_fit_separates_what_the_reader_told_apart():
         "none": 1.0,
     }
     assert match_judged.objective(hits, THRESHOLDS) <= score
+
+
+def test_the_calibration_reads_the_no_answer_queries_of_the_repository():
+    from lab import match_calibration
+
+    assert match_calibration.NO_ANSWER.is_file(), match_calibration.NO_ANSWER
