@@ -30,7 +30,7 @@ import numpy as np
 from search.match import MATCH_LABELS, NONE, MatchEvidence, match_label
 from search.match_thresholds import MatchThresholds
 
-NO_ANSWER = Path(__file__).resolve().parents[2] / "tests/data/no-answer-queries.jsonl"
+NO_ANSWER = Path(__file__).resolve().parents[1] / "tests/data/no-answer-queries.jsonl"
 MODES = ("hybrid", "contextual", "lexical", "static")
 DEPTH = 10
 

@@ -22,7 +22,7 @@ from indexer.spaces import Space
 from indexer.store.backends import open_store
 from indexer.store.base import CandidateSearch, Copies, Snapshot, Store, StoredChunk, Target
 from indexer.store.manifest import Manifest
-from indexer.terms import query_terms
+from indexer.terms import query_terms, stop_words
 from search.batching import QueryBatcher
 from search.document_scores import DOCUMENT_DEPTH, mode_ranked
 from search.documents import DocumentText, load_document
@@ -639,7 +639,8 @@ def _hit(
     shown = None if similarity is None else round(similarity, 6)
     matched = match_location(chunk, terms, lines)
     covered = None if coverage is None else round(coverage[chunk.id], 6)
-    label = match_label(MatchEvidence(shown, covered)) if covered is not None else None
+    content = not all(term in stop_words() for term in terms)
+    label = match_label(MatchEvidence(shown, covered, content)) if covered is not None else None
     return Hit(
         rank=rank,
         score=round(score, 6),

@@ -5,11 +5,15 @@ A hit's heading and snippet come from the file as written, so a Markdown page sh
 a reST page `:meth:`~flask.Flask.route``. `plain_text` keeps what the rendered page
 shows and drops the rest: mkdocs/Pandoc attribute lists (`{ #id .class }`), Markdown
 link targets, images (their alt text stays), emphasis marks, code ticks, heading marks,
-quotes and HTML tags; reST roles (their label stays), link targets, literal ticks,
-underlines, directives and comments; HTML entities where Markdown or HTML renders them.
-Only Markdown-like, reST and HTML sources are touched: source code and plain text are
-shown as written (`*args` stays `*args`). The terminal table, the JSON and the search
-page all show the text made here (`search.engine`), so highlights are found in it.
+quotes, HTML tags and comments, mdBook's `{{#include ...}}` directives; reST roles (their
+label stays), link targets, literal ticks, underlines, directives and comments; HTML
+entities where Markdown or HTML renders them. Only Markdown-like, reST and HTML sources
+are touched: source code and plain text are shown as written (`*args` stays `*args`),
+and so is a Markdown code block or code span (`__init__.py` in a fence,
+`` `Rc<Mutex<i32>>` `` in a span). A passage may begin or end inside a fence, a comment
+or a tag: what is left of it there is read as what it is. The terminal table, the JSON
+and the search page all show the text made here (`search.engine`), so highlights are
+found in it.
 """
 
 from __future__ import annotations
@@ -31,6 +35,12 @@ _HELD = re.compile(f"{_HOLD}(\\d+){_END}")
 
 # Whole lines (the text still has its line breaks here)
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~|///).*$", re.MULTILINE)  # code fences, /// blocks
+# Markdown: a code fence line (its run of backticks or tildes, and its info string), and
+# the `/// tip` lines of mkdocs blocks, which hold prose
+_CODE_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^`\n]*?)[ \t]*$")
+_BLOCK_FENCE = re.compile(r"^[ \t]*///.*$", re.MULTILINE)
+# mdBook's preprocessor directives: {{#include file.rs:anchor}}, {{#playground x.rs}}
+_MDBOOK_DIRECTIVE = re.compile(r"\{\{#[^{}\n]*\}\}")
 _ATX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 # table rules: reST grid tables (`+=====+====+`) and Markdown's `|---|:--:|`
 _TABLE_RULE = re.compile(
@@ -71,8 +81,9 @@ _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
 _RST_ROLE = re.compile(r"(?::[\w.+-]+)+:`([^`]+)`")
 _RST_LINK = re.compile(r"`([^`<]*?)\s*<[^`>]+>`__?")
 _RST_REFERENCE = re.compile(r"(?<!`)`([^`]+)`__?")
-# a code span may wrap within its paragraph, never across a blank line
-_CODE = re.compile(r"(`+)(?!`)((?:(?!\n[ \t]*\n)[^`])+?)(?<!`)\1(?!`)")
+# a code span may wrap within its paragraph, never across a blank line, and holds
+# backtick runs of other lengths than its own (``the trait `Send` ``)
+_CODE = re.compile(r"(`+)(?!`)((?:(?!\n[ \t]*\n)[\s\S])+?)(?<!`)\1(?!`)")
 _INCLUDE = re.compile(r"\{\*.*?\*\}")  # FastAPI's mkdocs snippet includes: {* ../x.py hl[3] *}
 _ATTRIBUTE = r"(?:[#.][\w:-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)|-)"
 _ATTRIBUTES = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}}")
@@ -83,7 +94,15 @@ _IMAGE = re.compile(rf"!\[((?:(?!\n[ \t]*\n)[^\]])*)\]{_TARGET}")
 _LINK = re.compile(rf"\[{_LABEL}\]{_TARGET}")
 _REFERENCE_LINK = re.compile(rf"\[{_LABEL}\]\[[^\]\n]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]+)>")
-_TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+# an attribute's quoted value may hold `>` (`<dfn title="a -> b">`)
+_TAG = re.compile(r"""</?[A-Za-z][\w-]*(?:\s(?:[^<>"']|"[^"]*"|'[^']*')*)?/?>""")
+# the end of a tag cut at the passage's start (`str, int">type`), the start of one at its end
+_TAG_END = re.compile(r"""\A[^<>\n]*["']\s*/?>""")
+_TAG_START = re.compile(r"""<[A-Za-z][\w-]*\s[^<>]*=[^<>]*\Z""")
+_COMMENT = re.compile(r"<!--[\s\S]*?-->")
+# what is left of a comment cut at the passage's start or end
+_COMMENT_END = re.compile(r"\A(?:(?!<!--)[\s\S])*?-->")
+_COMMENT_START = re.compile(r"<!--[\s\S]*\Z")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _STRONG_STARS = re.compile(r"(\*\*)(?=\S)(.+?)(?<=\S)\1")
 _STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
@@ -100,6 +119,8 @@ def plain_text(text: str, kind: str) -> str:
     held: list[str] = []
     hold = _holder(held)
     markdown = kind in MARKDOWN_KINDS
+    if markdown:
+        text = _fenced_code_held(_MDBOOK_DIRECTIVE.sub("", text), hold)
     text = _lines(text, markdown)
     text = _ESCAPE.sub(lambda m: hold(m.group(1)), text)
     if not markdown:
@@ -107,6 +128,8 @@ def plain_text(text: str, kind: str) -> str:
         text = _RST_LINK.sub(lambda m: hold(m.group(1)), text)
         text = _RST_REFERENCE.sub(lambda m: hold(m.group(1)), text)
     text = _CODE.sub(lambda m: hold(m.group(2).strip()), text)
+    if markdown:
+        text = _COMMENT_START.sub("", _COMMENT_END.sub("", _COMMENT.sub("", text)))
     text = _INCLUDE.sub("", text)
     text = _SPAN.sub(r"\1", text)
     text = _ATTRIBUTES.sub("", text)
@@ -115,7 +138,7 @@ def plain_text(text: str, kind: str) -> str:
     text = _REFERENCE_LINK.sub(r"\1", text)
     text = _AUTOLINK.sub(lambda m: hold(m.group(1)), text)
     if markdown:
-        text = _TAG.sub("", text)
+        text = _TAG_START.sub("", _TAG_END.sub("", _TAG.sub("", text)))
     text = (_STRONG if markdown else _STRONG_STARS).sub(r"\2", text)
     text = _STAR.sub(r"\1", text)
     if markdown:  # reST has no underscore emphasis (`name_` is a link there)
@@ -123,9 +146,9 @@ def plain_text(text: str, kind: str) -> str:
     if not markdown:
         for written, dash in _DASHES.items():
             text = text.replace(written, dash)
-    text = _HELD.sub(lambda m: held[int(m.group(1))], text)
-    # Markdown renders `&amp;` as &; reST shows it as written
-    return html.unescape(text) if markdown else text
+    # Markdown renders `&amp;` as & (not in code); reST shows it as written
+    text = html.unescape(text) if markdown else text
+    return _HELD.sub(lambda m: held[int(m.group(1))], text)
 
 
 def plain_heading(heading: str | None, path: str) -> str | None:
@@ -143,10 +166,49 @@ def _holder(held: list[str]) -> Callable[[str], str]:
     return hold
 
 
+def _fenced_code_held(text: str, hold: Callable[[str], str]) -> str:
+    """Markdown `text` with each fenced code block's lines held as written and its fence
+    lines emptied. An odd number of fences means the text begins or ends inside a block:
+    inside at the start when its first fence is bare (a closing fence), else at the end."""
+    lines = text.splitlines(keepends=True)
+    fences = [(i, _CODE_FENCE.match(line.rstrip("\r\n"))) for i, line in enumerate(lines)]
+    fences = [(i, found) for i, found in fences if found]
+    if not fences:
+        return text
+    opened: str | None = None  # the fence run of the open block, if inside one
+    if len(fences) % 2 and not fences[0][1].group(2):
+        opened = fences[0][1].group(1)
+    shown: list[str] = []
+    code: list[str] = []
+    fence_at = dict(fences)
+    for index, line in enumerate(lines):
+        fence = fence_at.get(index)
+        closes = (
+            fence is not None
+            and opened is not None
+            and fence.group(1)[0] == opened[0]
+            and len(fence.group(1)) >= len(opened)
+            and not fence.group(2)
+        )
+        if opened is None and fence is None:
+            shown.append(line)
+        elif opened is None or closes:
+            if code:
+                shown.append(hold("".join(code)))
+                code = []
+            shown.append(line[len(line.rstrip("\r\n")) :])  # the fence line, emptied
+            opened = None if closes else fence.group(1)  # type: ignore[union-attr]
+        else:
+            code.append(line)
+    if code:
+        shown.append(hold("".join(code)))
+    return "".join(shown)
+
+
 def _lines(text: str, markdown: bool) -> str:
     """The markup that fills whole lines: fences, heading marks and underlines, quotes,
     link definitions, admonitions and directives."""
-    text = _FENCE.sub("", text)
+    text = (_BLOCK_FENCE if markdown else _FENCE).sub("", text)
     text = _TABLE_RULE.sub("", text)
     text = _UNDERLINE.sub("", text)
     if markdown:

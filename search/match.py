@@ -4,8 +4,9 @@ A hit's fused score is not comparable across queries, so the label is read from 
 signals that are: the contextual cosine of query and passage (`Hit.similarity`), and the
 lexical evidence, the share of the query's terms the passage holds, each weighted by its
 IDF in the index (a term the index never saw weighs most, so a query of made-up words has
-no evidence at all). The cut-offs are in `search.match_thresholds`, with where each
-number came from.
+no evidence at all). A query of stop words only has no evidence either: every hit of it
+is `none` (its words are still what lexical search and snippets look for). The cut-offs
+are in `search.match_thresholds`, with where each number came from.
 """
 
 from __future__ import annotations
@@ -26,10 +27,15 @@ class MatchEvidence:
 
     similarity: float | None  # contextual cosine; None where the index has no such space
     coverage: float  # IDF-weighted share of the query's terms in the passage, 0 to 1
+    # Whether the query holds a word other than a stop word: one that does not has no
+    # evidence to give, whatever its passages hold (`the of and to is`)
+    content: bool = True
 
 
 def match_label(evidence: MatchEvidence, thresholds: MatchThresholds = THRESHOLDS) -> str:
     """`strong` (it should answer the query), `none` (nothing suggests it does) or `weak`."""
+    if not evidence.content:
+        return NONE
     similarity = -1.0 if evidence.similarity is None else evidence.similarity
     coverage = evidence.coverage
     if similarity >= thresholds.strong_similarity or (

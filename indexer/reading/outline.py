@@ -1,6 +1,7 @@
 """The headings of a document, with their levels and the lines they take, by text kind.
 
-Markdown (ATX and setext titles, outside code fences and front matter), reStructuredText
+Markdown (ATX and setext titles, in block quotes too, outside code fences and front
+matter), reStructuredText
 (underlined and overlined titles, levels in the order their adornment styles first
 appear, as docutils assigns them), and the headings a reader recorded for text that is
 not the file's own (HTML: `Layout.outline`). Office and e-book text has its headings
@@ -40,6 +41,8 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # A line that starts a block other than a paragraph: a setext underline below it makes
 # no heading (a list item, a quote, a table row, indented code).
 _NOT_PARAGRAPH = re.compile(r"^(?: {4}|\t| {0,3}(?:[-*+>|]|\d{1,9}[.)])(?:[ \t]|$))")
+# The `>` marks a line of a block quote opens with (`> > ` for a quote in a quote)
+_QUOTE_MARKS = re.compile(r"^(?: {0,3}>[ \t]?)+")
 _FRONT_MATTER_FENCE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 _RST_ADORNMENT = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}[ \t]*$")
 
@@ -55,13 +58,21 @@ def lines_of(text: str) -> list[Line]:
 
 def markdown_outline(text: str) -> list[Heading]:
     """ATX (`## Title`) and setext (`Title` over `===` or `---`) headings, skipping fenced
-    code and a YAML front matter block at the very start."""
+    code and a YAML front matter block at the very start. A heading in a block quote
+    counts (it renders as one); a setext title only over an underline of its own quote."""
     lines = lines_of(text)
     found: list[Heading] = []
     fence: str | None = None
     paragraph: Line | None = None  # the previous line, when it may be a setext title
+    paragraph_depth = 0  # how many quotes hold it
     for index in range(_front_matter_end(lines), len(lines)):
-        line = lines[index]
+        quoted = lines[index]
+        marks = _QUOTE_MARKS.match(quoted.text)
+        depth = marks.group().count(">") if marks else 0
+        # the line without its quote marks; `start` stays the line's own
+        line = quoted._replace(text=quoted.text[marks.end() :] if marks else quoted.text)
+        if paragraph is not None and paragraph_depth != depth:
+            paragraph = None  # an underline closes no title of another quote
         opening = _FENCE.match(line.text)
         if fence is not None:
             if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
@@ -84,7 +95,7 @@ def markdown_outline(text: str) -> list[Heading]:
             paragraph = None
             continue
         plain = line.text.strip() and not setext and not _NOT_PARAGRAPH.match(line.text)
-        paragraph = line if plain else None
+        paragraph, paragraph_depth = (line if plain else None), depth
     return found
 
 

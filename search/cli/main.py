@@ -418,10 +418,10 @@ def query(
     \b
     Each hit shows its score, its contextual similarity (sim: the raw cosine, which
     says how close the best match really is; rounded down, so that a hit shown as 0.30
-    is one --min-similarity 0.3 keeps), its match (strong: it should answer the query;
-    weak: it may; none: nothing suggests it does), and path:line at the line that
-    matches best (page and line for PDFs); copies of a file are one hit, "also in N
-    other files".
+    is one --min-similarity 0.3 keeps), its match (strong: it likely answers the query;
+    weak: on its topic at most; none: nothing suggests it does), and path:line at the
+    line that matches best (page and line for PDFs); copies of a file are one hit,
+    "also in N other files".
 
     \b
     In every mode, "a phrase" must be in the passage (its words adjacent and in

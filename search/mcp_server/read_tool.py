@@ -24,6 +24,7 @@ from indexer.reading.formats import text_kind
 from indexer.store.base import StoredChunk
 from search.documents import load_document
 from search.locations import fill_locations
+from search.markup import plain_heading
 from search.pdf_pages import PageStarts, page_starts
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ DEFAULT_READ_CHARS = 20_000
 
 
 def read_passage(searcher: Searcher, chunk_id: int) -> dict[str, Any]:
-    """The passage with this id: its document's path, its line range and its text."""
+    """The passage with this id: its document's path, its line range, its text as the
+    file has it, and its heading as its hit shows it (`search.markup`)."""
     with searcher.store.snapshot([]) as snapshot:
         stored = snapshot.chunks([chunk_id]).get(chunk_id)
         if stored is None:
@@ -49,7 +51,7 @@ def read_passage(searcher: Searcher, chunk_id: int) -> dict[str, Any]:
         "ordinal": chunk.ordinal,
         "line": chunk.line,
         "end_line": chunk.end_line,
-        "heading": chunk.heading,
+        "heading": plain_heading(chunk.heading, chunk.path),  # as its hit shows it
         "page": chunk.page,
         "text": chunk.text,
     }

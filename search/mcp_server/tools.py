@@ -55,8 +55,10 @@ INSTRUCTIONS = (
     "with a natural-language question, or with the name of what is wanted (put an exact "
     "name or phrase in double quotes to require it; -word excludes); each hit gives path, "
     "line, section, snippet, "
-    "similarity (the contextual cosine) and match: strong (it should answer the question), "
-    "weak (it may), none (nothing suggests it does; say so rather than rely on it). Use "
+    "similarity (the contextual cosine) and match: strong (it likely answers the question; "
+    "read it before quoting it), weak (on the topic at most: it may hold part of an answer "
+    "or only be near it; read it before relying on it), none (nothing suggests it does, "
+    "and every hit of a query of stop words only; say so rather than rely on it). Use "
     "`read` with a hit's path and line range (a PDF's page; or its chunk_id) to see the full "
     "text, `similar` to find documents like one you found, `folders` to see what is indexed."
 )
@@ -115,13 +117,14 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         Returns {query, mode, results: [{rank, path, line, end_line, match_line, section,
         snippet, match, similarity, chunk_id}], hints}: `line`/`end_line` are the
         passage's 1-based lines in the file (a PDF gives `page` instead), `match_line` the
-        line that matches best; `match` says how well the hit answers (`strong`, `weak`
-        or `none`: no good match), `similarity` is the contextual cosine (comparable across
-        queries). Empty values are left out. In `query`, "a phrase" in double quotes must
-        be in the passage and -word (or -"a phrase") must not. Read a hit in full with
-        `read`. With no results, `hints` says which filter value matches nothing in the
-        index, and what is there. `detail: "full"` adds offsets, highlights, scores and
-        timings; `explain: true` says why each hit ranks (slower).
+        line that matches best; `match` says how well the hit answers (`strong`: likely;
+        `weak`: on the topic at most, read it before relying on it; `none`: no good
+        match), `similarity` is the contextual cosine (comparable across queries). Empty
+        values are left out. In `query`, "a phrase" in double quotes must be in the
+        passage and -word (or -"a phrase") must not. Read a hit in full with `read`. With
+        no results, `hints` says which filter value matches nothing in the index, and
+        what is there. `detail: "full"` adds offsets, highlights, scores and timings;
+        `explain: true` says why each hit ranks (slower).
         """
         request = request_keywords(options, SEARCH)
         found = searcher.search(request.pop("query"), **request).to_dict()

@@ -190,6 +190,85 @@ def test_headings_and_trails_follow_the_file_type():
     assert plain_heading("{ #only-an-anchor }", "/docs/a.md") == "{ #only-an-anchor }"
 
 
+# ---- markup seen in mdBook and mkdocs snippets (the Rust book, FastAPI's docs) ----
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("Listing 16-1 <!-- ignore --> spawns a thread", "Listing 16-1 spawns a thread"),
+        ("<!-- ANCHOR: here -->\nfn main() {}\n<!-- ANCHOR_END: here -->", "fn main() {}"),
+        ("before <!-- a comment\nover two lines --> after", "before after"),
+        # a passage may begin or end inside a comment
+        ("the rest of a comment --> shown text", "shown text"),
+        ("shown text <!-- the start of a comment", "shown text"),
+    ],
+)
+def test_html_comments_are_not_shown(written, shown):
+    assert " ".join(plain_text(written, "markdown").split()) == shown
+
+
+@pytest.mark.parametrize(
+    "directive",
+    [
+        "{{#include ../listings/ch16-fearless-concurrency/listing-16-01/src/main.rs}}",
+        "{{#rustdoc_include ../listings/ch02/src/main.rs:print}}",
+        "{{#playground example.rs editable}}",
+        "{{#title The Rust Book}}",
+    ],
+)
+def test_mdbook_directives_are_not_shown(directive):
+    written = f"Filename: src/main.rs\n\n```rust\n{directive}\n```\n\nThe code"
+    assert plain_text(written, "markdown").split() == ["Filename:", "src/main.rs", "The", "code"]
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        # CommonMark: a span opened by two backticks holds single ones
+        (
+            "fails with ``the trait `Send` is not implemented for `Rc<Mutex<i32>>` `` here",
+            "fails with the trait `Send` is not implemented for `Rc<Mutex<i32>>` here",
+        ),
+        ("a ``` `` ``` span and `x`", "a `` span and x"),
+    ],
+)
+def test_code_spans_keep_what_they_hold(written, shown):
+    assert plain_text(written, "markdown").strip() == shown
+
+
+def test_fenced_code_is_shown_as_written():
+    code = (
+        "$ touch app/__init__.py app/**/*.py\n"
+        "error[E0277]: `Rc<Mutex<i32>>` cannot be sent between threads safely\n"
+        "let v = *x; // &amp; [a](b) _c_ { #d }\n"
+    )
+    written = f"Run:\n\n```console\n{code}```\n\nThen `app/__init__.py` exists."
+    assert plain_text(written, "markdown") == (f"Run:\n\n\n{code}\n\nThen app/__init__.py exists.")
+    # a passage that begins inside a fence (its opening line in the passage before)
+    assert plain_text("main.py __init__.py\n```\n\nSee __this__.", "markdown") == (
+        "main.py __init__.py\n\n\nSee this."
+    )
+    # and one that ends inside one
+    assert plain_text("See __this__.\n\n```python\ndef __init__(self):", "markdown") == (
+        "See this.\n\n\ndef __init__(self):"
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ('a <dfn title="maps a -> b">function</dfn> here', "a function here"),
+        ("the <dfn title='a \"bitwise or\" > 1'>vertical bar</dfn>", "the vertical bar"),
+        # a passage that begins or ends inside a tag
+        ('for example: str, int, float, bool">type</dfn> of a variable.', "type of a variable."),
+        ('declaring the <dfn title="for example: str,', "declaring the"),
+    ],
+)
+def test_no_attribute_of_a_tag_is_shown(written, shown):
+    assert plain_text(written, "markdown").strip() == shown
+
+
 BASIC_AUTH = """# HTTP Basic Auth { #http-basic-auth }
 
 For the simplest cases, you can use [HTTP Basic Auth](https://developer.mozilla.org/en-US/\
@@ -239,3 +318,19 @@ def test_the_table_and_the_json_show_headings_and_snippets_without_markup(tmp_pa
     assert markdown["heading"] == markdown["section"] == "HTTP Basic Auth"
     marked = [markdown["snippet"][start:end].lower() for start, end in markdown["highlights"]]
     assert {"basic", "username"} <= set(marked)  # spans found in the cleaned text
+
+
+def test_a_passage_read_by_its_chunk_id_has_the_heading_its_hit_shows(tmp_path, fast_model):
+    """MCP `read` of a hit's chunk_id gives the passage's text as written (its lines are
+    the file's) under the heading the hit showed, without the heading's markup."""
+    from search.engine import Searcher
+    from search.mcp_server.read_tool import read_passage
+
+    index = _markup_docs(tmp_path, fast_model)
+    with Searcher(index, model=fast_model) as searcher:
+        hits = searcher.search("basic auth username", k=3).results
+        markdown = next(hit for hit in hits if hit.path.endswith(".md"))
+        passage = read_passage(searcher, markdown.chunk_id)
+    assert markdown.heading == "HTTP Basic Auth"
+    assert passage["heading"] == markdown.heading
+    assert "{ #http-basic-auth }" in passage["text"]  # the text is the file's own

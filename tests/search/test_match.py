@@ -155,3 +155,23 @@ def test_the_json_of_the_cli_and_the_http_api_carry_match(sample_index, sample_s
         assert all(hit["term_coverage"] == 0.0 for hit in payload["results"])
     table = CliRunner().invoke(cli, query[:-1], catch_exceptions=False).output
     assert [row[1] for row in table_rows(table)] == ["none"] * 3
+
+
+STOP_WORD_QUERIES = ("the of and to is", "what is it", "how do I do this", "and or but if")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_query_of_stop_words_only_has_no_strong_or_weak_hit(word_index, mode):
+    """Stop words are no evidence: the lexical side and the snippets still look for them
+    (there is nothing else to look for), but no hit of such a query is labelled a match,
+    however many of them the passage holds or however near its vector is."""
+    with Searcher(word_index) as searcher:
+        for query in STOP_WORD_QUERIES:
+            hits = searcher.search(query, mode=mode, k=3).results
+            assert [hit.match for hit in hits] == ["none"] * len(hits), (query, hits)
+
+
+def test_the_rule_for_a_query_without_a_content_word():
+    for similarity, coverage in ((1.0, 1.0), (0.9, 0.0), (0.2, 1.0)):
+        assert match_label(MatchEvidence(similarity, coverage, content=False)) == "none"
+        assert match_label(MatchEvidence(similarity, coverage)) != "none" or similarity < 0.5

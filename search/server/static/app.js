@@ -84,12 +84,34 @@ async function getJson(path) {
   return body;
 }
 
-// The snippet as text nodes, with each highlighted span in a <mark>.
+// The API's offsets count code points (Python's characters); a JavaScript string counts
+// UTF-16 units, two for each character outside the Basic Multilingual Plane (an emoji, a
+// rare CJK ideograph). The unit index in `text` of each of `offsets` (in ascending order).
+function unitIndexes(text, offsets) {
+  const found = [];
+  let unit = 0;
+  let point = 0;
+  for (const offset of offsets) {
+    while (point < offset && unit < text.length) {
+      const high = text.charCodeAt(unit);
+      const low = text.charCodeAt(unit + 1);
+      const pair = high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff;
+      unit += pair ? 2 : 1;
+      point += 1;
+    }
+    found.push(unit);
+  }
+  return found;
+}
+
+// The snippet as text nodes, with each highlighted span (code point offsets) in a <mark>.
 function snippetNode(snippet, highlights) {
   const paragraph = document.createElement("p");
   paragraph.className = "snippet";
+  const units = unitIndexes(snippet, highlights.flat());
   let position = 0;
-  for (const [start, end] of highlights) {
+  for (let index = 0; index < units.length; index += 2) {
+    const [start, end] = [units[index], units[index + 1]];
     paragraph.append(snippet.slice(position, start));
     const mark = document.createElement("mark");
     mark.textContent = snippet.slice(start, end);
@@ -259,13 +281,17 @@ async function showDocument(hit) {
     const text = documentDialog.querySelector("pre");
     // the passage marked, and inside it the line that matches best (`match_start`..`match_end`)
     const mark = document.createElement("mark");
-    const matchStart = hit.match_start ?? hit.start;
-    const matchEnd = hit.match_end ?? hit.start;
+    const [start, matchStart, matchEnd, end] = unitIndexes(doc.text, [
+      hit.start,
+      hit.match_start ?? hit.start,
+      hit.match_end ?? hit.start,
+      hit.end,
+    ]);
     const line = document.createElement("strong");
     line.className = "match-line";
     line.textContent = doc.text.slice(matchStart, matchEnd);
-    mark.append(doc.text.slice(hit.start, matchStart), line, doc.text.slice(matchEnd, hit.end));
-    text.replaceChildren(doc.text.slice(0, hit.start), mark, doc.text.slice(hit.end));
+    mark.append(doc.text.slice(start, matchStart), line, doc.text.slice(matchEnd, end));
+    text.replaceChildren(doc.text.slice(0, start), mark, doc.text.slice(end));
     documentDialog.showModal();
     line.scrollIntoView({ block: "center" });
   } catch (error) {

@@ -93,6 +93,29 @@ def test_markdown_heading_levels_and_extents():
     assert headings[1].end == len("# One\n\nText\n\nTwo\n===\n")
 
 
+def test_markdown_headings_inside_block_quotes_open_sections():
+    """A quoted heading renders as a heading (mdBook's and GitHub's notes and warnings)."""
+    text = (
+        "# Guide\n\nIntro.\n\n"
+        "> ### Note: sharing state\n>\n> Quoted text under it.\n\n"
+        "> > #### Deeper\n> > Deeper text.\n\n"
+        "> Quoted title\n> ------------\n> Under it.\n\n"
+        "> A quoted paragraph\n---\n\nAfter a rule.\n"
+    )
+    headings = markdown_outline(text)
+    assert [(heading.level, heading.title) for heading in headings] == [
+        (1, "Guide"),
+        (3, "Note: sharing state"),
+        (4, "Deeper"),
+        (2, "Quoted title"),
+    ]
+    sections = document_sections(text, "markdown")
+    assert section_holding(sections, text, "Quoted text under").trail == (
+        "Guide",
+        "Note: sharing state",
+    )
+
+
 RST = """=========
 Top title
 =========

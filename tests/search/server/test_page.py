@@ -431,3 +431,60 @@ def test_a_value_the_api_refuses_is_shown_and_an_off_step_one_is_sent(wide_page,
     wide_page.get_by_label("k", exact=True).press("Enter")
     expect(wide_page.locator("#status")).to_contain_text("422")
     expect(wide_page.locator("#status")).to_contain_text("k")
+
+
+# ---- highlights in text outside the Basic Multilingual Plane ----
+
+# Each emoji and each CJK Extension B ideograph is one code point (the API's offsets
+# count code points) and two UTF-16 units (JavaScript's strings count units).
+WIDE_TEXT = (
+    "Field notes 🐢🦎🐍🐊🦖🦕 on reptiles, 𠀀𠀁𠀂 and 漢字 in the margin.\n\n"
+    + "Sightings: "
+    + "🐢 " * 400
+    + "\n\n"
+    + "Margin 🐢🐢🐢🐢🐢🐢🐢🐢🐢🐢 notes 𠀀𠀁𠀂𠀃 the tortoise crossed the 道路 slowly, "
+    "and the tortoise 🐢 rested.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def wide_text_server(tmp_path_factory, fast_model):
+    """`ctxsearch serve` over one file with emoji and CJK before the words searched."""
+    from indexer import Indexer
+
+    folder = tmp_path_factory.mktemp("page-wide") / "notes"
+    folder.mkdir()
+    (folder / "reptiles.txt").write_text(WIDE_TEXT)
+    index = folder.parent / "index"
+    Indexer(index, model=fast_model).index_folder(folder)
+    with running_server(index, folder.parent / "server.log") as server:
+        yield server
+
+
+@pytest.mark.parametrize(("term", "marked"), [("tortoise", 2), ("道路", 1)])
+def test_highlights_mark_the_words_after_emoji_and_cjk(browser, wide_text_server, term, marked):
+    """The API's offsets count code points and the page counted UTF-16 units: each
+    emoji before a highlight moved it one character. A Latin word and a CJK one."""
+    hit = httpx.get(
+        f"{wide_text_server.url}/search", params={"q": term, "mode": "lexical", "k": 1}
+    ).json()["results"][0]
+    text = httpx.get(f"{wide_text_server.url}/documents/{hit['document_id']}").json()["text"]
+    assert hit["start"] > 400  # past the emoji of the passages before it
+    opened = browser.new_page()
+    try:
+        opened.goto(f"{wide_text_server.url}/?{urlencode({'q': term, 'mode': 'lexical'})}")
+        marks = opened.locator("[data-mode=lexical] .result").first.locator(".snippet mark")
+        expect(marks.first).to_be_visible()
+        assert marks.all_text_contents() == [term] * marked
+        snippet = opened.locator("[data-mode=lexical] .snippet").first.inner_text()
+        assert snippet == hit["snippet"]
+        opened.locator("[data-mode=lexical] .title").first.click()
+        dialog = opened.locator("dialog#document")
+        expect(dialog).to_be_visible()
+        assert dialog.locator("pre mark").inner_text() == text[hit["start"] : hit["end"]]
+        line = text[hit["match_start"] : hit["match_end"]]
+        assert term in line
+        assert dialog.locator("pre mark .match-line").inner_text() == line
+        assert dialog.locator("pre").inner_text() == text
+    finally:
+        opened.close()

@@ -1,0 +1,71 @@
+"""The judged-hits fit of `match` (lab.match_judged): every judged hit needs a reader's
+judgment, negatives are unrelated unread, and the fit finds thresholds that separate
+hits a reader told apart."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lab import match_judged
+from search.match_thresholds import THRESHOLDS
+
+
+def _hit(query, ordinal, similarity, coverage, kind="question", content=True):
+    return {
+        "query": query,
+        "path": "docs/a.md",
+        "ordinal": ordinal,
+        "kind": kind,
+        "similarity": similarity,
+        "coverage": coverage,
+        "content": content,
+    }
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_every_judged_hit_needs_a_judgment_and_negatives_are_unrelated(tmp_path):
+    hits = _write(
+        tmp_path / "hits.jsonl",
+        [_hit("q1", 0, 0.7, 1.0), _hit("s1", 0, 0.2, 1.0, "stop-words", content=False)],
+    )
+    judged = _write(
+        tmp_path / "judged.jsonl",
+        [{"query": "q1", "path": "docs/a.md", "ordinal": 0, "judgment": "answer"}],
+    )
+    found = match_judged.judged_hits([hits], [judged])
+    assert [hit["judgment"] for hit in found] == ["answer", "unrelated"]
+    with pytest.raises(SystemExit, match="no judgment"):
+        match_judged.judged_hits([hits], [_write(tmp_path / "none.jsonl", [])])
+
+
+def test_the_fit_separates_what_the_reader_told_apart():
+    hits = []
+    for number in range(6):
+        query = f"q{number}"
+        for ordinal, (similarity, coverage, judgment) in enumerate(
+            [(0.75, 0.9, "answer"), (0.45, 0.5, "related"), (0.15, 0.1, "unrelated")]
+        ):
+            hits.append({**_hit(query, ordinal, similarity, coverage), "judgment": judgment})
+    coarse = {name: values[::3] for name, values in match_judged.GRID.items()}
+    fitted, score = match_judged.fit(hits, coarse)
+    assert score == 1.0
+    report = match_judged.agreement(hits, fitted)
+    assert report["agreement"] == 1.0
+    assert {label: row["precision"] for label, row in report["per_label"].items()} == {
+        "strong": 1.0,
+        "weak": 1.0,
+        "none": 1.0,
+    }
+    assert match_judged.objective(hits, THRESHOLDS) <= score
+
+
+def test_the_calibration_reads_the_no_answer_queries_of_the_repository():
+    from lab import match_calibration
+
+    assert match_calibration.NO_ANSWER.is_file(), match_calibration.NO_ANSWER
