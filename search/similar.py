@@ -34,7 +34,7 @@ from search.limits import MAX_DOCUMENT_ID
 from search.locations import fill_locations
 from search.markup import plain_heading
 from search.modes import Mode
-from search.placing import Places
+from search.placing import Places, crowding
 from search.request import SearchRequest, search_request
 
 # Makes the hits of chosen (chunk, score) pairs as a search does (copies collapsed into
@@ -275,6 +275,7 @@ def _neighbours(
     where, k, minimum = request.filter or None, request.k, request.min_similarity
     size = snapshot.chunk_count(where) if where else snapshot.space_size(space)
     depth = k if request.all_chunks else k * 4
+    held_back = crowding(snapshot, where)
     while True:
         depth = min(depth, max(size, 1))
         found = snapshot.search(
@@ -287,7 +288,7 @@ def _neighbours(
         )
         ranked = found.vector[space]
         similarities = dict(found.vector.get(contextual, [])) | found.cosines
-        places = Places(k, every_passage=request.all_chunks)
+        places = Places(k, held_back, every_passage=request.all_chunks)
         holder: dict[str, int] = {}  # content -> the document standing for it
         for chunk_id, score in ranked:
             chunk = found.chunks.get(chunk_id)
