@@ -8,8 +8,9 @@ names. Such a passage is read from its text as a reader sees it (`search.markup`
 - its lines are titles: at most `TITLE_WORDS` words, not ending like a sentence or a
   clause (`.`, `,`, `;`, `:`), after a list bullet or number is taken off. Link labels
   are titles once their targets are gone, so a list of links reads the same;
-- title lines hold at least `TITLE_SHARE` of its characters, over at least
-  `TITLE_LINES` lines;
+- at least `TITLE_SHARE` of its lines are titles, holding at least that share of its
+  characters, and there are at least `TITLE_LINES` of them (HTML read one string per
+  line puts each token of a code block on a line of its own, `(` and `=` among them);
 - it is not code: at most `CODE_SHARE` of its visible characters are the symbols code
   is written with (`=`, brackets, quotes, ...), since a code block or a shell session
   also has short lines that end without a full stop.
@@ -30,7 +31,7 @@ from search.markup import plain_text
 
 # A title has at most this many words.
 TITLE_WORDS = 10
-# Title lines hold at least this share of a navigation passage's characters ...
+# Title lines are at least this share of a navigation passage's lines and characters ...
 TITLE_SHARE = 0.8
 # ... over at least this many lines (a short passage of two titles says little).
 TITLE_LINES = 3
@@ -47,6 +48,8 @@ def is_navigation(text: str, path: str) -> bool:
     lines = [_BULLET.sub("", line.strip()) for line in plain.splitlines() if line.strip()]
     titles = [line for line in lines if _is_title(line)]
     if len(titles) < TITLE_LINES:
+        return False
+    if len(titles) < TITLE_SHARE * len(lines):
         return False
     if sum(map(len, titles)) < TITLE_SHARE * sum(map(len, lines)):
         return False
