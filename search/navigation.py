@@ -2,8 +2,8 @@
 
 A table of contents names every chapter it links to, so it resembles each of them a
 little, in words and in meaning: an mdBook's `SUMMARY.md` was `similar`'s first
-neighbour of whole chapters, Python's `contents.html` a top hit of questions it only
-names. Such a passage is read from its text as a reader sees it (`search.markup`):
+neighbour of whole chapters, Python's index pages the first lexical hit of questions
+they only name. Such a passage is read from its text as a reader sees it (`search.markup`):
 
 - its lines are titles: at most `TITLE_WORDS` words, not ending like a sentence or a
   clause (`.`, `,`, `;`, `:`), after a list bullet or number is taken off. Link labels
@@ -15,11 +15,11 @@ names. Such a passage is read from its text as a reader sees it (`search.markup`
   is written with (`=`, brackets, quotes, ...), since a code block or a shell session
   also has short lines that end without a full stop.
 
-Measured on Python's HTML documentation, Flask's and FastAPI's docs and the Rust book
-(docs/reports/2026-12-06-crowding.md): every passage of `SUMMARY.md`, 97% of
-`contents.html`'s and all of an index page's are navigation, against about 1% of the
-other pages' passages (a list of short items, a terminal transcript), which lose
-little: their page is still shown by its next passage (see `search.placing`).
+Measured on the Rust book, Python's HTML documentation and Flask's and FastAPI's docs
+(docs/reports/2026-12-06-crowding.md): every passage of the book's `SUMMARY.md` and most
+of Python's index pages' are navigation, against 0.4% to 1.6% of the other pages'
+passages (a page's own contents list, a list of short items), which lose little: their
+page is still shown by its next passage (see `search.placing`).
 """
 
 from __future__ import annotations

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from click.testing import CliRunner
 
 from indexer import Indexer
 from indexer.store.base import StoredChunk
+from search.cli import cli
 from search.engine import Searcher
 from search.large_documents import LARGE_PASSAGES
 from search.navigation import is_navigation
@@ -85,6 +89,12 @@ def test_a_table_of_contents_takes_no_first_place_of_similar_or_a_query(
         # with nothing else to show, it is shown
         only = searcher.search("otters", mode="lexical", path=["SUMMARY.md"]).results
         assert [hit.path for hit in only] == [summary]
+    # the command line places hits as the library does
+    shown = CliRunner().invoke(
+        cli, ["similar", str(folder / "ch01-otters.md"), "--index", str(any_index), "--json"]
+    )
+    paths = [hit["path"] for hit in json.loads(shown.stdout)["results"]]
+    assert summary in paths[HELD_BELOW:], paths
 
 
 @pytest.mark.parametrize(
