@@ -27,7 +27,8 @@ from indexer.store.filters import SearchFilter
 from search.large_documents import LargeDocuments
 from search.navigation import is_navigation
 
-# Navigation never takes one of the first this many places while another hit can.
+# A passage that would crowd never takes one of the first this many places while
+# another hit can.
 HELD_BELOW = 3
 
 Placed = tuple[StoredChunk, float]

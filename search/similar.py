@@ -268,7 +268,7 @@ def _neighbours(
     hydrate: Hydrate,
 ) -> list[Any]:
     """The best `k` chunks of other documents (one per document unless `all_chunks`, one
-    per content, navigation held below the first places: `search.placing`), searching
+    per content, what would crowd held below the first places: `search.placing`), searching
     deeper while the item and its copies (`own`: the item's document and the files with
     its text), repeats or weak hits fill the list."""
     space, contextual = request.mode.value, Space.CONTEXTUAL.value
