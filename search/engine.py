@@ -467,7 +467,6 @@ def _hits(
     k, minimum = request.k, request.min_similarity
     # one hit per document: deep enough that a document's next passages support it
     depth = k if request.all_chunks else max(k * 4, DOCUMENT_DEPTH)
-    held_back = crowding(snapshot, request.filter)
     while True:
         candidates = _candidates(snapshot, request, vectors, hybrid, depth)
         chunks, keys = candidates.chunks, candidates.content_keys
@@ -475,7 +474,7 @@ def _hits(
         if not request.all_chunks:  # one hit per document: scored as the document
             documents = {i: (chunk.document_id, chunk.section) for i, chunk in chunks.items()}
             ranked = mode_ranked(ranked, documents, request.mode)
-        places = Places(k, held_back, every_passage=request.all_chunks)
+        places = Places(k, crowding, every_passage=request.all_chunks)
         holder: dict[str, int] = {}  # content key -> the document whose hits stand for it
         for chunk_id, score in ranked:
             chunk = chunks.get(chunk_id)

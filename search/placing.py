@@ -1,17 +1,12 @@
-"""The places of a search's hits: best first, what would crowd them held below the first few.
+"""The places of a search's hits: best first, navigation held below the first few.
 
 A query's or a `similar` search's candidates are offered here best first, after the
 search has dropped what it never shows (the item itself, copies, hits below
-`min_similarity`). Each is placed in turn, except a passage that would crowd the first
-places, which waits until `HELD_BELOW` other hits are placed and then takes the next
-places in its order (when fewer other hits exist, it comes after them):
-
-- navigation, a table of contents, an index or a sitemap (`search.navigation`): it names
-  what the pages it lists hold, so it resembles every question about them, but a reader
-  wants those pages;
-- a passage of a document that swamps the search, holding a large share of the passages
-  searched (`search.large_documents`): one of its thousands of passages is near almost
-  any query by chance.
+`min_similarity`). Each is placed in turn, except navigation (a table of contents, an
+index or a sitemap: `search.navigation`), which waits until `HELD_BELOW` other hits are
+placed and then takes the next places in its order (when fewer other hits exist, it
+comes after them): it names what the pages it lists hold, so it resembles every question
+about them, but a reader wants those pages.
 
 With one hit per document, a document whose best passage is held is shown by its best
 other passage if it has one that can be placed (a page with a short list among its
@@ -22,22 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from indexer.store.base import Snapshot, StoredChunk
-from indexer.store.filters import SearchFilter
-from search.large_documents import LargeDocuments
+from indexer.store.base import StoredChunk
 from search.navigation import is_navigation
 
-# A passage that would crowd never takes one of the first this many places while
-# another hit can.
+# Navigation never takes one of the first this many places while another hit can.
 HELD_BELOW = 3
 
 Placed = tuple[StoredChunk, float]
 
 
-def crowding(snapshot: Snapshot, where: SearchFilter | None) -> Callable[[StoredChunk], bool]:
-    """Whether a passage of this search would crowd its first places (see the module)."""
-    large = LargeDocuments(snapshot, where)
-    return lambda chunk: is_navigation(chunk.text, chunk.path) or large.swamps(chunk)
+def crowding(chunk: StoredChunk) -> bool:
+    """Whether a stored passage would crowd the first places: navigation (the module)."""
+    return is_navigation(chunk.text, chunk.path)
 
 
 class Places:

@@ -268,14 +268,13 @@ def _neighbours(
     hydrate: Hydrate,
 ) -> list[Any]:
     """The best `k` chunks of other documents (one per document unless `all_chunks`, one
-    per content, what would crowd held below the first places: `search.placing`), searching
+    per content, navigation held below the first places: `search.placing`), searching
     deeper while the item and its copies (`own`: the item's document and the files with
     its text), repeats or weak hits fill the list."""
     space, contextual = request.mode.value, Space.CONTEXTUAL.value
     where, k, minimum = request.filter or None, request.k, request.min_similarity
     size = snapshot.chunk_count(where) if where else snapshot.space_size(space)
     depth = k if request.all_chunks else k * 4
-    held_back = crowding(snapshot, where)
     while True:
         depth = min(depth, max(size, 1))
         found = snapshot.search(
@@ -288,7 +287,7 @@ def _neighbours(
         )
         ranked = found.vector[space]
         similarities = dict(found.vector.get(contextual, [])) | found.cosines
-        places = Places(k, held_back, every_passage=request.all_chunks)
+        places = Places(k, crowding, every_passage=request.all_chunks)
         holder: dict[str, int] = {}  # content -> the document standing for it
         for chunk_id, score in ranked:
             chunk = found.chunks.get(chunk_id)
