@@ -36,6 +36,7 @@ from search.markup import plain_heading, plain_text
 from search.match import MatchEvidence, match_label, term_coverage
 from search.match_lines import LineSimilarity, match_location, static_line_similarity
 from search.modes import Mode
+from search.placing import Places, crowding
 from search.request import SearchRequest, search_request
 from search.snippets import make_snippet
 
@@ -520,8 +521,7 @@ def _hits(
             ranked = keep_in_view(
                 ranked, candidates.exact, _hit_unit(chunks, request), candidates.similarities
             )
-        chosen: list[tuple[StoredChunk, float]] = []
-        seen_documents: set[int] = set()
+        places = Places(k, crowding, every_passage=request.all_chunks)
         holder: dict[str, int] = {}  # content key -> the document whose hits stand for it
         for chunk_id, score in ranked:
             chunk = chunks.get(chunk_id)
@@ -530,17 +530,18 @@ def _hits(
             similarity = candidates.similarities.get(chunk_id)
             if minimum is not None and (similarity is None or round(similarity, 6) < minimum):
                 continue  # cut on the value the hit shows (`Hit.similarity`)
-            if not request.all_chunks and chunk.document_id in seen_documents:
+            if places.shown(chunk.document_id):
                 continue
             key = keys.get(chunk.document_id)
             if key is not None and holder.setdefault(key, chunk.document_id) != chunk.document_id:
                 continue  # a copy of a file already shown: listed under its `duplicates`
-            seen_documents.add(chunk.document_id)
-            chosen.append((chunk, score))
-            if len(chosen) == k:
+            places.offer(chunk, score)
+            if places.full:
                 break
-        if len(chosen) == k or candidates.exhausted:
-            return _shown_hits(snapshot, chosen, candidates, request, terms, lines, explainer)
+        if places.full or candidates.exhausted:
+            return _shown_hits(
+                snapshot, places.hits(), candidates, request, terms, lines, explainer
+            )
         depth *= 4
 
 

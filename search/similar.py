@@ -34,6 +34,7 @@ from search.limits import MAX_DOCUMENT_ID
 from search.locations import fill_locations
 from search.markup import plain_heading
 from search.modes import Mode
+from search.placing import Places, crowding
 from search.request import SearchRequest, search_request
 
 # Makes the hits of chosen (chunk, score) pairs as a search does (copies collapsed into
@@ -135,7 +136,7 @@ def find_similar(
         duplicates = [path for document, path in copies if document != found.document_id]
         found = replace(found, duplicates=duplicates)
         own = {found.document_id} | {document for document, _ in copies}
-        hits = _neighbours(snapshot, request, found.document_id, own, vectors, hydrate)
+        hits = _neighbours(snapshot, request, own, vectors, hydrate)
     return SimilarResponse(
         item=found,
         mode=space,
@@ -262,15 +263,14 @@ def _item_vector(snapshot: Snapshot, space: str, chunks: list[StoredChunk]) -> n
 def _neighbours(
     snapshot: Snapshot,
     request: SearchRequest,
-    own_document: int,
     own: set[int],
     vectors: dict[str, np.ndarray],
     hydrate: Hydrate,
 ) -> list[Any]:
     """The best `k` chunks of other documents (one per document unless `all_chunks`, one
-    per content), searching deeper while the item's own document (`own_document`), its
-    copies (`own`: the item's document and the files with its text), repeats or weak hits
-    fill the list."""
+    per content, navigation held below the first places: `search.placing`), searching
+    deeper while the item and its copies (`own`: the item's document and the files with
+    its text), repeats or weak hits fill the list."""
     space, contextual = request.mode.value, Space.CONTEXTUAL.value
     where, k, minimum = request.filter or None, request.k, request.min_similarity
     size = snapshot.chunk_count(where) if where else snapshot.space_size(space)
@@ -287,12 +287,11 @@ def _neighbours(
         )
         ranked = found.vector[space]
         similarities = dict(found.vector.get(contextual, [])) | found.cosines
-        chosen: list[tuple[StoredChunk, float]] = []
-        seen = {own_document}
+        places = Places(k, crowding, every_passage=request.all_chunks)
         holder: dict[str, int] = {}  # content -> the document standing for it
         for chunk_id, score in ranked:
             chunk = found.chunks.get(chunk_id)
-            if chunk is None or (chunk.document_id in seen and not request.all_chunks):
+            if chunk is None or places.shown(chunk.document_id):
                 continue
             if chunk.document_id in own:
                 continue  # the item, or a copy of it
@@ -302,14 +301,13 @@ def _neighbours(
             similarity = similarities.get(chunk_id)
             if minimum is not None and (similarity is None or round(similarity, 6) < minimum):
                 continue
-            seen.add(chunk.document_id)
-            chosen.append((chunk, score))
-            if len(chosen) == k:
+            places.offer(chunk, score)
+            if places.full:
                 break
         exhausted = depth >= size
         if minimum is not None and space == contextual and ranked:
             exhausted = exhausted or ranked[-1][1] < minimum
-        if len(chosen) == k or exhausted:
+        if places.full or exhausted:
             found_by = {chunk_id: {space: rank} for rank, (chunk_id, _) in enumerate(ranked, 1)}
-            return hydrate(snapshot, chosen, similarities, found_by, request)
+            return hydrate(snapshot, places.hits(), similarities, found_by, request)
         depth *= 4

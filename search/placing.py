@@ -1,0 +1,87 @@
+"""The places of a search's hits: best first, navigation held below the first few.
+
+A query's or a `similar` search's candidates are offered here best first, after the
+search has dropped what it never shows (the item itself, copies, hits below
+`min_similarity`). Each is placed in turn, except navigation (a table of contents, an
+index or a sitemap: `search.navigation`), which waits until `HELD_BELOW` other hits are
+placed and then takes the next places in its order (when fewer other hits exist, it
+comes after them): it names what the pages it lists hold, so it resembles every question
+about them, but a reader wants those pages.
+
+With one hit per document, a document whose best passage is held is shown by its best
+other passage if it has one that can be placed (a page with a short list among its
+prose is still a page), and by its held passage otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from indexer.store.base import StoredChunk
+from search.navigation import is_navigation
+
+# Navigation never takes one of the first this many places while another hit can.
+HELD_BELOW = 3
+
+Placed = tuple[StoredChunk, float]
+
+
+def crowding(chunk: StoredChunk) -> bool:
+    """Whether a stored passage would crowd the first places: navigation (the module)."""
+    return is_navigation(chunk.text, chunk.path)
+
+
+class Places:
+    """Up to `k` hits in their places, one per document unless `every_passage`;
+    `held_back` tells a passage that would crowd the first places (`crowding`)."""
+
+    def __init__(
+        self,
+        k: int,
+        held_back: Callable[[StoredChunk], bool],
+        every_passage: bool = False,
+    ):
+        self.k = k
+        self.every_passage = every_passage
+        self.held_back = held_back
+        self._placed: list[Placed] = []
+        self._held: list[Placed] = []
+        self._others = 0  # hits placed that were not held back
+        self._documents: set[int] = set()  # the documents placed (one hit per document)
+
+    @property
+    def full(self) -> bool:
+        """Whether `k` hits are placed (the held ones are placed once enough others are)."""
+        return len(self._placed) >= self.k
+
+    def shown(self, document_id: int) -> bool:
+        """Whether a hit of this document is placed, so that one per document is done."""
+        return not self.every_passage and document_id in self._documents
+
+    def offer(self, chunk: StoredChunk, score: float) -> None:
+        """Place the next best candidate, or hold it back (see the module)."""
+        if self.shown(chunk.document_id):
+            return
+        if self._others < HELD_BELOW and self.held_back(chunk):
+            if self.every_passage or all(
+                held.document_id != chunk.document_id for held, _ in self._held
+            ):
+                self._held.append((chunk, score))
+            return
+        self._place(chunk, score)
+        self._others += 1
+        if not self.every_passage:  # the document is shown: its held passage is not
+            document = chunk.document_id
+            self._held = [pair for pair in self._held if pair[0].document_id != document]
+        if self._others == HELD_BELOW:
+            for held, held_score in self._held:
+                self._place(held, held_score)
+            self._held = []
+
+    def hits(self) -> list[Placed]:
+        """The hits in their places: those placed, then those still held, `k` at most."""
+        return (self._placed + self._held)[: self.k]
+
+    def _place(self, chunk: StoredChunk, score: float) -> None:
+        self._placed.append((chunk, score))
+        self._documents.add(chunk.document_id)
