@@ -26,7 +26,13 @@ from indexer.errors import SourceNotFound
 from indexer.reading.formats import readable_summary
 from indexer.reading.rules import FILE_ROOT
 from indexer.reading.sources import SourceFile, is_indexable, path_text, signed_inode
-from indexer.runs.folders import IndexSummary, read_candidates, recorded_root, unchanged
+from indexer.runs.folders import (
+    IndexSummary,
+    count_stored,
+    read_candidates,
+    recorded_root,
+    unchanged,
+)
 from indexer.runs.run import Run, index_totals
 from indexer.store.backends import open_store, store_exists
 from indexer.store.base import Store, Target
@@ -74,11 +80,7 @@ def index_file(
             if source is None and old is not None:
                 gone.append(old.id)
             change.remove_documents(gone + unindexable)
-        stored = run.stored
-        summary.added, summary.updated, summary.chunks = stored.added, stored.updated, stored.chunks
-        summary.workers, summary.encoded = stored.workers, stored.encoded
-        summary.removed = len(gone) + len(unindexable)
-        summary.total_documents, summary.total_chunks = index_totals(store)
+        count_stored(summary, run, store, removed=len(gone) + len(unindexable))
     summary.query_export = run.export_query_model()
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary

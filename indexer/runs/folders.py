@@ -227,14 +227,19 @@ def index_folder(
             left = [document.id for same in movable.values() for document in same]
             change.remove_documents(left + unindexable)
             kill_point("after-delete")
-        stored = run.stored
-        summary.added, summary.updated, summary.chunks = stored.added, stored.updated, stored.chunks
-        summary.workers, summary.encoded = stored.workers, stored.encoded
-        summary.removed = len(left) + len(unindexable)
-        summary.total_documents, summary.total_chunks = index_totals(store)
+        count_stored(summary, run, store, removed=len(left) + len(unindexable))
     summary.query_export = run.export_query_model()
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def count_stored(summary: IndexSummary, run: Run, store: Store, removed: int) -> None:
+    """What a run of a root stored and removed, and what the index holds after it."""
+    stored = run.stored
+    summary.added, summary.updated, summary.chunks = stored.added, stored.updated, stored.chunks
+    summary.workers, summary.encoded = stored.workers, stored.encoded
+    summary.removed = removed
+    summary.total_documents, summary.total_chunks = index_totals(store)
 
 
 def recorded_root(target: Target, folder: str | Path) -> Path:

@@ -40,6 +40,15 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _FIELDS = frozenset({"path", "line", "column"})
 
 
+format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json", *LINE_FORMATS]),
+    default=None,
+    help="table (default), json (as --json), or " + FORMAT_HELP,
+)
+
+
 def link_template_option(command: Any) -> Any:
     """The `--link-template` option, its default from the environment."""
     return click.option(

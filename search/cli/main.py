@@ -37,9 +37,9 @@ from search.cli.eval_index import eval_index
 from search.cli.explanation_view import explanation_lines
 from search.cli.extensions import ExtensibleGroup
 from search.cli.hit_formats import (
-    FORMAT_HELP,
     LINE_FORMATS,
     chosen_format,
+    format_option,
     link_template_option,
     print_lines,
 )
@@ -393,13 +393,7 @@ def _sum_up_ray_notes(notes: str) -> None:
 )
 @click.option("--verbose", "-v", is_flag=True, help="Say on stderr why torch stood in, if it did.")
 @request_options("filter")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json", *LINE_FORMATS]),
-    default=None,
-    help="table (default), json (as --json), or " + FORMAT_HELP,
-)
+@format_option
 @link_template_option
 @json_option
 @translate_errors

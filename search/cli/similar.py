@@ -12,9 +12,9 @@ from indexer.records.record import RECORD_PREFIX
 from indexer.store.base import Target
 from search.cli.common import BadInputError, echo_json, index_option, json_option, translate_errors
 from search.cli.hit_formats import (
-    FORMAT_HELP,
     LINE_FORMATS,
     chosen_format,
+    format_option,
     link_template_option,
     print_lines,
 )
@@ -55,13 +55,7 @@ def split_item(given: str) -> tuple[str, int | None]:
 )
 @parameter_option("all_chunks", help="Show every near passage, not one per document.")
 @request_options("filter")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json", *LINE_FORMATS]),
-    default=None,
-    help="table (default), json (as --json), or " + FORMAT_HELP,
-)
+@format_option
 @link_template_option
 @json_option
 @translate_errors
