@@ -127,10 +127,12 @@ def test_query_vimgrep_lines_open_at_the_hit(runner, sample_index):
     for line in lines:
         path, number, column, text = line.split(":", 3)
         assert (ROOT / path).is_file() and int(number) >= 1 and column == "1" and text
-    pie = next(line for line in lines if "apple-pie.txt" in line)
-    path, number, _column, text = pie.split(":", 3)
-    source = (ROOT / path).read_text().splitlines()
-    assert source[int(number) - 1].split()[0] in text  # the hit's first words are there
+    found = invoke(runner, "query", "apple pie filling", "--index", sample_index, "--json")
+    hits = json.loads(found.stdout)["results"]
+    for line, hit in zip(lines, hits, strict=True):  # each opens at its hit's matching line
+        _path, number, _column, text = line.split(":", 3)
+        assert hit["line"] <= int(number) == hit["match_line"] <= hit["end_line"]
+        assert text.split()[1] in hit["snippet"]
 
 
 def test_query_filters_and_min_similarity_on_the_command_line(runner, sample_index, monkeypatch):
