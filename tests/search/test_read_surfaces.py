@@ -215,9 +215,12 @@ def through_http(surfaces: Surfaces, call: str, arguments: dict) -> Any:
 
 
 def through_mcp(surfaces: Surfaces, call: str, arguments: dict) -> Any:
-    """The MCP `search` or `similar` tool (a tool error: refused)."""
+    """The MCP `search` or `similar` tool, every key asked for (`detail: "full"`; the
+    compact default leaves keys out: tests/search/mcp/test_mcp_for_assistants.py), a
+    tool error: refused."""
     names = {"item": "path", "path": "path_glob", "file_type": "type"}
     given = {names.get(name, name): value for name, value in arguments.items()}
+    given["detail"] = "full"
     answer = anyio.run(_call_tool, surfaces.mcp, call, given)
     return REFUSED if answer.is_error else _shown(answer.structured_content)
 
