@@ -6,12 +6,11 @@ file nothing happened to is not read at all."""
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 
 from indexer import Indexer
-from indexer.store.local.index_files import DATABASE_FILE
 from search.engine import Searcher
+from tests.support.raw_statements import run_statements
 
 OLD = "Herons wade in the shallow river and wait for fish.\n"
 NEW = "Otters float on their backs and crack open mussels.\n"
@@ -90,24 +89,7 @@ def undo_file_identity(target) -> None:
         "ALTER TABLE documents DROP COLUMN inode",
         "DELETE FROM migrations WHERE name = '0012_file_identity'",
     ]
-    if isinstance(target, Path):
-        database = sqlite3.connect(target / DATABASE_FILE)
-        with database:
-            for statement in statements:
-                database.execute(statement)
-        database.close()
-        return
-    from sqlalchemy import create_engine, text
-
-    from indexer.store.postgres.location import PostgresLocation
-
-    location = PostgresLocation.parse(target)
-    engine = create_engine(location.url)
-    with engine.begin() as connection:
-        connection.execute(text(f"SET search_path TO {location.schema}"))
-        for statement in statements:
-            connection.execute(text(statement))
-    engine.dispose()
+    run_statements(target, statements)
 
 
 def test_an_index_from_before_file_identity_is_migrated_and_read_once(

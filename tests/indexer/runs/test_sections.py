@@ -16,6 +16,7 @@ from indexer import Indexer
 from indexer.store.local.index_files import DATABASE_FILE
 from search.engine import Searcher
 from tests.conftest import make_pdf
+from tests.support.raw_statements import run_statements
 
 SEPARATOR = " \u203a "
 
@@ -209,24 +210,7 @@ def undo_0006(target) -> None:
         "ALTER TABLE chunks DROP COLUMN section",
         "DELETE FROM migrations WHERE name = '0006_sections'",
     ]
-    if isinstance(target, Path):
-        database = sqlite3.connect(target / DATABASE_FILE)
-        with database:
-            for statement in statements:
-                database.execute(statement)
-        database.close()
-        return
-    from sqlalchemy import create_engine, text
-
-    from indexer.store.postgres.location import PostgresLocation
-
-    location = PostgresLocation.parse(target)
-    engine = create_engine(location.url)
-    with engine.begin() as connection:
-        connection.execute(text(f"SET search_path TO {location.schema}"))
-        for statement in statements:
-            connection.execute(text(statement))
-    engine.dispose()
+    run_statements(target, statements)
 
 
 def test_an_index_from_before_sections_is_migrated_and_new_runs_fill_them(
