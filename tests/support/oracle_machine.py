@@ -566,6 +566,17 @@ class OracleMachine(RuleBasedStateMachine):
             self.replay.roots[root] = tuple(exclude)
         else:
             self.replay.roots.setdefault(root, ())
+        self._forget_gone_under(root)
+
+    def _forget_gone_under(self, root: Path) -> None:
+        """A completed run of `root` forgets the roots nested in it whose folders are gone
+        (`indexer.runs.nested_roots`): should such a folder come back, its files are
+        `root`'s, by `root`'s rules, not by the rules it had."""
+        if not root.is_dir():  # a root that is gone keeps what is under it for its return
+            return
+        for other in [other for other in self.replay.roots if root in other.parents]:
+            if not other.is_dir():
+                del self.replay.roots[other]
 
     @_in_focus("index_root")
     @precondition(lambda self: self._live_roots())
@@ -1004,6 +1015,7 @@ class OracleMachine(RuleBasedStateMachine):
             live = [root for root in live if not any(other in root.parents for other in live)]
         for root in live:
             self._run(self.writer, root, None)
+            self._forget_gone_under(root)
         expected = self._oracle(self.replay)
         actual = index_fingerprint(self.sut)
         domain = self._everything()
