@@ -1,6 +1,6 @@
 """A pytest plugin (`-p tests.support.selection_probe`) that writes, for every test a run
-selected, its node id, fixture closure and parameters, as JSON lines to the file named by
-$SELECTION_PROBE_OUT: what tests/test_markers.py checks the quick loop's selection with."""
+selected, its node id, fixture closure, parameters and marker names, as JSON lines to the
+file named by $SELECTION_PROBE_OUT: what tests/test_markers.py checks the selections with."""
 
 from __future__ import annotations
 
@@ -13,5 +13,10 @@ def pytest_collection_finish(session):
         for item in session.items:
             callspec = getattr(item, "callspec", None)
             params = {k: str(v) for k, v in callspec.params.items()} if callspec else {}
-            row = {"id": item.nodeid, "fixtures": list(item.fixturenames), "params": params}
+            row = {
+                "id": item.nodeid,
+                "fixtures": list(item.fixturenames),
+                "params": params,
+                "markers": sorted({marker.name for marker in item.iter_markers()}),
+            }
             out.write(json.dumps(row) + "\n")
