@@ -120,18 +120,19 @@ def test_readers_see_the_old_state_or_the_new_never_a_mix(tmp_path, tiny_model_d
     with Searcher(index_dir) as long_lived:
         while True:
             finished = writer.poll() is not None
-            for query in QUERIES:
-                for mode in ("lexical", "static", "contextual", "hybrid"):
-                    for searcher in (long_lived, Searcher(index_dir)):
-                        hits = searcher.search(query, k=5, mode=mode).results
-                        observed = [(h.path, h.start, h.end, round(h.score, 4)) for h in hits]
-                        if searcher is not long_lived:
-                            searcher.close()
-                        if observed == old[(query, mode)]:
-                            seen["old"] += 1
-                        else:
-                            assert observed == new[(query, mode)], (query, mode)
-                            seen["new"] += 1
+            # a new reader each round (opening one per search would mostly take the
+            # writer's processor), and the long-lived one
+            with Searcher(index_dir) as new_reader:
+                for query in QUERIES:
+                    for mode in ("lexical", "static", "contextual", "hybrid"):
+                        for searcher in (long_lived, new_reader):
+                            hits = searcher.search(query, k=5, mode=mode).results
+                            observed = [(h.path, h.start, h.end, round(h.score, 4)) for h in hits]
+                            if observed == old[(query, mode)]:
+                                seen["old"] += 1
+                            else:
+                                assert observed == new[(query, mode)], (query, mode)
+                                seen["new"] += 1
             if finished:
                 break
     assert writer.returncode == 0, writer.stderr.read()
