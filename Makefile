@@ -62,11 +62,12 @@ browser:
 # tests share one) the default suite and the soak profile bounded in time, SOAK_SECONDS a
 # test, under a fresh seed that a failure prints. The lab's tests and the slow benchmarks
 # are not in it (`make lab-test`, `make eval`), and `make soak` runs the soak in full.
+# The 25 slowest tests are listed at the end: where the gate's minutes go.
 SOAK_SECONDS ?= 60
 test: $(VENV)/.installed-test browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	CTXSEARCH_SOAK_SECONDS=$(SOAK_SECONDS) $(BIN)/python -m pytest -q -n 2 --dist loadgroup \
+	CTXSEARCH_SOAK_SECONDS=$(SOAK_SECONDS) $(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=25 \
 	    -m 'not slow and not lab'
 
 # The quick loop while developing: everything but PostgreSQL, Ray, Chromium, the lab, the
