@@ -65,7 +65,7 @@ def test_the_float32_vectors_are_memory_mapped_not_loaded(tmp_path, corpus, fast
     try:
         with store.snapshot() as snapshot:
             for space in snapshot.spaces.values():
-                assert isinstance(space.exact._base_rows, np.memmap)
+                assert isinstance(space.base.exact._base_rows, np.memmap)
     finally:
         store.close()
 
