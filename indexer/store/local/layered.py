@@ -76,12 +76,17 @@ class LayeredSpace:
 
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
         """The stored vector of each id the space holds, by id (others left out)."""
-        wanted = list(ids)
-        return {i: v for layer in self.layers for i, v in layer.vectors(wanted).items()}
+        wanted = np.asarray(list(ids), dtype=np.int64)
+        return {i: v for layer in self.layers for i, v in layer.vectors(layer.held(wanted)).items()}
 
     def similarities(self, query: np.ndarray, ids: list[int]) -> dict[int, float]:
         """The cosine of `query` with the stored vector of each id the space holds."""
-        return {i: s for layer in self.layers for i, s in layer.similarities(query, ids).items()}
+        wanted = np.asarray(ids, dtype=np.int64)
+        return {
+            i: s
+            for layer in self.layers
+            for i, s in layer.similarities(query, layer.held(wanted).tolist()).items()
+        }
 
     def search(
         self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
