@@ -10,8 +10,9 @@ their text, so that a query of that text finds them first, and:
 
 - `serve`: a `ctxsearch serve` on the index answered a few queries before the first write;
   after each commit, `/search?q=TEXT&mode=contextual` is asked until an answer lists
-  the new passage: the seconds from the commit's return to that answer. Its resident
-  memory before the first write and after the last.
+  the new passage: the seconds from the commit's return to that answer, apart for the
+  writes that merged the deltas into a new base (every reader loads a new base whole).
+  Its resident memory before the first write and after the last.
 - `reader`: the new generation is then read by a new store (the whole load every new
   generation cost a reader before readers followed: the base read again, every delta
   with it) and by a store that read the previous one (following: only the new delta
@@ -23,6 +24,7 @@ packages first on the path), e.g. the main branch's, for a figure from before a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -59,20 +61,23 @@ def reader_rows(
         with follower.snapshot():
             pass
         resident_before = _resident_mb(server.pid)
-        answers, full, followed = [], [], []
+        answers, merges, full, followed = [], [], [], []
         for number in range(writes):
+            base = _base_of(writer)
             text, path, committed = _write(writer, number)
-            answers.append(_first_answer(url, text, path, committed))
+            merged = _base_of(writer) != base
+            (merges if merged else answers).append(_first_answer(url, text, path, committed))
             for kind in ("full", "follow") if number % 2 == 0 else ("follow", "full"):
                 seconds = _read_in_full(folder) if kind == "full" else _follow(follower)
-                (full if kind == "full" else followed).append(seconds)
+                if not merged:  # (after a merge, following is a full load)
+                    (full if kind == "full" else followed).append(seconds)
         resident_after = _resident_mb(server.pid)
     finally:
         server.terminate()
         server.wait(timeout=60)
         writer.close()
         follower.close()
-    base = f"{passages:,} passages, {writes} writes of {PASSAGES_PER_WRITE}"
+    written = f"{passages:,} passages, {len(answers)} writes of {PASSAGES_PER_WRITE}"
     return [
         {
             "benchmark": f"serve: first query, loading the spaces ({passages:,} passages)",
@@ -80,7 +85,7 @@ def reader_rows(
             "note": f"index built in {built['build_seconds']:.0f} s",
         },
         {
-            "benchmark": f"serve: commit to answer, median ({base})",
+            "benchmark": f"serve: commit to answer, median ({written}, a delta each)",
             "seconds": statistics.median(answers),
             "max_seconds": max(answers),
             "answers_seconds": [round(seconds, 3) for seconds in answers],
@@ -92,7 +97,14 @@ def reader_rows(
             f"{resident_after:,.0f} MB after",
         },
         {
-            "benchmark": f"reader: new generation, full load vs following ({base})",
+            "benchmark": f"serve: commit to answer after a write that merged ({len(merges)})",
+            "writes": len(merges),
+            "seconds": statistics.median(merges) if merges else None,
+            "max_seconds": max(merges, default=None),
+            "note": "a new base: every reader loads it whole",
+        },
+        {
+            "benchmark": f"reader: new generation, full load vs following ({written})",
             "baseline_seconds": statistics.median(full),
             "seconds": statistics.median(followed),
             "ratio": statistics.median(full) / max(statistics.median(followed), 1e-9),
@@ -102,7 +114,8 @@ def reader_rows(
 
 def _hashed_words_manifest(seed_folder: Path):
     """The manifest a first run of the `hashed-words` encoder writes (of a one-file
-    folder): its model, fingerprint and static settings, which a server checks."""
+    folder): its model, fingerprint and static settings, which a server checks; flat,
+    as the base is built (`auto` would have the first write rebuild it as a graph)."""
     from indexer import Indexer
     from indexer.store.backends import open_store
 
@@ -112,7 +125,7 @@ def _hashed_words_manifest(seed_folder: Path):
     Indexer(seed_folder / "index", model="hashed-words").index_folder(documents)
     store = open_store(seed_folder / "index")
     try:
-        return store.manifest
+        return dataclasses.replace(store.manifest, index_type="flat", quantize="none")
     finally:
         store.close()
 
@@ -164,6 +177,13 @@ def _write(store, number: int) -> tuple[str, str, float]:
     with store.writer(), store.change() as change:
         change.add_documents([NewDocument(document, chunks, vectors)])
     return texts[0], path, time.perf_counter()
+
+
+def _base_of(store) -> int:
+    """The generation of the contextual space's base that the index publishes now."""
+    from indexer.store.local.segments import Segments
+
+    return Segments.of(store.read_manifest(), "contextual").base
 
 
 def _first_answer(url: str, text: str, path: str | None, since: float) -> float:
