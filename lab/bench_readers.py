@@ -143,6 +143,7 @@ def _serve(folder: Path, code: Path | None) -> tuple[subprocess.Popen, str]:
     server = subprocess.Popen(
         [sys.executable, "-c", "from search.cli import main; main()", *command],
         env=environment,
+        cwd=folder,  # `-c` puts the working folder first on the path: no code there
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
