@@ -53,7 +53,9 @@ def test_a_reader_follows_a_new_generation_without_reading_its_base_again(tmp_pa
             writer.merge_segments()
         ranked(reader, queries)  # loads the base
         edit_one_passage(writer, "/d/0.txt", 81_000)
-        expected = ranked(open_store(tmp_path / "ix"), queries)
+        fresh = open_store(tmp_path / "ix")
+        expected = ranked(fresh, queries)
+        fresh.close()
         for base in (tmp_path / "ix").glob("*.faiss"):
             base.write_bytes(b"not a FAISS file")
         found = ranked(reader, queries)
