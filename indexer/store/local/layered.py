@@ -3,8 +3,8 @@
 A run publishes what it changed in a space as a delta segment, and merges the deltas
 into a new base when they pile up (`segments.py`). A reader that replayed every delta on
 a fresh copy of the base at each new generation would pay for the whole space at every
-write (about 29 s at a million passages, for a write of a few). Instead a reader keeps
-the base it loaded for as long as the manifest names it, and lays the deltas over it:
+write, however small. Instead a reader keeps the base it loaded for as long as the
+manifest names it, and lays the deltas over it:
 
 - the base, as a view hiding every id a delta removed since (`VectorSpace.without`: the
   FAISS index and the float32 vectors are shared, never copied);
@@ -17,16 +17,20 @@ reader still searching that generation sees exactly it. Only a new base (a merge
 rebuild, another structure) is loaded whole.
 
 A search asks each layer for its k best and keeps the k best of them all. The layers
-hold the merged space's vectors in the merged space's order (the base's survivors, then
-each delta's additions in turn), and ties are settled by that order as FAISS settles
-them (it keeps the lowest positions, and lists equal scores from the highest position
-down), so a flat float32 space answers exactly as the merged one: the same ids, scores
-and order. An HNSW base is walked as it was loaded, where the merged graph would also
-have the additions linked in: the additions are scored exactly instead, and the two
-answer the same wherever the merged graph's walk is exact. A quantized base re-scores
-its own candidates and the additions are scored exactly, where the merged space would
-take them only from among its codes' best candidates: its answer is the merged space's,
-or closer to the exact one.
+hold the merged space's vectors (the base's survivors, then each delta's additions in
+turn), scored by the same kernel, so a flat float32 space answers as the merged one: the
+same scores, the same ids in the same order, except which of several equal vectors fill
+the last places kept. FAISS's own choice there depends on the order it scans in (it
+keeps the first it meets, and a better one met later evicts the lowest-placed of them);
+here the earlier layer's are kept, and equal scores are listed from the latest layer
+down, as FAISS lists them from the highest position down.
+
+An HNSW base is walked as it was loaded, where the merged graph would also have the
+additions linked in: the additions are scored exactly instead, and the two answer the
+same wherever the merged graph's walk is exact. A quantized base re-scores its own
+candidates and the additions are scored exactly, where the merged space would take them
+only from among its codes' best candidates: its answer is the merged space's, or closer
+to the exact one.
 """
 
 from __future__ import annotations
@@ -164,19 +168,20 @@ def read_space(
 
 def _best(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The `k` best of each row of the layers' answers side by side (`k` columns a
-    layer), ties settled as one FAISS index holding the layers in turn settles them."""
+    layer): of equal scores, the earlier layer's kept, and listed from the latest layer
+    down (within a layer, in the order FAISS listed them)."""
     columns = np.arange(scores.shape[1])
     layer = np.broadcast_to(columns // k, scores.shape)
     # Within one layer's answer, equal scores come from the highest position down.
     listed = np.broadcast_to(columns % k, scores.shape)
     score = np.where(ids >= 0, scores, -np.inf)
-    # Keep the best scores, and of equal ones the lowest positions: the earliest layer,
-    # then the latest listed in it.
+    # Keep the best scores, and of equal ones the earliest layer's, the latest listed in it
+    # first (FAISS lists equal scores from the highest position down).
     kept = np.lexsort((-listed, layer, -score), axis=-1)[:, :k]
     kept_score = np.take_along_axis(score, kept, 1)
     kept_layer = np.take_along_axis(layer, kept, 1)
     kept_listed = np.take_along_axis(listed, kept, 1)
-    # List them best first, and of equal scores the highest position first.
+    # List them best first, and equal scores from the latest layer down.
     order = np.take_along_axis(kept, np.lexsort((kept_listed, -kept_layer, -kept_score)), 1)
     best_ids = np.take_along_axis(ids, order, 1)
     best_scores = np.where(best_ids >= 0, np.take_along_axis(scores, order, 1), _PAD_SCORE)
