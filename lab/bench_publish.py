@@ -54,8 +54,8 @@ def _manifest():
     )
 
 
-def _unit_vectors(count: int, seed: int) -> np.ndarray:
-    vectors = np.random.default_rng(seed).standard_normal((count, DIM), dtype=np.float32)
+def _unit_vectors(count: int, seed: int, dim: int = DIM) -> np.ndarray:
+    vectors = np.random.default_rng(seed).standard_normal((count, dim), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors
 
@@ -78,11 +78,12 @@ def _file(number: int, passages: int, seed: int):
     return NewDocument(document, chunks, {"contextual": vectors, "static": vectors})
 
 
-def build(folder: Path, passages: int) -> dict:
+def build(folder: Path, passages: int, manifest=None) -> dict:
     """Make an index of `passages` synthetic passages as one first run would leave it:
-    the store makes the index, then the rows go in as plain SQL on its database (its
-    full-text triggers included) and each space is written as generation 1's base file.
-    Through `change()` the million would take the best part of an hour."""
+    the store makes the index (with `manifest`, default the synthetic 384-d one), then
+    the rows go in as plain SQL on its database (its full-text triggers included) and
+    each space is written as generation 1's base file (flat). Through `change()` the
+    million would take the best part of an hour."""
     import faiss
     from sqlalchemy import text
 
@@ -92,7 +93,8 @@ def build(folder: Path, passages: int) -> dict:
     started = time.perf_counter()
     store = open_store(folder, create=True)
     with store.writer():
-        store.initialise(_manifest())
+        store.initialise(manifest or _manifest())
+    dim = store.manifest.dim
     store.close()
     files = passages // PASSAGES_PER_FILE
     engine = sqlite_engine(folder / "ctxsearch.sqlite")
@@ -102,7 +104,11 @@ def build(folder: Path, passages: int) -> dict:
                 "INSERT INTO documents (id, host, path, size, mtime_ns, sha256, indexed_at) "
                 "VALUES (:id, '', :path, 1, 1, :sha, 0)"
             ),
-            [{"id": n + 1, "path": f"/bench/{n:07d}.txt", "sha": "0" * 64} for n in range(files)],
+            # each file's own hash: files of one hash are copies, shown as one hit
+            [
+                {"id": n + 1, "path": f"/bench/{n:07d}.txt", "sha": f"{n:064x}"}
+                for n in range(files)
+            ],
         )
         database.execute(
             text(
@@ -131,11 +137,11 @@ def build(folder: Path, passages: int) -> dict:
         )
     engine.dispose()
     for seed, space in enumerate(("contextual", "static")):
-        index = faiss.IndexIDMap2(faiss.IndexFlatIP(DIM))
+        index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
         for first in range(0, passages, 100_000):
             count = min(100_000, passages - first)
             ids = np.arange(first + 1, first + count + 1, dtype=np.int64)
-            index.add_with_ids(_unit_vectors(count, seed * 7919 + first), ids)
+            index.add_with_ids(_unit_vectors(count, seed * 7919 + first, dim), ids)
         faiss.write_index(index, str(folder / f"{space}-000001.faiss"))
         del index
     for stale in folder.glob("*-000000.*"):

@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 
 SECTIONS = (
     "encoding", "overhead", "startup", "faiss", "stores", "scaling", "incremental", "fusion",
-    "quantize", "postgres", "queries",
+    "quantize", "postgres", "queries", "readers",
 )  # fmt: skip
 # Sections that run only when named in --only.
-ON_REQUEST = ("stores", "fusion", "quantize", "postgres", "queries")
+ON_REQUEST = ("stores", "fusion", "quantize", "postgres", "queries", "readers")
 # How to get a PostgreSQL to measure, when none is given.
 THROWAWAY_POSTGRES = "from a checkout, a throw-away one: python -m tests.support.postgres_server"
 
@@ -101,7 +101,7 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     default=100_000,
     show_default=True,
     type=click.IntRange(MIN_FAISS_SIZE, MAX_SIZE),
-    help="Vectors per store.",
+    help="Vectors per store (and passages of the readers section's index).",
 )
 @click.option(
     "--postgres",
@@ -219,6 +219,10 @@ def bench(
                    --baseline-index (the same documents in another store): p50/p95 ms
                    of the search (encoding left out), waits for PostgreSQL per query,
                    ratios
+      readers      (only when named) a folder index of --store-size synthetic passages
+                   and a `serve` on it, 10 writes of a few passages: seconds from each
+                   commit to the first answer listing them (target 2 s), the server's
+                   RSS before and after; a new generation read in full vs followed
 
     \b
     Examples:
@@ -234,6 +238,7 @@ def bench(
           --queries ../shared/eval/scifact --limit 100 --postgres URL
       ctxsearch lab bench --only queries --index URL --baseline-index scifact.idx \\
           --queries ../shared/eval/scifact --limit 100
+      ctxsearch lab bench --only readers --store-size 1000000
     """
     sections = [part.strip() for part in only.split(",") if part.strip()]
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -329,6 +334,11 @@ def _run_section(
 
         assert vectors_path is not None
         return quantize_rows(vectors_path, quantize_size, forms=quantize_forms or FORMS)
+
+    if section == "readers":
+        from lab.bench_readers import reader_rows
+
+        return reader_rows(store_size, scratch)
 
     if section == "fusion":
         from lab.bench_fusion import fusion_latency_rows, read_queries
@@ -428,6 +438,7 @@ _COLUMNS = {
     "fusion": ["queries", "p50_ms", "p95_ms", "ratio_p50", "ratio_p95"],
     "queries": ["queries", "p50_ms", "p95_ms", "total_p50_ms", "server_waits", "ratio"],
     "quantize": ["build_seconds", "bytes_per_vector", "recall@10", "p50_ms", "p99_ms", "ratio"],
+    "readers": ["baseline_seconds", "seconds", "max_seconds", "ratio", "target"],
 }
 _DEFAULT_COLUMNS = ["baseline_seconds", "seconds", "ratio", "target"]
 

@@ -87,7 +87,7 @@ def structure_of(index: faiss.Index) -> str:
 
 class ExactVectors:
     """The float32 vector of each id of a quantized space: the base's, memory-mapped,
-    and those added since, in memory (ids are never reused, so each id has one)."""
+    and those added since, in memory (the latest, for an id removed and added again)."""
 
     def __init__(self, dim: int, base_ids: np.ndarray | None = None, base_rows=None):
         self.dim = dim
@@ -149,6 +149,11 @@ class ExactVectors:
         if self._added_lookup is None:
             ids = np.concatenate([ids for ids, _ in self._added])
             matrix = np.concatenate([vectors for _, vectors in self._added])
+            # An id removed and added again (a graph replaying deltas keeps both): the
+            # latest vector is its vector.
+            _, last = np.unique(ids[::-1], return_index=True)
+            latest = np.sort(len(ids) - 1 - last)
+            ids, matrix = ids[latest], matrix[latest]
             self._added = [(ids, matrix)]
             order = np.argsort(ids, kind="stable")
             self._added_lookup = (ids[order], order, matrix)

@@ -5,7 +5,8 @@ changed in it: the ids it removed (tombstones) and the vectors, with their ids, 
 in one `.npz` file. A space is its base with each delta replayed in order, tombstones
 first: the very operations a writer holding the space in memory makes, in the same order,
 so a space read from segments holds what the merged base holds (graph and all: a replay
-runs on one thread, so an HNSW graph grows the same way every time).
+runs on one thread, so an HNSW graph grows the same way every time). That is how a
+writer reads a space; a reader lays the deltas over a base it keeps (`layered.py`).
 
 The manifest names each space's segments (`Segments`, in `Manifest.segments`); a run
 publishes its delta, or a merged base when they pile up, by committing the manifest that

@@ -21,7 +21,7 @@ from indexer.store.sql_reads import SqlReads, TermReads
 
 if TYPE_CHECKING:
     from indexer.store.filters import SearchFilter
-    from indexer.store.local.vectors import VectorSpace
+    from indexer.store.local.layered import LayeredSpace
     from indexer.store.word_filter import WordFilter
 
 
@@ -33,7 +33,7 @@ class LocalSnapshot(SqlReads):
         self,
         connection: sqlite3.Connection,
         where: str,
-        spaces: dict[str, VectorSpace],
+        spaces: dict[str, LayeredSpace],
         manifest: Manifest,
     ):
         super().__init__(sqlite_rows(connection, where), "sqlite", manifest)

@@ -2,10 +2,11 @@
 
 One read path, for every reader (a `ctxsearch query` process, the HTTP server's threads,
 the writer's own counts): a snapshot is one read transaction on a sqlite3 connection of
-the pool (`connections.py`), plus the spaces of the generation it sees (each a base with
-its delta segments replayed, `segments.py`), loaded when a snapshot first asks for them
-and shared until a newer generation is published, so readers see the old state or the
-new one, never a mix. A writer publishes through
+the pool (`connections.py`), plus the spaces of the generation it sees, loaded when a
+snapshot first asks for them and shared by every reader of that generation, so readers
+see the old state or the new one, never a mix. Each is a base with the deltas since
+laid over it (`layered.py`): a newer generation reads only its new deltas, and keeps the
+base (the same object) until a merge names another. A writer publishes through
 `FolderWriter` (`writing.py`, SQLAlchemy), made on the first write: opening an index to
 read imports neither SQLAlchemy nor FAISS, and loads only the spaces a query searches.
 """
@@ -44,7 +45,7 @@ from indexer.store.migrations import missing
 from indexer.store.sql_reads import read_manifest
 
 if TYPE_CHECKING:
-    from indexer.store.local.vectors import VectorSpace
+    from indexer.store.local.layered import LayeredSpace
     from indexer.store.local.writing import FolderWriter, LocalChange
 
 _OPEN_ATTEMPTS = 20
@@ -68,8 +69,9 @@ class LocalStore:
         self._asked_read_only = read_only
         self._reads = ReadConnections(self.database, self.target, immutable=read_only)
         self._writes: FolderWriter | None = None
-        # The spaces readers share: those loaded so far of one (index id, generation).
-        self._spaces: tuple[tuple[str, int], dict[str, VectorSpace]] = (("", -1), {})
+        # The spaces readers share: each space's newest loaded so far, by the (index id,
+        # generation) it is of.
+        self._spaces: dict[str, tuple[tuple[str, int], LayeredSpace]] = {}
         self._loading = threading.RLock()
         self._closed = False
         try:
@@ -142,7 +144,7 @@ class LocalStore:
             if self._writes is not None:
                 self._writes.dispose()
             self._reads = ReadConnections(self.database, self.target, self._asked_read_only)
-            self._writes, self._spaces = None, (("", -1), {})
+            self._writes, self._spaces = None, {}
             self._open()
 
     # -- writing (through `FolderWriter`) ------------------------------------------------
@@ -219,21 +221,34 @@ class LocalStore:
 
     def _spaces_for_reading(
         self, manifest: Manifest, names: Iterable[str] | None
-    ) -> dict[str, VectorSpace]:
+    ) -> dict[str, LayeredSpace]:
         """The asked-for spaces of the manifest's generation, loaded once, shared."""
-        state = (manifest.index_id, manifest.generation)
         wanted = manifest.spaces if names is None else list(names)
         with self._loading:
-            if self._spaces[0] != state:
-                self._spaces = (state, {})  # a newer generation: the old spaces go
-            loaded = self._spaces[1]
-            for name in wanted:
-                if name not in loaded:
-                    from indexer.store.local.segments import load_space  # FAISS, when needed
+            for name, (state, space) in list(self._spaces.items()):
+                if state[1] < manifest.generation and not space.extended_by(
+                    Segments.of(manifest, name)
+                ):
+                    del self._spaces[name]  # merged since: its base is not kept for nothing
+            return {name: self._space_of(manifest, name) for name in wanted}
 
-                    segments = Segments.of(manifest, name)
-                    loaded[name] = load_space(self.directory, name, manifest.dim_of(name), segments)
-            return {name: loaded[name] for name in wanted}
+    def _space_of(self, manifest: Manifest, name: str) -> LayeredSpace:
+        """The space `name` of the manifest's generation: the one loaded, or the newest
+        loaded one followed to it (its new deltas read)."""
+        from indexer.store.local.layered import read_space  # FAISS, when needed
+
+        state = (manifest.index_id, manifest.generation)
+        known_state, known = self._spaces.get(name, (("", -1), None))
+        if known_state == state and known is not None:
+            return known
+        same_index = known_state[0] == state[0]
+        previous = known if same_index and known_state[1] < state[1] else None
+        space = read_space(
+            self.directory, name, manifest.dim_of(name), Segments.of(manifest, name), previous
+        )
+        if known is None or previous is not None or not same_index:
+            self._spaces[name] = (state, space)  # (not for a reader of an older generation)
+        return space
 
     # -- describing, checking ------------------------------------------------------------
 
@@ -254,7 +269,7 @@ class LocalStore:
     def close(self) -> None:
         """Release the database and the loaded spaces; the store answers no more."""
         self._closed = True
-        self._spaces = (("", -1), {})
+        self._spaces = {}
         self._reads.close()
         if self._writes is not None:
             self._writes.dispose()

@@ -21,10 +21,15 @@ short of k for a query is redone by `_scan` for it.
 
 A quantized space (`flat-int8`, `hnsw-binary`...: `quantized.py`) holds codes in FAISS
 and its float32 vectors beside it, and re-scores its candidates from those.
+
+A reader holds a base once and masks what later deltas removed from it (`layered.py`)
+through `without`: a view sharing the FAISS index that hides those ids from every read,
+through the same id selectors as a filter.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -88,6 +93,13 @@ class VectorSpace:
         # Counted once here and kept up to date by `remove`: `len` and `search` need it on
         # every query, and counting means scanning the whole id map.
         self._tombstones = int((self._id_map() < 0).sum())
+        # Whether this is a view made by `without`, what it hides (sorted), how many of
+        # those the space holds, and the selector that hides them (made when first needed).
+        self._view = False
+        self._hidden = np.zeros(0, dtype=np.int64)
+        self._hidden_held = 0
+        self._hiding: tuple[faiss.IDSelector, ...] | None = None
+        self._sorted_ids: np.ndarray | None = None
 
     def _load(self, path: Path) -> faiss.Index:
         try:
@@ -141,15 +153,40 @@ class VectorSpace:
         return self._tombstones
 
     def __len__(self) -> int:
-        return int(self.index.ntotal) - self.tombstones()
+        return int(self.index.ntotal) - self.tombstones() - self._hidden_held
 
     def ids(self) -> np.ndarray:
         """Every id in the space."""
         stored = self._id_map()
-        return stored[stored >= 0].astype(np.int64)
+        return self._visible(stored[stored >= 0].astype(np.int64))
+
+    def _visible(self, ids: np.ndarray) -> np.ndarray:
+        """`ids` without those a view hides."""
+        return ids[~np.isin(ids, self._hidden)] if len(self._hidden) else ids
+
+    def held(self, ids: np.ndarray) -> np.ndarray:
+        """Those of `ids` the space holds (and does not hide), in their order."""
+        if self._sorted_ids is None:
+            stored = self._id_map()
+            self._sorted_ids = np.sort(stored[stored >= 0])
+        return self._visible(ids[_found_in(self._sorted_ids, ids)])
+
+    def without(self, ids: np.ndarray) -> VectorSpace:
+        """A view of this space that also hides `ids`, for reading only: it shares the
+        FAISS index and the float32 vectors, so a reader loads a base once and masks
+        what later deltas removed from it (never add to or remove from a view)."""
+        self.held(np.zeros(0, np.int64))  # sorts the ids once, for every view to share
+        view = copy.copy(self)
+        view._view = True
+        view._hidden = np.union1d(self._hidden, np.asarray(ids, dtype=np.int64))
+        view._hidden_held = int(_found_in(self._sorted_ids, view._hidden).sum())
+        view._hiding = None
+        return view
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add vectors under the given ids."""
+        assert not self._view, "a view of a space is read-only"
+        self._sorted_ids = None
         if len(ids):
             ids = np.asarray(ids, dtype=np.int64)
             self.index.add_with_ids(self._codes(vectors), ids)
@@ -158,6 +195,8 @@ class VectorSpace:
 
     def remove(self, ids: np.ndarray) -> int:
         """Remove the given ids; return how many were present."""
+        assert not self._view, "a view of a space is read-only"
+        self._sorted_ids = None
         if not len(ids):
             return 0
         ids = np.asarray(ids, dtype=np.int64)
@@ -190,13 +229,14 @@ class VectorSpace:
         space (see the module doc). A quantized space re-scores its codes' best
         candidates from the float32 vectors."""
         k = max(1, min(k, len(self) if allowed is None else len(allowed)))
+        if allowed is not None:
+            allowed = self._visible(np.ascontiguousarray(allowed, dtype=np.int64))
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         fetch = (
             k if self.exact is None else max(1, min(candidates(self.quantization, k), len(self)))
         )
         ef = max(HNSW_EF_SEARCH, fetch)
         if allowed is not None:
-            allowed = np.ascontiguousarray(allowed, dtype=np.int64)
             if self.exact is not None:
                 if len(allowed) <= _EXACT_ALLOWED_SHARE * fetch:
                     # A few allowed ids: score them all exactly (this reads no more rows
@@ -226,15 +266,25 @@ class VectorSpace:
         selector = None
         if allowed is not None:
             selector = faiss.IDSelectorBatch(len(allowed), faiss.swig_ptr(allowed))
+        elif len(self._hidden):
+            selector = self._hidden_selector()
         if self.graph:
             params = faiss.SearchParametersHNSW(efSearch=ef)
             if selector is not None:
-                params.sel = selector  # a tombstone's id (-1) is never an allowed one
+                params.sel = selector  # a tombstone's id (-1) is never an allowed one, nor shown
             elif self.tombstones():
                 params.sel = _LIVE_IDS
         elif selector is not None:
             params = faiss.SearchParameters(sel=selector)
         return _one_thread_each(self.index, queries, k, params)
+
+    def _hidden_selector(self) -> faiss.IDSelector:
+        """A selector of the ids a view shows: not hidden, not a tombstone."""
+        if self._hiding is None:
+            hidden = np.append(self._hidden, TOMBSTONE)
+            batch = faiss.IDSelectorBatch(len(hidden), faiss.swig_ptr(hidden))
+            self._hiding = (faiss.IDSelectorNot(batch), batch)  # the batch kept alive with it
+        return self._hiding[0]
 
     def _scan(
         self, queries: np.ndarray, k: int, allowed: np.ndarray
@@ -258,11 +308,7 @@ class VectorSpace:
         the space holds nothing or nothing is allowed."""
         if len(self) == 0 or (allowed is not None and len(allowed) == 0):
             return [[] for _ in range(len(queries))]
-        scores, ids = self.search(queries, k, allowed)
-        return [
-            [(int(i), float(s)) for s, i in zip(row_scores, row_ids, strict=True) if i >= 0]
-            for row_scores, row_ids in zip(scores, ids, strict=True)
-        ]
+        return hit_lists(*self.search(queries, k, allowed))
 
     def similarities(self, query: np.ndarray, ids: list[int]) -> dict[int, float]:
         """The inner product (cosine) of one query vector with the stored vector of each id
@@ -271,7 +317,7 @@ class VectorSpace:
         query = np.asarray(query, dtype=np.float32).reshape(-1)
         if self.exact is not None:
             return {i: float(np.dot(v, query)) for i, v in self.vectors(ids).items()}
-        for chunk_id in ids:
+        for chunk_id in self._visible(np.asarray(ids, dtype=np.int64)):
             try:
                 vector = self.index.reconstruct(int(chunk_id))
             except RuntimeError:
@@ -283,11 +329,10 @@ class VectorSpace:
         """The stored vector of each id the space holds, by id (others left out)."""
         found: dict[int, np.ndarray] = {}
         if self.exact is not None:
-            wanted = np.array([i for i in ids if i >= 0], dtype=np.int64)
-            live = wanted[np.isin(wanted, self.ids())]
+            live = self.held(np.array([i for i in ids if i >= 0], dtype=np.int64))
             _, rows = self.exact.get(live)
             return {int(i): row for i, row in zip(live, rows, strict=True)}
-        for chunk_id in ids:
+        for chunk_id in self._visible(np.asarray(list(ids), dtype=np.int64)):
             if chunk_id < 0:  # a tombstone's id names no live vector
                 continue
             try:
@@ -300,6 +345,8 @@ class VectorSpace:
         """The ids and vectors of every live entry, in storage order."""
         stored = self._id_map().copy()
         live = stored >= 0
+        if len(self._hidden):
+            live &= ~np.isin(stored, self._hidden)
         if self.exact is not None:
             return stored[live], self.exact.get(stored[live])[1]
         vectors = faiss.downcast_index(self.index.index).reconstruct_n(0, len(stored))
@@ -317,6 +364,7 @@ class VectorSpace:
             return False
         rebuilt = VectorSpace.built(self.dim, wanted, *self.live_vectors())
         self.index, self.exact, self._tombstones = rebuilt.index, rebuilt.exact, 0
+        self._sorted_ids = None
         return True
 
     @classmethod
@@ -346,6 +394,22 @@ class VectorSpace:
             "vector space file",
             "mid-space-save",
         )
+
+
+def hit_lists(scores: np.ndarray, ids: np.ndarray) -> list[list[tuple[int, float]]]:
+    """A search's rows of scores and ids as (id, score) lists, the -1 pads left out."""
+    return [
+        [(int(i), float(s)) for s, i in zip(row_scores, row_ids, strict=True) if i >= 0]
+        for row_scores, row_ids in zip(scores, ids, strict=True)
+    ]
+
+
+def _found_in(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Which of `ids` are in `sorted_ids` (a mask)."""
+    if not len(sorted_ids):
+        return np.zeros(len(ids), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+    return sorted_ids[at] == ids
 
 
 def _filtered_ef(ef: int, size: int, allowed: int) -> int:

@@ -65,7 +65,7 @@ def test_the_float32_vectors_are_memory_mapped_not_loaded(tmp_path, corpus, fast
     try:
         with store.snapshot() as snapshot:
             for space in snapshot.spaces.values():
-                assert isinstance(space.exact._base_rows, np.memmap)
+                assert isinstance(space.base.exact._base_rows, np.memmap)
     finally:
         store.close()
 
@@ -148,3 +148,23 @@ def test_auto_quantizes_from_its_threshold():
     assert quantization_for("auto", 99_999, "pgvector") == "none"
     assert space_structure("auto", "auto", 1_000_000) == "hnsw-int8"
     assert space_structure("flat", "binary", 0) == "flat"  # nothing to train codes on
+
+
+@pytest.mark.parametrize("structure", ["hnsw-int8", "hnsw-binary"])
+def test_an_id_removed_and_added_again_in_a_quantized_graph_is_scored_by_its_new_vector(
+    structure,
+):
+    """A graph keeps a removed node (a tombstone), so replaying deltas adds the id's new
+    vector beside its old one: re-scoring must read the new one."""
+    from indexer.store.local.vectors import VectorSpace
+
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((30, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    space = VectorSpace.built(16, structure, np.arange(1, 21), vectors[:20])
+    space.add(np.array([21]), vectors[20:21])
+    space.remove(np.array([21]))
+    space.add(np.array([21]), vectors[21:22])
+    assert np.array_equal(space.vectors([21])[21], vectors[21])
+    [[(best, score)]] = space.ranked(vectors[21:22], 1)
+    assert (best, round(score, 5)) == (21, 1.0)

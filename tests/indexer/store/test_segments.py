@@ -1,7 +1,7 @@
 """Vector spaces of an index folder as a base plus delta segments with tombstones.
 
 A run that changes a few passages publishes a small delta segment (its new vectors and
-the ids it removed) beside the base; readers replay the deltas on the base; a run merges
+the ids it removed) beside the base; readers lay the deltas over the base; a run merges
 them into a new base when they pile up. Synthetic vectors through the store API.
 """
 
