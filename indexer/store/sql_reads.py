@@ -52,13 +52,13 @@ CHUNK_COLUMNS = (
 # A file's content key: the hash of its text, or of its bytes in rows from before 0008.
 CONTENT_KEY = "COALESCE(documents.text_sha256, documents.sha256)"
 # Read after `CHUNK_COLUMNS` with a search's candidates: its document's content key and
-# how many passages that document holds, both None for a record (see `CandidateRows`).
+# how many passages it holds (`FILE_PASSAGES`), both None for a record (`CandidateRows`).
 FILE_CONTENT_KEY = f"CASE WHEN documents.metadata_json IS NULL THEN {CONTENT_KEY} END"
 CANDIDATE_COLUMNS = f"{', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY}, files.passages"
 # Joined after `documents` to a statement reading candidates, `{held}` the condition that a
 # chunk `held` is one of them: how many passages each of their files holds. Each file is
-# counted once, a range of the index on chunks.document_id (a count in each row would
-# count a changelog's 1,839 passages again for each of its candidates: 40 ms, not 1).
+# counted once, a range of the index on chunks.document_id: a count in each row would
+# count a changelog's thousands of passages again for each of its candidates.
 FILE_PASSAGES = (
     "LEFT JOIN (SELECT siblings.document_id, count(*) AS passages FROM chunks AS siblings "
     "WHERE siblings.document_id IN (SELECT held.document_id FROM chunks AS held WHERE {held}) "
