@@ -19,7 +19,10 @@ A query is in the fit half when the CRC-32 of its id is even, else held out. `fi
 grid-searches `MatchThresholds` on the fit half (the reader's answer is `strong`,
 related `weak`, unrelated `none`) and prints agreement per label on both halves: before
 (today's thresholds, a query of stop words only labelled like any other), kept (today's
-thresholds, such a query's hits `none`) and after (the fitted thresholds).
+thresholds, such a query's hits `none`) and after (the fitted thresholds). It also fits
+one more rule on the fit half, today's thresholds kept: a passage both sides (contextual
+and lexical) rank in their first 3 is `strong` from a similarity bar (`fit_sides`; left
+out unless a bar beats today's labels there), and prints its agreement on both halves.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ GRID = {
     "none_coverage": [x / 10 for x in range(1, 11)],
     "none_similarity_without_terms": [x / 100 for x in range(20, 61, 5)],
 }
+# The similarity bars tried for `strong` where both sides rank a passage first (`fit_sides`)
+SIDES_GRID = [x / 100 for x in range(20, 81, 5)]
 
 
 def held_out(query_id: str) -> bool:
@@ -138,9 +143,12 @@ def agreement(hits: list[dict], thresholds: MatchThresholds, stop_words_rule: bo
     """Per label: how many hits got it and the share a reader agrees with (precision);
     per judgment: the share labelled accordingly (recall); overall agreement and the
     confusion counts (label, judgment)."""
-    pairs = [
-        (label_of(hit, thresholds, stop_words_rule), EXPECTED[hit["judgment"]]) for hit in hits
-    ]
+    return agreement_of(hits, [label_of(hit, thresholds, stop_words_rule) for hit in hits])
+
+
+def agreement_of(hits: list[dict], labels: list[str]) -> dict:
+    """`agreement` of these labels, one per hit."""
+    pairs = [(label, EXPECTED[hit["judgment"]]) for hit, label in zip(hits, labels, strict=True)]
     confusion = Counter(pairs)
     labels = (STRONG, WEAK, NONE)
     table = {}
@@ -162,6 +170,48 @@ def agreement(hits: list[dict], thresholds: MatchThresholds, stop_words_rule: bo
         "per_label": table,
         "confusion": {f"{shown}/{judged}": n for (shown, judged), n in sorted(confusion.items())},
     }
+
+
+def sides_agree(hit: dict) -> bool:
+    """Whether the passage was in the first `K` of both the contextual and the lexical
+    list (its ranks in `found_by`; hybrid searched both)."""
+    ranks = hit.get("found_by") or {}
+    return all(ranks.get(side, K + 1) <= K for side in ("contextual", "lexical"))
+
+
+def label_with_sides(hit: dict, bar: float | None) -> str:
+    """Today's label, made `strong` where both sides rank the passage in their first `K`
+    and its similarity is at least `bar` (None: never)."""
+    label = label_of(hit, THRESHOLDS)
+    similarity = -1.0 if hit["similarity"] is None else hit["similarity"]
+    if bar is not None and hit["content"] and sides_agree(hit) and similarity >= bar:
+        return STRONG
+    return label
+
+
+def fit_sides(hits: list[dict]) -> tuple[float | None, dict[str, float]]:
+    """The bar of `label_with_sides` (`SIDES_GRID`, or None: the rule left out) with the
+    best `objective` on `hits`, the rule left out unless a bar beats it; and each
+    candidate's objective."""
+    scores = {
+        str(bar): _mean_recall(hits, [label_with_sides(hit, bar) for hit in hits])
+        for bar in [None, *SIDES_GRID]
+    }
+    best = max(scores.values())
+    chosen = next(bar for bar in [None, *SIDES_GRID] if scores[str(bar)] == best)
+    return chosen, {bar: round(score, 4) for bar, score in scores.items()}
+
+
+def _mean_recall(hits: list[dict], labels: list[str]) -> float:
+    """`objective` of these labels, one per hit."""
+    recalls = []
+    for judgment, wanted in EXPECTED.items():
+        judged = [
+            label for hit, label in zip(hits, labels, strict=True) if hit["judgment"] == judgment
+        ]
+        if judged:
+            recalls.append(sum(label == wanted for label in judged) / len(judged))
+    return float(np.mean(recalls))
 
 
 def objective(hits: list[dict], thresholds: MatchThresholds) -> float:
@@ -249,6 +299,7 @@ def main() -> None:
         "held-out": [hit for hit in hits if held_out(hit["query"])],
     }
     fitted, score = fit(halves["fit"])
+    bar, bars = fit_sides(halves["fit"])
     report = {
         "thresholds": {"before": asdict(THRESHOLDS), "after": asdict(fitted)},
         "fit_objective": round(score, 4),
@@ -263,11 +314,34 @@ def main() -> None:
             }
             for half, chosen in halves.items()
         },
+        "sides_agree": {
+            "bar": bar,
+            "fit_objective": bars,
+            "counts": _sides_counts([h for h in hits if h["kind"] not in NEGATIVE_KINDS]),
+            "halves": {
+                half: {
+                    "before": agreement(chosen, THRESHOLDS),
+                    "after": agreement_of(chosen, [label_with_sides(h, bar) for h in chosen]),
+                }
+                for half, chosen in halves.items()
+            },
+        },
     }
     text = json.dumps(report, indent=2)
     print(text)
     if args.report:
         args.report.write_text(text + "\n", encoding="utf-8")
+
+
+def _sides_counts(hits: list[dict]) -> dict[str, list[int]]:
+    """Per judgment: [hits both sides rank in their first `K`, hits]."""
+    return {
+        judgment: [
+            sum(sides_agree(hit) for hit in hits if hit["judgment"] == judgment),
+            sum(hit["judgment"] == judgment for hit in hits),
+        ]
+        for judgment in EXPECTED
+    }
 
 
 def _neighbours(hits: list[dict], fitted: MatchThresholds) -> dict[str, list]:

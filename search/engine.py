@@ -30,6 +30,7 @@ from search.exact_evidence import ExactMatch, exact_match, keep_in_view
 from search.explanation import Explainer, SideLists
 from search.fusion import HYBRID, HybridFusion
 from search.hints import filter_hints
+from search.large_documents import swamping_documents
 from search.limits import check_document_id, check_queries
 from search.locations import fill_locations
 from search.markup import plain_heading, plain_text
@@ -157,6 +158,8 @@ class _Candidates:
     # hybrid: the lexical side's clear exact match, kept among the first hits
     exact: ExactMatch | None = None
     sides: SideLists = field(default_factory=SideLists)  # what `explain` reads
+    # the candidates' files that swamp the search (`search.large_documents`)
+    swamping: set[int] = field(default_factory=set)
 
 
 class Searcher:
@@ -492,6 +495,7 @@ def _candidates(
         found.content_keys,
         exact,
         sides,
+        swamping_documents(found),
     )
 
 
@@ -521,7 +525,7 @@ def _hits(
             ranked = keep_in_view(
                 ranked, candidates.exact, _hit_unit(chunks, request), candidates.similarities
             )
-        places = Places(k, crowding, every_passage=request.all_chunks)
+        places = Places(k, crowding(candidates.swamping), every_passage=request.all_chunks)
         holder: dict[str, int] = {}  # content key -> the document whose hits stand for it
         for chunk_id, score in ranked:
             chunk = chunks.get(chunk_id)

@@ -1,12 +1,17 @@
-"""The places of a search's hits: best first, navigation held below the first few.
+"""The places of a search's hits: best first, what would crowd them held below the first few.
 
 A query's or a `similar` search's candidates are offered here best first, after the
 search has dropped what it never shows (the item itself, copies, hits below
-`min_similarity`). Each is placed in turn, except navigation (a table of contents, an
-index or a sitemap: `search.navigation`), which waits until `HELD_BELOW` other hits are
-placed and then takes the next places in its order (when fewer other hits exist, it
-comes after them): it names what the pages it lists hold, so it resembles every question
-about them, but a reader wants those pages.
+`min_similarity`). Each is placed in turn, except a passage that would crowd the first
+places, which waits until `HELD_BELOW` other hits are placed and then takes the next
+places in its order (when fewer other hits exist, it comes after them):
+
+- navigation, a table of contents, an index or a sitemap (`search.navigation`): it names
+  what the pages it lists hold, so it resembles every question about them, but a reader
+  wants those pages;
+- a passage of a file that swamps the search, holding a large share of the passages
+  searched (`search.large_documents`): one of its thousands of passages is near almost
+  any query by chance.
 
 With one hit per document, a document whose best passage is held is shown by its best
 other passage if it has one that can be placed (a page with a short list among its
@@ -15,20 +20,21 @@ prose is still a page), and by its held passage otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from indexer.store.base import StoredChunk
 from search.navigation import is_navigation
 
-# Navigation never takes one of the first this many places while another hit can.
+# What would crowd the first places never takes one of this many while another hit can.
 HELD_BELOW = 3
 
 Placed = tuple[StoredChunk, float]
 
 
-def crowding(chunk: StoredChunk) -> bool:
-    """Whether a stored passage would crowd the first places: navigation (the module)."""
-    return is_navigation(chunk.text, chunk.path)
+def crowding(swamping: Collection[int]) -> Callable[[StoredChunk], bool]:
+    """Whether a stored passage would crowd the first places of a search in which the
+    files `swamping` (document ids) swamp: navigation, or a passage of one of them."""
+    return lambda chunk: chunk.document_id in swamping or is_navigation(chunk.text, chunk.path)
 
 
 class Places:

@@ -30,6 +30,7 @@ import numpy as np
 from indexer.errors import DocumentNotFound, IndexCorrupt, InvalidQuery
 from indexer.spaces import Space
 from indexer.store.base import CandidateSearch, Snapshot, Store, StoredChunk
+from search.large_documents import swamping_documents
 from search.limits import MAX_DOCUMENT_ID
 from search.locations import fill_locations
 from search.markup import plain_heading
@@ -268,9 +269,9 @@ def _neighbours(
     hydrate: Hydrate,
 ) -> list[Any]:
     """The best `k` chunks of other documents (one per document unless `all_chunks`, one
-    per content, navigation held below the first places: `search.placing`), searching
-    deeper while the item and its copies (`own`: the item's document and the files with
-    its text), repeats or weak hits fill the list."""
+    per content, what would crowd the first places held below them: `search.placing`),
+    searching deeper while the item and its copies (`own`: the item's document and the
+    files with its text), repeats or weak hits fill the list."""
     space, contextual = request.mode.value, Space.CONTEXTUAL.value
     where, k, minimum = request.filter or None, request.k, request.min_similarity
     size = snapshot.chunk_count(where) if where else snapshot.space_size(space)
@@ -287,7 +288,7 @@ def _neighbours(
         )
         ranked = found.vector[space]
         similarities = dict(found.vector.get(contextual, [])) | found.cosines
-        places = Places(k, crowding, every_passage=request.all_chunks)
+        places = Places(k, crowding(swamping_documents(found)), every_passage=request.all_chunks)
         holder: dict[str, int] = {}  # content -> the document standing for it
         for chunk_id, score in ranked:
             chunk = found.chunks.get(chunk_id)

@@ -148,6 +148,11 @@ class Candidates:
     bm25: dict[int, float]
     chunks: dict[int, StoredChunk]  # every candidate's row
     content_keys: dict[int, str]  # by document id: each file's (records have none)
+    # How many passages each candidate's file holds, by document id (records left out),
+    # and how many the search could return: those `where` allows, or all. A file holding
+    # a large share of them would crowd the first places (`search.large_documents`).
+    passages: dict[int, int]
+    searched: int
 
 
 @dataclass(frozen=True)
@@ -287,8 +292,9 @@ class Snapshot(Protocol):
 
     def search(self, ask: CandidateSearch) -> Candidates:
         """A query's candidates from every side `ask` names, with all its search weighs
-        them by: their rows and content keys, each side's exact scores of the others'
-        candidates, and each vector space's size (see `CandidateSearch`, `Candidates`)."""
+        and places them by: their rows, content keys and files' passage counts, each
+        side's exact scores of the others' candidates, each vector space's size and the
+        passages searched (see `CandidateSearch`, `Candidates`)."""
         ...
 
     def shown(

@@ -11,6 +11,7 @@ counts and the chunks a filter allows are read the same way from every store.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,12 +51,23 @@ CHUNK_COLUMNS = (
 )  # fmt: skip
 # A file's content key: the hash of its text, or of its bytes in rows from before 0008.
 CONTENT_KEY = "COALESCE(documents.text_sha256, documents.sha256)"
-# Read after `CHUNK_COLUMNS` with a search's candidates: its document's content key, None
-# for a record (see `chunk_and_key`).
+# Read after `CHUNK_COLUMNS` with a search's candidates: its document's content key and
+# how many passages it holds (`FILE_PASSAGES`), both None for a record (`CandidateRows`).
 FILE_CONTENT_KEY = f"CASE WHEN documents.metadata_json IS NULL THEN {CONTENT_KEY} END"
+CANDIDATE_COLUMNS = f"{', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY}, files.passages"
+# Joined after `documents` to a statement reading candidates, `{held}` the condition that a
+# chunk `held` is one of them: how many passages each of their files holds. Each file is
+# counted once, a range of the index on chunks.document_id: a count in each row would
+# count a changelog's thousands of passages again for each of its candidates.
+FILE_PASSAGES = (
+    "LEFT JOIN (SELECT siblings.document_id, count(*) AS passages FROM chunks AS siblings "
+    "WHERE siblings.document_id IN (SELECT held.document_id FROM chunks AS held WHERE {held}) "
+    "GROUP BY siblings.document_id) AS files "
+    "ON files.document_id = documents.id AND documents.metadata_json IS NULL"
+)
 _CHUNKS_AND_DOCUMENTS = "FROM chunks JOIN documents ON chunks.document_id = documents.id"
 CHUNKS = f"SELECT {', '.join(CHUNK_COLUMNS)} {_CHUNKS_AND_DOCUMENTS}"
-CHUNKS_WITH_KEYS = f"SELECT {', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY} {_CHUNKS_AND_DOCUMENTS}"
+CANDIDATES = f"SELECT {CANDIDATE_COLUMNS} {_CHUNKS_AND_DOCUMENTS} {FILE_PASSAGES}"
 DOCUMENT = "SELECT id, path, size, mtime_ns, sha256, host, metadata_json FROM documents"
 # The files holding each hit's text among those a filter allows (`documents`, `{where}`),
 # in path order, and beside the first of them its passage at the hit's place when that
@@ -143,6 +155,7 @@ class SqlReads:
         self.dialect = dialect
         self._manifest = manifest
         self._allowed: dict[SearchFilter, np.ndarray] = {}
+        self._chunk_total: int | None = None  # counted once: the snapshot's state is fixed
 
     @property
     def manifest(self) -> Manifest:
@@ -176,9 +189,11 @@ class SqlReads:
         raise NotImplementedError
 
     def chunk_count(self, where: SearchFilter | None = None) -> int:
-        """How many chunks there are, or how many `where` allows."""
+        """How many chunks there are, or how many `where` allows (each once)."""
         if not where:
-            return int(self.rows("SELECT count(*) FROM chunks", {})[0][0])
+            if self._chunk_total is None:
+                self._chunk_total = int(self.rows("SELECT count(*) FROM chunks", {})[0][0])
+            return self._chunk_total
         return len(self.allowed_chunks(where))
 
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, StoredChunk]:
@@ -190,18 +205,16 @@ class SqlReads:
                 found[row[0]] = StoredChunk(*row)
         return found
 
-    def candidate_rows(
-        self, chunk_ids: Iterable[int]
-    ) -> tuple[dict[int, StoredChunk], dict[int, str]]:
-        """The chunks with these ids (unknown ids left out), and the content key of each
-        of their documents that is a file, by document id."""
-        chunks: dict[int, StoredChunk] = {}
-        keys: dict[int, str] = {}
+    def candidate_rows(self, chunk_ids: Iterable[int]) -> CandidateRows:
+        """The chunks with these ids (unknown ids left out), and the content key and
+        passage count of each of their documents that is a file."""
+        found = CandidateRows()
         for batch in batches([int(i) for i in chunk_ids]):
             condition, values = among("chunks.id", batch, self.dialect)
-            for row in self.rows(f"{CHUNKS_WITH_KEYS} WHERE {condition}", values):
-                chunk_and_key(row, chunks, keys)
-        return chunks, keys
+            held, _ = among("held.id", batch, self.dialect)  # the same values
+            for row in self.rows(f"{CANDIDATES.format(held=held)} WHERE {condition}", values):
+                found.add(row)
+        return found
 
     def shown(
         self, chunk_ids: Sequence[int], terms: Sequence[str], where: SearchFilter | None = None
@@ -230,11 +243,12 @@ class SqlReads:
         return ShownHits(_copies(answers[:copying]), terms_read)
 
     def known_chunk_count(self) -> int | None:
-        """How many chunks there are, when known without a statement (None here)."""
-        return None
+        """How many chunks there are, when this snapshot counted them already."""
+        return self._chunk_total
 
     def counted_chunks(self, count: int) -> int:
         """Take note of the chunks' count a statement read; the count."""
+        self._chunk_total = count
         return count
 
     def term_reads(self, terms: list[str], chunk_ids: list[int]) -> TermReads:
@@ -285,16 +299,23 @@ class SqlReads:
         return [row[0] for row in found]
 
 
-def chunk_and_key(
-    row: Sequence[Any], chunks: dict[int, StoredChunk], keys: dict[int, str]
-) -> StoredChunk:
-    """Keep the chunk of a row of `CHUNK_COLUMNS` and `FILE_CONTENT_KEY`, and its
-    document's content key when it is a file's; the chunk."""
-    chunk = StoredChunk(*row[:-1])
-    chunks[chunk.id] = chunk
-    if row[-1] is not None:
-        keys[chunk.document_id] = row[-1]
-    return chunk
+@dataclass
+class CandidateRows:
+    """A search's candidates as read with `CANDIDATE_COLUMNS`: each chunk by id, and by
+    document id each file's content key and passage count (`Candidates`)."""
+
+    chunks: dict[int, StoredChunk] = field(default_factory=dict)
+    content_keys: dict[int, str] = field(default_factory=dict)
+    passages: dict[int, int] = field(default_factory=dict)
+
+    def add(self, row: Sequence[Any]) -> None:
+        """Keep a row of `CANDIDATE_COLUMNS`."""
+        *columns, key, passages = row
+        chunk = StoredChunk(*columns)
+        self.chunks[chunk.id] = chunk
+        if key is not None:
+            self.content_keys[chunk.document_id] = key
+            self.passages[chunk.document_id] = int(passages)
 
 
 def _copies(answers: list[Sequence[Sequence[Any]]]) -> dict[int, Copies]:

@@ -69,3 +69,21 @@ def test_the_calibration_reads_the_no_answer_queries_of_the_repository():
     from lab import match_calibration
 
     assert match_calibration.NO_ANSWER.is_file(), match_calibration.NO_ANSWER
+
+
+def test_the_sides_rule_is_fitted_only_where_it_beats_todays_labels():
+    """Answers both sides rank in their first 3 at a similarity today's thresholds call
+    weak: the fit takes a bar that makes them strong; where related passages are ranked
+    so as often, it leaves the rule out."""
+    both, one = {"contextual": 1, "lexical": 2}, {"contextual": 1, "lexical": 9}
+    hits = []
+    for number in range(4):
+        for ordinal, (ranks, judgment) in enumerate([(both, "answer"), (one, "related")]):
+            hit = {**_hit(f"q{number}", ordinal, 0.45, 0.2), "found_by": ranks}
+            hits.append({**hit, "judgment": judgment})
+    assert [match_judged.label_with_sides(hit, None) for hit in hits[:2]] == ["weak", "weak"]
+    bar, scores = match_judged.fit_sides(hits)
+    assert bar is not None and bar <= 0.45 and scores[str(bar)] > scores["None"]
+    assert match_judged.label_with_sides(hits[0], bar) == "strong"
+    blurred = [{**hit, "found_by": both} for hit in hits]
+    assert match_judged.fit_sides(blurred)[0] is None

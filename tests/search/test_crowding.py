@@ -1,5 +1,6 @@
-"""Crowding: a table of contents does not take the first places of a query or of
-`similar` (search.navigation, search.placing), on every backend."""
+"""Crowding: a table of contents, or a document holding a large share of the passages
+searched, does not take the first places of a query or of `similar` (search.navigation,
+search.large_documents, search.placing), on every backend."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from indexer import Indexer
 from indexer.store.base import StoredChunk
 from search.cli import cli
 from search.engine import Searcher
+from search.large_documents import LARGE_PASSAGES
 from search.navigation import is_navigation
 from search.placing import HELD_BELOW, Places
 
@@ -162,3 +164,44 @@ def test_a_document_whose_best_passage_is_held_is_shown_by_its_next():
     for chunk_id, document_id in ((1, 10), (2, 20), (3, 10), (4, 30), (5, 40)):
         places.offer(_chunk(chunk_id, document_id), 0.0)
     assert [chunk.id for chunk, _ in places.hits()] == [2, 3, 4]
+
+
+def _changelog(folder, releases: int = 3 * LARGE_PASSAGES) -> None:
+    """A huge, repetitive changelog beside the book: every release names its chapters
+    (small releases are merged into passages: about 2 per passage)."""
+    titles = [title.lower() for title, _, _ in CHAPTERS.values()]
+    lines = ["# Changes", ""]
+    for release in range(releases, 0, -1):
+        first, second = titles[release % 5], titles[(release + 2) % 5]
+        lines += [
+            f"## Version 1.{release}",
+            "",
+            f"- Fix where {first} live and what {first} eat in the {second} chapter.",
+            f"- Update how {second} hunt, #{release}.",
+            "",
+        ]
+    (folder / "CHANGES.md").write_text("\n".join(lines))
+
+
+def test_a_huge_changelog_takes_no_first_place_of_similar_or_a_query(
+    any_index, tmp_path, fast_model
+):
+    folder = _book(tmp_path / "book")
+    (folder / "SUMMARY.md").unlink()
+    _changelog(folder)
+    Indexer(any_index, model=fast_model).index_folder(folder)
+    changes = str(folder / "CHANGES.md")
+    with Searcher(any_index) as searcher:
+        for mode in ("hybrid", "lexical", "contextual"):
+            for query in ("where otters live", "how herons hunt", "what beavers eat"):
+                paths = [hit.path for hit in searcher.search(query, mode=mode).results]
+                # after every other hit when fewer than HELD_BELOW match (lexical)
+                assert paths.index(changes) >= min(HELD_BELOW, len(paths) - 1), (mode, paths)
+            passages = searcher.search("how herons hunt", mode=mode, all_chunks=True).results
+            assert passages[0].path == str(folder / "ch02-herons.md"), mode
+        for chapter in ("ch01-otters.md", "ch02-herons.md"):
+            paths = [hit.path for hit in searcher.similar(str(folder / chapter)).results]
+            assert changes not in paths[:HELD_BELOW], (chapter, paths)
+        # searched alone, it is first
+        alone = searcher.search("how herons hunt", path=["CHANGES.md"]).results
+        assert [hit.path for hit in alone] == [changes]

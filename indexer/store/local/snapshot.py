@@ -44,7 +44,7 @@ class LocalSnapshot(SqlReads):
         """Each vector space searched inside FAISS (a filter through an id selector), BM25
         over FTS5, then the exact scores and rows of the candidates: all in process."""
         where = ask.where or None
-        allowed = self.allowed_chunks(where) if where and ask.vectors else None
+        allowed = self.allowed_chunks(where) if where else None
         found = Candidates(
             vector={
                 space: self.spaces[space].ranked(_row(vector), ask.depth, allowed)[0]
@@ -59,6 +59,8 @@ class LocalSnapshot(SqlReads):
             bm25={},
             chunks={},
             content_keys={},
+            passages={},
+            searched=self.chunk_count() if allowed is None else len(allowed),
         )
         cosines, bm25_ids = ask.missing_scores(found)
         if ask.cosine is not None and cosines:
@@ -68,7 +70,12 @@ class LocalSnapshot(SqlReads):
             found.bm25 = bm25.bm25_scores(self.rows, ask.text, bm25_ids)
         listed = [chunk_id for ranked in found.vector.values() for chunk_id, _ in ranked]
         listed += [chunk_id for chunk_id, _ in found.lexical or []]
-        found.chunks, found.content_keys = self.candidate_rows(dict.fromkeys(listed))
+        rows = self.candidate_rows(dict.fromkeys(listed))
+        found.chunks, found.content_keys, found.passages = (
+            rows.chunks,
+            rows.content_keys,
+            rows.passages,
+        )
         return found
 
     def vector_search(

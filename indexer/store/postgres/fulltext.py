@@ -27,7 +27,7 @@ from indexer.cjk import CJK_UNITS, phrase_form
 from indexer.store.postgres.fts5_tokens import phrase_expression, vector_expression
 from indexer.store.postgres.read_transaction import Statement, driver_sql
 from indexer.store.postgres.term_counts import recount_terms
-from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY, TermReads
+from indexer.store.sql_reads import CANDIDATE_COLUMNS, FILE_PASSAGES, TermReads
 from indexer.store.word_filter import WordFilter
 from indexer.terms import query_terms
 
@@ -115,7 +115,7 @@ def search_statement(
     query: str, k: int, where: tuple[str, dict[str, str]] | None = None
 ) -> Statement | None:
     """The best `k` chunks for any of the query's terms by BM25, best first, with their
-    rows (`sql_reads.CHUNK_COLUMNS` and `FILE_CONTENT_KEY`: the hits need no statement of
+    rows (`sql_reads.CANDIDATE_COLUMNS`: the hits need no statement of
     their own to be hydrated), as driver SQL and values (`found_rows` reads its rows);
     with `where` (a condition on `documents` and its values, see `SearchFilter.sql`), only
     the chunks of the documents it allows. None for a query with no terms."""
@@ -129,9 +129,10 @@ def search_statement(
         values |= where[1]
     ranked = _BM25.format(tsquery=_tsquery(terms), join=join, among=among)
     sql = (
-        f"SELECT found.score, {', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY} "
-        f"FROM ({ranked} ORDER BY score DESC, chunks.id LIMIT :k) AS found "
+        f"WITH found AS MATERIALIZED ({ranked} ORDER BY score DESC, chunks.id LIMIT :k) "
+        f"SELECT found.score, {CANDIDATE_COLUMNS} FROM found "
         "JOIN chunks ON chunks.id = found.id JOIN documents ON documents.id = chunks.document_id "
+        f"{FILE_PASSAGES.format(held='held.id IN (SELECT id FROM found)')} "
         "ORDER BY found.score DESC, found.id"
     )
     return driver_sql(sql), values

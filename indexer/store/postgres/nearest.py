@@ -27,7 +27,7 @@ from indexer.store.index_types import HNSW_EF_SEARCH
 from indexer.store.postgres.query_vector import QueryVector
 from indexer.store.postgres.read_transaction import Statement, driver_sql
 from indexer.store.postgres.vectors import graph_ef_search, table_name
-from indexer.store.sql_reads import CHUNK_COLUMNS, FILE_CONTENT_KEY
+from indexer.store.sql_reads import CANDIDATE_COLUMNS, FILE_PASSAGES
 
 # pgvector's HNSW returns at most ef_search rows, and ef_search is capped at 1000.
 MAX_EF_SEARCH = 1000
@@ -63,7 +63,7 @@ def search_statements(
 ) -> list[Statement]:
     """The statements of a search for the `k` nearest chunks of one query vector (the last
     one's rows, read by `found_rows`: id, cosine and the chunk's row,
-    `sql_reads.CHUNK_COLUMNS` and `FILE_CONTENT_KEY`, read by the same statement); with
+    `sql_reads.CANDIDATE_COLUMNS`, read by the same statement); with
     `where` (a condition on `documents` and its values, see `SearchFilter.sql`) that
     allows `allowed` chunks, only among those.
 
@@ -137,8 +137,8 @@ def _statements(
 
 
 def found_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[int, float, tuple[Any, ...]]]:
-    """A search statement's rows as (chunk id, cosine, the chunk's row: `CHUNK_COLUMNS` and
-    `FILE_CONTENT_KEY`)."""
+    """A search statement's rows as (chunk id, cosine, the chunk's row:
+    `CANDIDATE_COLUMNS`)."""
     return [(int(row[1]), -float(row[0]), tuple(row[1:])) for row in rows]
 
 
@@ -178,10 +178,11 @@ def search_sql(
         )
     # relaxed_order may hand rows back slightly out of order: the k found are sorted again
     return (
-        f"SELECT nearest.distance, {', '.join(CHUNK_COLUMNS)}, {FILE_CONTENT_KEY} "
-        f"FROM ({found}) AS nearest "
+        f"WITH nearest AS MATERIALIZED ({found}) "
+        f"SELECT nearest.distance, {CANDIDATE_COLUMNS} FROM nearest "
         "JOIN chunks ON chunks.id = nearest.chunk_id "
         "JOIN documents ON documents.id = chunks.document_id "
+        f"{FILE_PASSAGES.format(held='held.id IN (SELECT chunk_id FROM nearest)')} "
         "ORDER BY nearest.distance, nearest.chunk_id"
     )
 

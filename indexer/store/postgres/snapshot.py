@@ -17,21 +17,21 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, text
 
-from indexer.store.base import Candidates, CandidateSearch, Ranked, StoredChunk
+from indexer.store.base import Candidates, CandidateSearch, Ranked
 from indexer.store.filters import SearchFilter
 from indexer.store.index_types import quantization_for, structure_for
 from indexer.store.manifest import Manifest
 from indexer.store.postgres import fulltext, nearest, vectors
 from indexer.store.postgres.database import vector_schema
 from indexer.store.postgres.read_transaction import Reading, Statement, driver_sql
-from indexer.store.sql_reads import SqlReads, TermReads, chunk_and_key
+from indexer.store.sql_reads import CandidateRows, SqlReads, TermReads
 from indexer.store.word_filter import WordFilter
 
 # Rows of a search statement: (chunk id, score, the chunk's row and content key).
 Found = list[tuple[int, float, tuple[Any, ...]]]
 Rows = list[tuple[Any, ...]]
-# What a read is for (`lexical`, `allowed`, `size` or `vector` of a space, `cosines`,
-# `bm25`), and its statements: their last one's rows are its answer.
+# What a read is for (`lexical`, `allowed`, `chunks`, `size` or `vector` of a space,
+# `cosines`, `bm25`), and its statements: their last one's rows are its answer.
 ReadName = tuple[str, str]
 Read = tuple[ReadName, list[Statement]]
 
@@ -91,10 +91,11 @@ class PostgresSnapshot(SqlReads):
         return self.reading.run([(driver_sql(sql), values) for sql, values in statements])
 
     def search(self, ask: CandidateSearch) -> Candidates:
-        """Every side's search with the counts it needs in one round (with the BEGIN when
-        the snapshot has not begun: built from the manifest the store saw last), the
-        filtered vector searches once the allowed chunks are counted, a filtered graph
-        walk that stopped short again as an exact scan, then the exact scores."""
+        """Every side's search with the counts it needs (the passages searched among
+        them) in one round (with the BEGIN when the snapshot has not begun: built from
+        the manifest the store saw last), the filtered vector searches once the allowed
+        chunks are counted, a filtered graph walk that stopped short again as an exact
+        scan, then the exact scores."""
         where = ask.where or None
         condition = self.chunk_condition(where) if where else None
         searched: dict[str, Found] = {}
@@ -105,8 +106,11 @@ class PostgresSnapshot(SqlReads):
             if ask.text is not None:
                 statement = fulltext.search_statement(ask.text, ask.depth, condition)
                 reads.append((("lexical", ""), [statement] if statement else []))
-            if condition and ask.vectors and where not in self._allowed_counts:
+            if condition and where not in self._allowed_counts:
                 reads.append((("allowed", ""), [nearest.allowed_statement(condition)]))
+            if not condition and self.sizes.known(manifest, "chunks") is None:
+                count = driver_sql("SELECT count(*) FROM chunks")
+                reads.append((("chunks", ""), [(count, {})]))
             present = {s: v for s, v in ask.vectors.items() if s in manifest.spaces}
             for space in present:
                 if self.sizes.known(manifest, space) is None:
@@ -123,6 +127,8 @@ class PostgresSnapshot(SqlReads):
                 lexical = fulltext.found_rows(rows)
             elif kind == "allowed":
                 self._allowed_counts[where] = int(rows[0][0])  # type: ignore[index]
+            elif kind == "chunks":
+                self.counted_chunks(int(rows[0][0]))
             elif kind == "size":
                 self.sizes.counted(self.manifest, space, lambda n=int(rows[0][0]): n)
             else:
@@ -207,11 +213,10 @@ class PostgresSnapshot(SqlReads):
         where: SearchFilter | None,
     ) -> Candidates:
         """The lists, sizes, rows and content keys the searches read."""
-        chunks: dict[int, StoredChunk] = {}
-        keys: dict[int, str] = {}
+        rows = CandidateRows()
         for found in [*searched.values(), lexical or []]:
             for _, _, row in found:
-                chunk_and_key(row, chunks, keys)
+                rows.add(row)
         return Candidates(
             vector={space: _ranked(searched[space]) for space in ask.vectors},
             lexical=None if lexical is None else _ranked(lexical),
@@ -221,8 +226,10 @@ class PostgresSnapshot(SqlReads):
             },
             cosines={},
             bm25={},
-            chunks=chunks,
-            content_keys=keys,
+            chunks=rows.chunks,
+            content_keys=rows.content_keys,
+            passages=rows.passages,
+            searched=self._allowed_counts[where] if where else self.chunk_count(),
         )
 
     def _complete(self, ask: CandidateSearch, found: Candidates) -> None:

@@ -62,7 +62,7 @@ def test_repeated_searches_run_as_one_prepared_statement_with_one_generic_plan(n
             text("SELECT statement, generic_plans FROM pg_prepared_statements")
         ).all()
     assert any("space_contextual" in statement for statement, _ in prepared)
-    searches = ("SELECT nearest.distance", "space_contextual")
+    searches = ("WITH nearest", "space_contextual")
     plans = [
         generic
         for statement, generic in prepared

@@ -709,6 +709,39 @@ def test_a_search_reads_its_candidates_rows_and_content_keys(any_index):
     store.close()
 
 
+@pytest.mark.parametrize("sides", ["both", "vectors", "text"])
+def test_a_search_reads_how_many_passages_each_candidates_file_holds(any_index, sides):
+    """`search` gives, for each candidate's file (records left out), how many passages
+    it holds, and how many passages the search could return: all, or those a filter
+    allows (its words too), whichever sides it searches."""
+    from indexer.store.filters import make_filter
+    from indexer.store.word_filter import WordFilter
+
+    store = new_store(any_index)
+    with store.writer(), store.change() as change:
+        change.add_documents(
+            [
+                new_document("/docs/long.txt", [f"alpha {n}" for n in range(5)], 0),
+                new_document("/docs/short.md", ["alpha beta"], 1),
+                new_record("r1", ["alpha", "alpha gamma"], {"lang": "en"}, 2),
+            ]
+        )
+    vectors = {} if sides == "text" else {"contextual": unit(0)}
+    text = None if sides == "vectors" else "alpha"
+    with store.snapshot() as snapshot:
+        found = snapshot.search(CandidateSearch(vectors, text, 10))
+        filtered = snapshot.search(CandidateSearch(vectors, text, 10, make_filter(types="txt")))
+        worded = snapshot.search(
+            CandidateSearch(vectors, text, 10, make_filter(words=WordFilter(("beta",))))
+        )
+    documents = {chunk.path: chunk.document_id for chunk in found.chunks.values()}
+    assert found.passages == {documents["/docs/long.txt"]: 5, documents["/docs/short.md"]: 1}
+    assert found.searched == 8
+    assert filtered.passages == {documents["/docs/long.txt"]: 5} and filtered.searched == 5
+    assert worded.passages == {documents["/docs/short.md"]: 1} and worded.searched == 1
+    store.close()
+
+
 def test_a_search_scores_each_candidate_on_the_side_that_missed_it_as_that_side_would(
     any_index,
 ):
