@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -29,11 +28,10 @@ class Encoder(ABC):
     def encode(self, texts: Sequence[str], progress: EncodeProgress | None = None) -> np.ndarray:
         """Encode texts into a (len(texts), dim) array of unit-length float32 rows."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        with self._batches_for(len(texts)):
-            for batch in length_sorted_batches(self.lengths(texts), self.batch_size):
-                vectors[batch] = self._encode_batch([texts[i] for i in batch])
-                if progress is not None:
-                    progress(len(batch))
+        for batch, encoded in self._encoded_batches(texts, self.lengths(texts)):
+            vectors[batch] = encoded
+            if progress is not None:
+                progress(len(batch))
         return normalise(vectors)
 
     def lengths(self, texts: Sequence[str]) -> list[int]:
@@ -41,10 +39,14 @@ class Encoder(ABC):
         characters, unless the encoder counts something closer to its cost."""
         return [len(text) for text in texts]
 
-    def _batches_for(self, count: int) -> AbstractContextManager:
-        """What all the batches of one `encode` call of `count` texts run under (e.g. a
-        thread count chosen for the call's size, once): nothing, unless overridden."""
-        return nullcontext()
+    def _encoded_batches(
+        self, texts: Sequence[str], lengths: Sequence[int]
+    ) -> Iterable[tuple[list[int], np.ndarray]]:
+        """The positions of each batch of `texts` (of these `lengths`) with its vectors,
+        in the order of `length_sorted_batches`: one batch after the other here; an
+        encoder may run them otherwise (several at once, say)."""
+        for batch in length_sorted_batches(lengths, self.batch_size):
+            yield batch, self._encode_batch([texts[i] for i in batch])
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import shlex
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from lab.bench_peers import CTXSEARCH_SETTINGS, PEERS, peer_rows
 from lab.cli.errors import translate_lab_errors
+from lab.peer_venv import default_peers_venv
 from search.cli.common import IndexTarget, echo_json, json_option
 
 if TYPE_CHECKING:
@@ -17,10 +20,13 @@ if TYPE_CHECKING:
 
 SECTIONS = (
     "encoding", "overhead", "startup", "faiss", "stores", "scaling", "incremental", "fusion",
-    "quantize", "postgres", "queries", "readers",
+    "quantize", "postgres", "queries", "readers", "peers",
 )  # fmt: skip
 # Sections that run only when named in --only.
-ON_REQUEST = ("stores", "fusion", "quantize", "postgres", "queries", "readers")
+ON_REQUEST = ("stores", "fusion", "quantize", "postgres", "queries", "readers", "peers")
+# How many texts or documents a section takes unless --limit says.
+DEFAULT_LIMIT = 512
+PEERS_LIMIT = 1000
 # How to get a PostgreSQL to measure, when none is given.
 THROWAWAY_POSTGRES = "from a checkout, a throw-away one: python -m tests.support.postgres_server"
 
@@ -61,10 +67,9 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
 )
 @click.option(
     "--limit",
-    default=512,
-    show_default=True,
+    default=None,
     type=click.IntRange(1, MAX_SIZE),
-    help="How many texts or documents.",
+    help=f"How many texts or documents [default: {DEFAULT_LIMIT:,}; peers: {PEERS_LIMIT:,}].",
 )
 @click.option(
     "--index",
@@ -159,6 +164,35 @@ def _scale_sizes(_ctx: Any, _param: Any, text: str) -> list[int]:
     "--incremental-files", default=10_000, show_default=True, type=click.IntRange(1, MAX_SIZE)
 )
 @click.option(
+    "--peers",
+    "peer_names",
+    default=",".join(PEERS),
+    show_default=True,
+    help="Comma-separated peers for the peers section (none: ctxsearch alone).",
+)
+@click.option(
+    "--peers-venv",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The virtualenv the peers run in, made there from the package registry if it "
+    "is not yet [default: peers in ctxsearch's cache folder].",
+)
+@click.option(
+    "--setting",
+    "settings",
+    multiple=True,
+    metavar="OPTIONS",
+    help="`index` options of a ctxsearch row of the peers section, e.g. '--precision "
+    "fp32'; repeatable; '' is the default [default: each speed option, and none].",
+)
+@click.option(
+    "--rounds",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 100),
+    help="Rounds of the peers section: each runs every system once.",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path),
     help="Write the table as JSON here, and the scaling plot beside it (NAME-scaling.png).",
@@ -183,6 +217,10 @@ def bench(
     postgres_quantize: str,
     postgres_prewarm: bool,
     incremental_files: int,
+    peer_names: str,
+    peers_venv: Path | None,
+    settings: tuple[str, ...],
+    rounds: int,
     out: Path | None,
     as_json: bool,
 ) -> None:
@@ -214,6 +252,12 @@ def bench(
                    recall@10; then the graph as float32, halfvec and binary
                    (`index --quantize`): build s, table + index bytes per vector,
                    recall@10, p50/p99
+      peers        (only when named) `index` of the first --limit documents of --texts
+                   (a BEIR corpus) side by side with llm, Chroma, txtai and bare
+                   sentence-transformers (same model; each its own process, in
+                   --rounds interleaved rounds; the peers in their own virtualenv):
+                   docs/s, tokens encoded, tokens/s, peak RSS, ratio to the fastest
+                   peer; a matmul probe and ctxsearch's share of the bf16 ceiling
       queries      (only when named) whole queries (`Searcher.search`) on --index per
                    mode, contextual, lexical and hybrid, alternating with
                    --baseline-index (the same documents in another store): p50/p95 ms
@@ -239,6 +283,9 @@ def bench(
       ctxsearch lab bench --only queries --index URL --baseline-index scifact.idx \\
           --queries ../shared/eval/scifact --limit 100
       ctxsearch lab bench --only readers --store-size 1000000
+      ctxsearch lab bench --only peers --texts ../shared/eval/scifact
+      ctxsearch lab bench --only peers --texts ../shared/eval/scifact --limit 200 \\
+          --rounds 1 --peers chroma --setting '' --setting '--precision fp32'
     """
     sections = [part.strip() for part in only.split(",") if part.strip()]
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -253,6 +300,11 @@ def bench(
     if "quantize" in sections and vectors_path is None:
         raise click.UsageError("the quantize section needs --vectors (a float32 .npy file)")
     forms = _quantize_forms(quantize_forms)
+    peers = _peer_names(peer_names)
+    if "peers" in sections and texts_path is None:
+        raise click.UsageError(
+            "the peers section needs --texts (a BEIR corpus, e.g. ../shared/eval/scifact)"
+        )
     for needy in ("stores", "postgres"):
         if needy in sections and postgres is None:
             raise click.UsageError(
@@ -271,10 +323,25 @@ def bench(
     }
     with tempfile.TemporaryDirectory(prefix="ctxsearch-bench-") as scratch:
         for section in sections:
+            if section == "peers":
+                assert texts_path is not None
+                rows = peer_rows(
+                    _beir_file(texts_path, "corpus.jsonl"),
+                    limit or PEERS_LIMIT,
+                    rounds,
+                    _ctxsearch_settings(settings),
+                    peers,
+                    peers_venv or default_peers_venv(),
+                    log=lambda line: click.echo(line, err=True),
+                )
+                table["rows"] += rows
+                if not as_json:
+                    _print_section(section, rows)
+                continue
             rows = _run_section(
                 section,
                 texts_path,
-                limit,
+                limit or DEFAULT_LIMIT,
                 index_dir,
                 Path(scratch),
                 faiss_sizes=faiss_sizes,
@@ -416,6 +483,26 @@ def _quantize_forms(text: str | None) -> tuple[str, ...] | None:
     return forms
 
 
+def _peer_names(text: str) -> list[str]:
+    """The peers named by --peers, each one the peers section knows."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = sorted(set(names) - set(PEERS))
+    if unknown:
+        raise click.BadParameter(
+            f"unknown peer {', '.join(unknown)}; choose from {', '.join(PEERS)}",
+            param_hint="--peers",
+        )
+    return names
+
+
+def _ctxsearch_settings(given: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The ctxsearch rows of the peers section by name: `ctxsearch` and its options."""
+    if not given:
+        return dict(CTXSEARCH_SETTINGS)
+    split = [tuple(shlex.split(options)) for options in given]
+    return {" ".join(["ctxsearch", *options]): options for options in split}
+
+
 def _beir_file(path: Path, name: str) -> Path:
     """A BEIR file given as itself or as its folder."""
     return path / name if path.is_dir() else path
@@ -439,6 +526,16 @@ _COLUMNS = {
     "queries": ["queries", "p50_ms", "p95_ms", "total_p50_ms", "server_waits", "ratio"],
     "quantize": ["build_seconds", "bytes_per_vector", "recall@10", "p50_ms", "p99_ms", "ratio"],
     "readers": ["baseline_seconds", "seconds", "max_seconds", "ratio", "target"],
+    "peers": [
+        "seconds",
+        "docs_per_second",
+        "tokens",
+        "tokens_per_second",
+        "peak_megabytes",
+        "ratio",
+        "gflops",
+        "share_of_bf16_ceiling",
+    ],
 }
 _DEFAULT_COLUMNS = ["baseline_seconds", "seconds", "ratio", "target"]
 

@@ -1,5 +1,7 @@
 """The contextual and static encoders, checked against independent computations."""
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -86,6 +88,16 @@ def test_the_fingerprint_depends_on_the_weights_not_the_install_path(model, tmp_
     assert load_model(str(copy)).fingerprint == model.fingerprint
 
 
+def _forwards_seen(model) -> tuple[list[tuple[int, str]], object]:
+    """Each forward pass of `model` as (torch's thread count, the thread that ran it)."""
+    seen: list[tuple[int, str]] = []
+
+    def note(*_):
+        seen.append((torch.get_num_threads(), threading.current_thread().name))
+
+    return seen, model.register_forward_hook(note)
+
+
 def test_a_few_texts_are_encoded_on_one_thread_with_the_same_vectors(tiny_model_dir):
     """An edit's one or two passages run on one torch thread (two threads' barrier waits
     cost seconds on a busy machine); the vectors are those of a larger batch, and the
@@ -95,10 +107,9 @@ def test_a_few_texts_are_encoded_on_one_thread_with_the_same_vectors(tiny_model_
 
     loaded = load_model(str(tiny_model_dir))
     encoder = ContextualEncoder(loaded)
-    seen: list[int] = []
-    hook = loaded.model.register_forward_hook(lambda *_: seen.append(torch.get_num_threads()))
     before = torch.get_num_threads()
     torch.set_num_threads(2)
+    seen, hook = _forwards_seen(loaded.model)
     try:
         alone = encoder.encode(TEXTS[:1])
         together = encoder.encode(TEXTS[: ONE_THREAD_TEXTS + 1])
@@ -106,29 +117,34 @@ def test_a_few_texts_are_encoded_on_one_thread_with_the_same_vectors(tiny_model_
     finally:
         hook.remove()
         torch.set_num_threads(before)
-    assert seen == [1, 2]
+    assert seen[0] == (1, threading.current_thread().name)
     np.testing.assert_allclose(alone[0], together[0], atol=1e-5)
 
 
-def test_the_thread_count_is_chosen_once_per_call_for_all_its_batches(tiny_model_dir):
-    """How many threads a call runs on follows the call's size, not each batch's: the
-    last, short batch of a larger call does not switch the process to one thread."""
+def test_more_texts_run_whole_batches_side_by_side_one_thread_each(tiny_model_dir):
+    """A call of more than a few texts runs as many batches at once as torch has
+    threads, every operation of a batch on one thread (no barrier between two threads
+    after each operation), its batches cut so that each worker gets one; the vectors
+    are those of one batch at a time, and the thread count is left as it was."""
     from indexer.encoders.loading import load_model
     from indexer.encoders.transformer import ONE_THREAD_TEXTS
 
     loaded = load_model(str(tiny_model_dir))
-    encoder = ContextualEncoder(loaded, batch_size=ONE_THREAD_TEXTS)
-    seen: list[int] = []
-    hook = loaded.model.register_forward_hook(lambda *_: seen.append(torch.get_num_threads()))
+    encoder = ContextualEncoder(loaded)
+    texts = TEXTS[: ONE_THREAD_TEXTS + 1]
+    one_at_a_time = np.stack([encoder.encode([text])[0] for text in texts])
     before = torch.get_num_threads()
     torch.set_num_threads(2)
+    seen, hook = _forwards_seen(loaded.model)
     try:
-        encoder.encode(TEXTS[: ONE_THREAD_TEXTS + 1])
+        side_by_side = encoder.encode(texts)
         assert torch.get_num_threads() == 2
     finally:
         hook.remove()
         torch.set_num_threads(before)
-    assert seen == [2, 2]
+    assert [threads for threads, _ in seen] == [1, 1]
+    assert len({name for _, name in seen} - {threading.current_thread().name}) == 2
+    np.testing.assert_allclose(side_by_side, one_at_a_time, atol=1e-5)
 
 
 def test_texts_are_batched_by_their_tokens_not_their_characters(model):
