@@ -21,6 +21,7 @@ from indexer.records.record import record_id_of
 from indexer.spaces import Space
 from indexer.store.backends import open_store
 from indexer.store.base import CandidateSearch, Copies, Snapshot, Store, StoredChunk, Target
+from indexer.store.completeness import Completeness
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms, stop_words
 from search.batching import QueryBatcher
@@ -124,6 +125,9 @@ class SearchResponse:
     min_similarity: float | None = None
     # Why the filters can match nothing, when there are no hits (`search.hints`)
     hints: list[str] = field(default_factory=list)
+    # How complete the index searched was: while a run fills the contextual space, its
+    # newest passages are found by the lexical and static spaces only (`indexer.runs.fill`)
+    completeness: Completeness | None = None
 
     def to_dict(self) -> dict:
         """The response as the JSON object `ctxsearch query --json` prints."""
@@ -140,6 +144,8 @@ class SearchResponse:
             shown["filters"] = self.filters
         if self.min_similarity is not None:
             shown["min_similarity"] = self.min_similarity
+        if self.completeness is not None:
+            shown["completeness"] = self.completeness.to_dict()
         return shown
 
 
@@ -208,6 +214,8 @@ class Searcher:
         # Concurrent searches' query encodings, one forward pass for those waiting.
         self._batcher = QueryBatcher(self._space_encoder)
         self._explaining: ExplainingEncoders | None = None  # made by the first `explain`
+        # the completeness of the last generation searched, and that generation
+        self._completeness_of: tuple[tuple[str, int], Completeness] | None = None
         self._closed = False
 
     @property
@@ -354,6 +362,7 @@ class Searcher:
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         responses = []
         with self.store.snapshot([space.value for space in encoded]) as snapshot:
+            completeness = self._completeness(snapshot)
             for request, own in zip(requests, vectors, strict=True):
                 spaces = {space.value: kinds[space.value] for space in own}
                 started = time.perf_counter()
@@ -376,9 +385,26 @@ class Searcher:
                         filters=request.filter.to_dict() if request.filter else None,
                         min_similarity=request.min_similarity,
                         hints=hints,
+                        completeness=completeness,
                     )
                 )
         return responses
+
+    def completeness(self) -> Completeness:
+        """How complete the index is now: how many of its passages have their contextual
+        vector (all, but while a run fills them)."""
+        self._check_open()
+        with self.store.snapshot([]) as snapshot:
+            return self._completeness(snapshot)
+
+    def _completeness(self, snapshot: Snapshot) -> Completeness:
+        """The completeness of the snapshot's state, counted once per generation."""
+        manifest = snapshot.manifest
+        state = (manifest.index_id, manifest.generation)
+        known = self._completeness_of
+        if known is None or known[0] != state:
+            known = self._completeness_of = (state, snapshot.completeness())
+        return known[1]
 
     def _explainer(self, request: SearchRequest) -> Explainer:
         """What explains the hits of `request`: the words of their passages by the

@@ -10,6 +10,7 @@ passage repeated within a run is encoded once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,9 @@ class BatchPlan:
 class Reuse:
     """A run's reuse of vectors, batch after batch (the batches are stored in order)."""
 
-    def __init__(self) -> None:
+    def __init__(self, spaces: Sequence[str] | None = None) -> None:
+        # The spaces the run writes vectors into (default: every space of the index).
+        self._spaces = spaces
         # Keys that a planned batch encodes and that is not stored yet: a later batch
         # waits for them instead of encoding them again.
         self._in_flight: set[str] = set()
@@ -42,7 +45,8 @@ class Reuse:
     def plan(self, change: Change, texts: list[str]) -> BatchPlan:
         """Which of a batch's chunk `texts` to encode (read before the batch is stored)."""
         keys = content_keys(texts, change.manifest)
-        stored = change.vectors_for(key for key in keys if key not in self._in_flight)
+        wanted = (key for key in keys if key not in self._in_flight)
+        stored = change.vectors_for(wanted, self._spaces)
         rows: dict[str, int] = {}
         to_encode: list[str] = []
         for key, text in zip(keys, texts, strict=True):
@@ -53,18 +57,18 @@ class Reuse:
         return BatchPlan(keys, stored, rows, to_encode)
 
     def vectors(self, change: Change, plan: BatchPlan, encoded: Vectors) -> Vectors:
-        """Every chunk's vectors in every space, in order: encoded, copied from the store,
-        or stored by an earlier batch of the run (which is stored by now)."""
+        """Every chunk's vectors in each space of `encoded`, in order: encoded, copied
+        from the store, or stored by an earlier batch of the run (which is stored by now)."""
         waited = [
             key for key in plan.keys if key not in plan.stored and key not in plan.encoded_rows
         ]
-        earlier = change.vectors_for(waited) if waited else {}
+        earlier = change.vectors_for(waited, self._spaces) if waited else {}
         missing = set(waited) - set(earlier)
         if missing:  # an earlier batch of this run stores every key it planned
             raise RuntimeError(f"{len(missing)} passages were neither encoded nor stored")
         manifest = change.manifest
         result: Vectors = {}
-        for space in manifest.spaces:
+        for space in encoded:
             matrix = np.empty((len(plan.keys), manifest.dim_of(space)), dtype=np.float32)
             for row, key in enumerate(plan.keys):
                 if key in plan.encoded_rows:

@@ -3,8 +3,9 @@
 A `Run` opens (or creates) the index with this process as its only writer and checks
 what it writes into; chunks documents with the index's model; encodes and stores them
 about `batch_chunks` chunks at a time into the run's change (in this process or on a Ray
-cluster, `indexer.runs.encoding`); reports its progress; and, once committed, exports the
-model for torch-free queries. What changes is the caller's (`indexer.runs.folders`,
+cluster, `indexer.runs.encoding`), leaving the contextual vectors to the fill once that
+change is published (`indexer.runs.fill`); reports its progress; and, once committed,
+exports the model for torch-free queries. What changes is the caller's (`indexer.runs.folders`,
 `indexer.runs.record_changes`). Each run has its own state: the `Indexer` that starts
 it keeps only its settings and its encoders, so one writer serves any number of runs.
 """
@@ -24,6 +25,7 @@ from indexer.reading.text_layout import Layout
 from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
+from indexer.spaces import Space
 from indexer.splitting.chunking import Chunk, chunk_document, warm_split
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.token_memo import TokenMemo
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 # Texts this long have their token spans kept between processes (`TokenMemo`): a cold
 # split of a 1.4M-character page tokenises for seconds, of a small file for milliseconds.
 MEMO_CHARACTERS = 100_000
+CONTEXTUAL = Space.CONTEXTUAL.value
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,11 @@ class Run:
         what is written, and when, is the same for every backend.
         """
         manifest = change.manifest
-        reuse = Reuse()
+        # The contextual vectors are the fill's, after the publish (`indexer.runs.fill`).
+        spaces = None
+        if self.settings.defers_contextual:
+            spaces = [space for space in manifest.spaces if space != CONTEXTUAL]
+        reuse = Reuse(spaces)
 
         def batches() -> Iterator[tuple[tuple[list[Pending], BatchPlan], list[str]]]:
             size = self.settings.batch_chunks
@@ -217,13 +224,14 @@ class Run:
                 plan = reuse.plan(change, texts)
                 yield (batch, plan), plan.texts
 
-        backend = self.settings.encoding_backend(self.encoders_for, self._chunks_encoded)
+        backend = self.settings.encoding_backend(self.encoders_for, self._chunks_encoded, spaces)
         try:
             with closing(backend.encode(manifest, batches())) as encoded:
                 for (batch, plan), vectors in encoded:
                     self._store_batch(change, batch, reuse.vectors(change, plan, vectors))
                     reuse.stored(plan)
-                    self.stored.encoded += len(plan.texts)
+                    if spaces is None:  # else the fill counts what the model encodes
+                        self.stored.encoded += len(plan.texts)
                     counts = self.counts
                     counts.stored = self.stored.chunks
                     counts.encoded = max(counts.encoded, self.stored.chunks)
@@ -232,6 +240,16 @@ class Run:
         finally:
             self.stored.workers = backend.workers
             backend.close()
+
+    def fill(self, store: Store) -> None:
+        """Encode and store the contextual vectors the index lacks (this run's new
+        passages', and those an interrupted run left), a published batch at a time."""
+        from indexer.runs.fill import fill_contextual
+
+        settings = self.settings
+        self.stored.encoded += fill_contextual(
+            store, self.encoders_for, settings.fill_batch_chunks, settings.precision, self.report
+        )
 
     def _chunks_encoded(self, count: int) -> None:
         """`count` more chunks went through the encoder (within a batch: not stored yet)."""

@@ -20,7 +20,7 @@ WORDS = (  # noqa: SIM905 (a paragraph is easier to read than forty quoted words
     "apple orchard phone jaguar car cat engine seal harbor jar trunk elephant luggage"
 ).split()
 QUERIES = ["river bank erosion", "coffee from java", "tower crane", "apple orchard in spring"]
-BATCH_CHUNKS = 8
+BATCH_CHUNKS = 8  # chunks encoded together, and contextual vectors the fill publishes together
 
 # SIGINT's default handler first: a shell's background job (a CI runner's, `nohup ... &`)
 # starts with SIGINT ignored, and the Ctrl-C the tests send must be a Ctrl-C.
@@ -30,7 +30,10 @@ import sys
 signal.signal(signal.SIGINT, signal.default_int_handler)
 from indexer import Indexer
 from indexer.store.base import Target
-Indexer(sys.argv[1], model=sys.argv[3], batch_chunks=int(sys.argv[4])).index_folder(sys.argv[2])
+batch = int(sys.argv[4])
+Indexer(sys.argv[1], model=sys.argv[3], batch_chunks=batch, fill_batch_chunks=batch).index_folder(
+    sys.argv[2]
+)
 """
 
 
@@ -95,7 +98,13 @@ def start_indexer_process(
 
 def index_in_process(index_dir: Target, folder: Path, model_dir: Path, quantize: str | None = None):
     """Index in this process (the model stays loaded between calls)."""
-    indexer = Indexer(index_dir, model=str(model_dir), batch_chunks=BATCH_CHUNKS, quantize=quantize)
+    indexer = Indexer(
+        index_dir,
+        model=str(model_dir),
+        batch_chunks=BATCH_CHUNKS,
+        fill_batch_chunks=BATCH_CHUNKS,
+        quantize=quantize,
+    )
     return indexer.index_folder(folder)
 
 

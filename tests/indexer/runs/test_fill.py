@@ -1,0 +1,170 @@
+"""Searchable before the vectors are done: a run publishes the cheap sides, then fills.
+
+A run commits documents, passages, the lexical space and the static space in one
+publish, then the contextual vectors in published batches (`indexer.runs.fill`). These
+tests look at the index between those publishes (from the run's own progress reports,
+or after killing the run between two batches) on both stores, with real SQLite, FAISS
+and PostgreSQL and the `hashed-words` test encoder.
+"""
+
+from __future__ import annotations
+
+import signal
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from indexer import Indexer
+from indexer.runs.progress import Progress
+from indexer.store.backends import open_store, verify_target
+from search import Searcher
+from tests.support.crash_harness import BATCH_CHUNKS, run_indexer_process, write_corpus
+from tests.support.oracle import differences, index_fingerprint
+
+FILL_BATCH = BATCH_CHUNKS  # what the crash harness's indexer process fills a batch at a time
+MODES = ("lexical", "static", "contextual", "hybrid")
+
+
+def generations(target) -> int:
+    store = open_store(target)
+    try:
+        assert store.manifest is not None
+        return store.manifest.generation
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    return write_corpus(tmp_path / "docs", files=12)
+
+
+def test_the_cheap_sides_answer_before_the_contextual_vectors_are_filled(
+    any_index, fast_model, folder
+):
+    """At the fill's start the run has published every passage to the lexical and static
+    spaces and none to the contextual one; each batch then adds its vectors, published."""
+    seen: list[tuple[int, dict, dict]] = []
+
+    def look(event: Progress) -> None:
+        if event.stage != "fill":
+            return
+        with Searcher(any_index) as searcher:
+            found = {
+                mode: searcher.search("river bank", k=50, mode=mode, all_chunks=True)
+                for mode in MODES
+            }
+            completeness = searcher.completeness()
+        seen.append((event.done, completeness.to_dict(), found))
+
+    indexer = Indexer(any_index, model=fast_model, fill_batch_chunks=FILL_BATCH)
+    summary = indexer.index_folder(folder, progress=look)
+
+    first_done, first, found = seen[0]
+    assert first_done == 0
+    assert first["contextual_passages"] == 0 and first["passages"] == summary.chunks
+    assert first["contextual_complete"] is False
+    assert found["lexical"].results and found["static"].results
+    assert found["contextual"].results == []  # no contextual vector yet: no ghost hits
+    # hybrid fuses what there is: the lexical side's hits, none without a passage behind
+    chunk_ids = {hit.chunk_id for hit in found["lexical"].results}
+    assert {hit.chunk_id for hit in found["hybrid"].results} <= chunk_ids
+    assert all(hit.similarity is None for hit in found["hybrid"].results)
+    assert found["hybrid"].to_dict()["completeness"] == first
+
+    filled = [state["contextual_passages"] for _, state, _ in seen[1:]]
+    assert filled == sorted(filled) and filled[-1] == summary.chunks
+    assert all(later - earlier <= FILL_BATCH for earlier, later in pairwise(filled))
+    batches = -(-summary.chunks // FILL_BATCH)
+    assert generations(any_index) == 1 + batches  # the cheap sides' publish, then each batch
+    assert summary.encoded == summary.chunks
+    report = verify_target(any_index)
+    assert report.consistent and report.counts["unfilled"] == 0
+
+
+def test_hybrid_during_the_fill_ranks_passages_with_and_without_contextual_vectors(
+    any_index, fast_model, folder
+):
+    """Half-way through the fill, every mode answers from one state: the contextual mode
+    only passages with a vector, hybrid both kinds, each hit a stored passage."""
+    answers: dict[str, list] = {}
+
+    def look(event: Progress) -> None:
+        if event.stage == "fill" and not answers and 0 < event.done < event.total:
+            with Searcher(any_index) as searcher:
+                for mode in MODES:
+                    answers[mode] = searcher.search(
+                        "river bank money", k=60, mode=mode, all_chunks=True
+                    ).results
+
+    Indexer(any_index, model=fast_model, fill_batch_chunks=FILL_BATCH).index_folder(
+        folder, progress=look
+    )
+    contextual = {hit.chunk_id for hit in answers["contextual"]}
+    assert 0 < len(contextual) < len({hit.chunk_id for hit in answers["lexical"]})
+    hybrid = answers["hybrid"]
+    assert {hit.chunk_id for hit in hybrid} <= contextual | {
+        hit.chunk_id for hit in answers["lexical"]
+    }
+    assert any(hit.similarity is None for hit in hybrid)
+    assert any(hit.similarity is not None for hit in hybrid)
+    assert all(hit.chunk_id in contextual for hit in hybrid if hit.similarity is not None)
+
+
+def test_a_fill_killed_between_batches_resumes_without_encoding_again(
+    any_index, fast_model, folder, tmp_path
+):
+    """Killed after its second fill batch, the run leaves that published state: verify
+    accepts it and says the fill is incomplete; the next run encodes only the rest, and
+    the index is then what a one-shot run makes."""
+    killed = run_indexer_process(
+        any_index,
+        folder,
+        fast_model,
+        env={"CTXSEARCH_KILL_AT": "after-fill-batch:2"},
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    report = verify_target(any_index)
+    assert report.consistent, report.problems
+    with Searcher(any_index) as searcher:
+        state = searcher.completeness()
+    assert state.contextual_passages == 2 * FILL_BATCH < state.passages
+    assert report.counts["unfilled"] == state.passages - state.contextual_passages
+    assert any("the fill is incomplete" in note for note in report.notes)
+
+    resumed = Indexer(any_index, model=fast_model, fill_batch_chunks=FILL_BATCH).index_folder(
+        folder
+    )
+    assert resumed.added == resumed.chunks == 0  # nothing new to read
+    assert resumed.encoded == state.passages - state.contextual_passages
+    one_shot = tmp_path / "one-shot"
+    Indexer(one_shot, model=fast_model, fill_batch_chunks=0).index_folder(folder)
+    assert differences(index_fingerprint(any_index), index_fingerprint(one_shot)) == []
+
+
+def test_with_a_fill_batch_of_zero_a_run_publishes_everything_at_once(
+    any_index, fast_model, folder
+):
+    """`fill_batch_chunks=0` indexes the old way: one publish holding every space."""
+    seen: list[str] = []
+    summary = Indexer(any_index, model=fast_model, fill_batch_chunks=0).index_folder(
+        folder, progress=lambda event: seen.append(event.stage)
+    )
+    assert "fill" not in seen
+    assert generations(any_index) == 1
+    with Searcher(any_index) as searcher:
+        assert searcher.completeness().contextual_passages == summary.chunks
+
+
+def test_records_are_filled_after_their_upsert_publishes(any_index, fast_model):
+    """An upsert publishes its records' rows, lexical entries and static vectors at once,
+    then their contextual vectors; a record whose text another has reuses its vector."""
+    records = [{"id": f"r{n}", "text": f"Otters dive for fish {n} times."} for n in range(10)]
+    records.append({"id": "copy", "text": records[0]["text"]})
+    indexer = Indexer(any_index, model=fast_model, fill_batch_chunks=4)
+    summary = indexer.upsert_records(records)
+    assert summary.chunks == 11 and summary.encoded == 10
+    with Searcher(any_index) as searcher:
+        assert searcher.completeness().contextual_complete
+    assert verify_target(any_index).consistent
