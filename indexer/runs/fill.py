@@ -21,7 +21,6 @@ import numpy as np
 from indexer.faults import kill_point
 from indexer.runs.progress import Progress
 from indexer.spaces import Space
-from indexer.splitting.model_input import model_input
 from indexer.store.content_keys import content_keys
 
 if TYPE_CHECKING:
@@ -31,6 +30,8 @@ if TYPE_CHECKING:
     from indexer.store.manifest import Manifest
 
 EncodersFor = Callable[["Manifest"], "IndexEncoders"]
+# What the model reads for a stored passage of an index, from its text and section trail.
+ModelText = Callable[["Manifest"], Callable[[str, "str | None"], str]]
 
 CONTEXTUAL = Space.CONTEXTUAL.value
 # One change for the whole fill when the writer fills within its runs (batch size 0).
@@ -40,14 +41,16 @@ _ALL_AT_ONCE = 2**62
 def fill_contextual(
     store: Store,
     encoders_for: EncodersFor,
+    model_text: ModelText,
     batch_size: int,
     precision: str,
     report: ProgressCallback,
 ) -> int:
     """Store the contextual vector of every passage of `store` that lacks one, `batch_size`
-    at a time (0: all at once), each batch published atomically (the writer lock held),
-    encoded by `encoders_for(manifest)` in `precision` and reported as `fill` progress;
-    how many passages were encoded."""
+    at a time (0: all at once), each batch published atomically (the writer lock held):
+    what `model_text(manifest)` makes of its text and trail, encoded by
+    `encoders_for(manifest)` in `precision`, reported as `fill` progress. Returns how
+    many passages were encoded."""
     manifest = store.manifest
     if manifest is None or CONTEXTUAL not in manifest.spaces or not manifest.unfilled:
         return 0
@@ -58,32 +61,49 @@ def fill_contextual(
                 total = change.unfilled_count()
                 report(Progress("fill", 0, total))
             batch = change.unfilled_chunks(batch_size or _ALL_AT_ONCE)
-            encoded += _fill_batch(change, batch, encoders_for, precision)
+            if batch:
+                read = model_text(change.manifest)
+                texts = [read(text, trail) for _, text, trail in batch]
+                encoders = encoders_for(change.manifest)
+                within = _Within(report, done, total)
+                encoded += _fill_batch(change, batch, texts, encoders, precision, within.encoded)
+            else:  # the passages left to fill were removed since: the fill is done
+                empty = np.zeros((0, change.manifest.dim_of(CONTEXTUAL)), np.float32)
+                change.fill_contextual(np.zeros(0, np.int64), empty)
             left = change.manifest.unfilled
         done += len(batch)
-        report(Progress("fill", min(done, total), total))
+        report(Progress("fill", done, total, chunks=done, encoded=done))
         if not left:
             return encoded
         kill_point("after-fill-batch")
 
 
+class _Within:
+    """Reports the passages encoded within a batch, as the encoder says it goes: a batch
+    of long passages takes a while."""
+
+    def __init__(self, report: ProgressCallback, done: int, total: int):
+        self.report, self.stored, self.total = report, done, total
+        self.done = done
+
+    def encoded(self, count: int) -> None:
+        self.done = min(self.done + count, self.total)
+        self.report(Progress("fill", self.stored, self.total, self.stored, self.done))
+
+
 def _fill_batch(
     change: Change,
     batch: list[tuple[int, str, str | None]],
-    encoders_for: EncodersFor,
+    texts: list[str],
+    encoders: IndexEncoders,
     precision: str,
+    progress: Callable[[int], None],
 ) -> int:
-    """Store the contextual vectors of `batch` (id, text, trail) in `change`: copied where
-    a filled passage has the same content key, else encoded (each text once); how many
-    were encoded."""
+    """Store the contextual vectors of `batch` (id, text, trail), whose model inputs are
+    `texts`, in `change`: copied where a filled passage has the same content key, else
+    encoded (each text once); how many were encoded."""
     manifest = change.manifest
     dim = manifest.dim_of(CONTEXTUAL)
-    if not batch:  # the passages left to fill were removed: nothing is
-        change.fill_contextual(np.zeros(0, np.int64), np.zeros((0, dim), np.float32))
-        return 0
-    encoders = encoders_for(manifest)
-    spans = encoders.loaded.token_spans
-    texts = [model_input(text, section, spans, manifest.chunk_tokens) for _, text, section in batch]
     keys = content_keys(texts, manifest)
     copied = change.filled_vectors_for(keys)
     rows: dict[str, int] = {}
@@ -95,7 +115,7 @@ def _fill_batch(
     fresh = np.zeros((0, dim), np.float32)
     if unique:
         change.set_precision(precision)  # the manifest records what encoded the vectors
-        fresh = encoders[CONTEXTUAL].encode(unique)
+        fresh = encoders[CONTEXTUAL].encode(unique, progress=progress)
     matrix = np.empty((len(batch), dim), np.float32)
     for row, key in enumerate(keys):
         matrix[row] = fresh[rows[key]] if key in rows else copied[key]

@@ -17,6 +17,8 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from indexer.config import token_memo_dir
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
@@ -25,7 +27,6 @@ from indexer.reading.text_layout import Layout
 from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
-from indexer.spaces import Space
 from indexer.splitting.chunking import Chunk, chunk_document, warm_split
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.token_memo import TokenMemo
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 # Texts this long have their token spans kept between processes (`TokenMemo`): a cold
 # split of a 1.4M-character page tokenises for seconds, of a small file for milliseconds.
 MEMO_CHARACTERS = 100_000
-CONTEXTUAL = Space.CONTEXTUAL.value
 
 
 @dataclass(frozen=True)
@@ -210,10 +210,9 @@ class Run:
         """
         manifest = change.manifest
         # The contextual vectors are the fill's, after the publish (`indexer.runs.fill`).
-        spaces = None
-        if self.settings.defers_contextual:
-            spaces = [space for space in manifest.spaces if space != CONTEXTUAL]
-        reuse = Reuse(spaces)
+        defers = self.settings.defers_contextual
+        reuse = Reuse(defers)
+        spaces = reuse.encoded_spaces(manifest)
 
         def batches() -> Iterator[tuple[tuple[list[Pending], BatchPlan], list[str]]]:
             size = self.settings.batch_chunks
@@ -228,9 +227,9 @@ class Run:
         try:
             with closing(backend.encode(manifest, batches())) as encoded:
                 for (batch, plan), vectors in encoded:
-                    self._store_batch(change, batch, reuse.vectors(change, plan, vectors))
+                    self._store_batch(change, batch, *reuse.vectors(change, plan, vectors))
                     reuse.stored(plan)
-                    if spaces is None:  # else the fill counts what the model encodes
+                    if not defers:  # else the fill counts what the model encodes
                         self.stored.encoded += len(plan.texts)
                     counts = self.counts
                     counts.stored = self.stored.chunks
@@ -248,15 +247,36 @@ class Run:
 
         settings = self.settings
         self.stored.encoded += fill_contextual(
-            store, self.encoders_for, settings.fill_batch_chunks, settings.precision, self.report
+            store,
+            self.encoders_for,
+            self._model_text,
+            settings.fill_batch_chunks,
+            settings.precision,
+            self.report,
         )
+
+    def _model_text(self, manifest: Manifest) -> Callable[[str, str | None], str]:
+        """What the model reads for a stored passage (`indexer.splitting.model_input`),
+        from the writer's split cache: the passages this run split are known there."""
+        spans = self.encoders_for(manifest).loaded.token_spans
+
+        def model_text(text: str, section: str | None) -> str:
+            return self.split_cache.model_input(text, section, spans, manifest.chunk_tokens)
+
+        return model_text
 
     def _chunks_encoded(self, count: int) -> None:
         """`count` more chunks went through the encoder (within a batch: not stored yet)."""
         self.counts.encoded += count
         self.report(self.counts.progress())
 
-    def _store_batch(self, change: Change, batch: list[Pending], vectors: dict) -> None:
+    def _store_batch(
+        self,
+        change: Change,
+        batch: list[Pending],
+        vectors: dict[str, np.ndarray],
+        unfilled: np.ndarray | None,
+    ) -> None:
         # An edited file keeps the rows of its unchanged passages; a record (whose
         # metadata may have changed too) is removed and added again.
         change.remove_documents(
@@ -268,7 +288,8 @@ class Run:
         for item in batch:
             end = offset + len(item.chunks)
             own = {name: matrix[offset:end] for name, matrix in vectors.items()}
-            document = NewDocument(item.document, item.chunks, own, item.metadata)
+            left = None if unfilled is None else unfilled[offset:end]
+            document = NewDocument(item.document, item.chunks, own, item.metadata, left)
             offset = end
             if item.replaces is None:
                 self.stored.added += 1

@@ -185,15 +185,16 @@ class ShownHits:
 
 @dataclass(frozen=True)
 class NewDocument:
-    """A document to add: its chunks, and each vector space's vectors of those chunks
-    (without the contextual space's, the store records the chunks as unfilled: the fill
-    adds them later); `metadata` for a record (see `indexer.records.record`), None for a
-    file."""
+    """A document to add: its chunks, and each vector space's vectors of those chunks;
+    `metadata` for a record (see `indexer.records.record`), None for a file. `unfilled`,
+    when given, marks the chunks whose contextual vector is not given (their rows of it
+    are not stored): the store records them, and the fill adds their vectors later."""
 
     document: Document
     chunks: list[Chunk]
     vectors: dict[str, np.ndarray]
     metadata: dict[str, Any] | None = None
+    unfilled: np.ndarray | None = None  # one bool per chunk
 
 
 @dataclass

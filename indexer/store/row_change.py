@@ -119,17 +119,41 @@ class RowChange:
         if replaced.inserted:
             ids = np.asarray([replaced.ids[position] for position in replaced.inserted], np.int64)
             rows = np.asarray(replaced.inserted, np.int64)
-            given = self._spaces_given(ids, new.vectors)
-            self._add_vectors(ids, {space: new.vectors[space][rows] for space in given})
+            vectors = {space: matrix[rows] for space, matrix in new.vectors.items()}
+            unfilled = None if new.unfilled is None else new.unfilled[rows]
+            for space, (kept, matrix) in self._vectors_to_add(ids, vectors, unfilled).items():
+                self._add_space_vectors(space, kept, matrix)
         return replaced.ids
 
-    def _spaces_given(self, chunk_ids: np.ndarray, given: Iterable[str]) -> list[str]:
-        """The spaces of the index whose vectors are `given` for these new chunks; when
-        the contextual one is not, its vectors are left for the fill (`unfilled_chunks`)."""
-        given = set(given)
-        if CONTEXTUAL in self.manifest.spaces and CONTEXTUAL not in given and len(chunk_ids):
-            self.manifest.unfilled = with_ids(self.manifest.unfilled, chunk_ids.tolist())
-        return [space for space in self.manifest.spaces if space in given]
+    def _vectors_to_add(
+        self, chunk_ids: np.ndarray, vectors: dict[str, np.ndarray], unfilled: np.ndarray | None
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Each space's (ids, vectors) to add for these new chunks: all of them, but in
+        the contextual space those `unfilled` marks, recorded for the fill instead
+        (`unfilled_chunks`)."""
+        added = {space: (chunk_ids, vectors[space]) for space in self.manifest.spaces}
+        if unfilled is not None and CONTEXTUAL in added:
+            self.manifest.unfilled = with_ids(self.manifest.unfilled, chunk_ids[unfilled].tolist())
+            added[CONTEXTUAL] = (chunk_ids[~unfilled], vectors[CONTEXTUAL][~unfilled])
+        return added
+
+    def _documents_vectors(
+        self, chunk_ids: np.ndarray, documents: Sequence[NewDocument]
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """`_vectors_to_add` for the chunks of these documents, inserted as `chunk_ids`."""
+        vectors = {
+            space: np.concatenate([item.vectors[space] for item in documents])
+            for space in self.manifest.spaces
+        }
+        unfilled = None
+        if any(item.unfilled is not None for item in documents):
+            unfilled = np.concatenate(
+                [
+                    np.zeros(len(item.chunks), bool) if item.unfilled is None else item.unfilled
+                    for item in documents
+                ]
+            )
+        return self._vectors_to_add(chunk_ids, vectors, unfilled)
 
     def unfilled_chunks(self, limit: int) -> list[tuple[int, str, str | None]]:
         """The (id, text, section trail) of the `limit` lowest chunks whose contextual
@@ -171,11 +195,6 @@ class RowChange:
     def _drop_vectors(self, chunk_ids: np.ndarray) -> None:
         """Remove these deleted chunks' vectors from every space (the backend's own)."""
         raise NotImplementedError
-
-    def _add_vectors(self, chunk_ids: np.ndarray, vectors: dict[str, np.ndarray]) -> None:
-        """Add the vectors of these new chunks to each space of `vectors`."""
-        for space, matrix in vectors.items():
-            self._add_space_vectors(space, chunk_ids, matrix)
 
     def _add_space_vectors(self, space: str, chunk_ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add these chunks' vectors to one space (the backend's own)."""

@@ -322,8 +322,8 @@ class LocalChange(RowChange):
         if not documents:
             return []
         stored, ids = self._insert_rows(documents)
-        for name in self._spaces_given(ids, documents[0].vectors):
-            self.spaces[name].add(ids, np.concatenate([item.vectors[name] for item in documents]))
+        for name, (kept, vectors) in self._documents_vectors(ids, documents).items():
+            self.spaces[name].add(kept, vectors)
         return stored
 
     def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:

@@ -360,9 +360,8 @@ class PostgresChange(RowChange):
                 defer_term_counts(self.session.connection())
         stored, ids = self._insert_rows(documents)
         if len(ids):
-            for space in self._spaces_given(ids, documents[0].vectors):
-                matrix = np.concatenate([item.vectors[space] for item in documents])
-                vectors.add_vectors(self.session.connection(), space, ids, matrix)
+            for space, (kept, matrix) in self._documents_vectors(ids, documents).items():
+                self._add_space_vectors(space, kept, matrix)
         return stored
 
     def _holds_no_chunks(self) -> bool:
