@@ -130,6 +130,7 @@ def state(index_dir: Target) -> dict:
             "documents": documents,
             "chunks": store.describe()["chunks"],
             "results": results,
+            "completeness": searcher.completeness().to_dict(),
         }
 
 
