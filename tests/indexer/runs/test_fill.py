@@ -9,18 +9,25 @@ and PostgreSQL and the `hashed-words` test encoder.
 
 from __future__ import annotations
 
+import json
 import signal
 from itertools import pairwise
 from pathlib import Path
 
+import anyio
+import httpx
 import pytest
+from click.testing import CliRunner
 
 from indexer import Indexer
 from indexer.runs.progress import Progress
 from indexer.store.backends import open_store, verify_target
 from search import Searcher
+from search.cli import cli
 from tests.support.crash_harness import BATCH_CHUNKS, run_indexer_process, write_corpus
+from tests.support.mcp_client import stdio_session
 from tests.support.oracle import differences, index_fingerprint
+from tests.support.serving import running_server
 
 FILL_BATCH = BATCH_CHUNKS  # what the crash harness's indexer process fills a batch at a time
 MODES = ("lexical", "static", "contextual", "hybrid")
@@ -168,3 +175,62 @@ def test_records_are_filled_after_their_upsert_publishes(any_index, fast_model):
     with Searcher(any_index) as searcher:
         assert searcher.completeness().contextual_complete
     assert verify_target(any_index).consistent
+
+
+@pytest.fixture
+def filling_index(tmp_path, fast_model) -> Path:
+    """A folder index whose run was killed after its first fill batch."""
+    index = tmp_path / "ix"
+    folder = write_corpus(tmp_path / "notes", files=12)
+    killed = run_indexer_process(
+        index, folder, fast_model, env={"CTXSEARCH_KILL_AT": "after-fill-batch"}
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    return index
+
+
+def test_every_surface_says_how_complete_the_index_is(filling_index, tmp_path):
+    """`info`, `ls`, `query`, `verify`, HTTP (a real `serve`) and MCP (a real `mcp` over
+    stdio) each say, with the same keys, that the fill is under way."""
+    with Searcher(filling_index) as searcher:
+        expected = searcher.completeness().to_dict()
+    assert expected["contextual_passages"] == FILL_BATCH < expected["passages"]
+    assert expected["contextual_complete"] is False
+    runner = CliRunner()
+
+    info = runner.invoke(cli, ["info", "--index", str(filling_index), "--json"])
+    assert json.loads(info.stdout)["completeness"] == expected
+    text = runner.invoke(cli, ["info", "--index", str(filling_index)]).stdout
+    assert f"contextual vectors: filling: {FILL_BATCH} of {expected['passages']} passages" in text
+
+    listed = json.loads(runner.invoke(cli, ["ls", "--index", str(filling_index), "--json"]).stdout)
+    assert [folder["contextual_passages"] for folder in listed] == [FILL_BATCH]
+    assert (
+        "The index is filling" in runner.invoke(cli, ["ls", "--index", str(filling_index)]).stdout
+    )
+
+    asked = ["query", "river bank", "--index", str(filling_index)]
+    answer = runner.invoke(cli, [*asked, "--json"])
+    assert answer.exit_code == 0 and json.loads(answer.stdout)["completeness"] == expected
+    shown = runner.invoke(cli, asked)
+    assert shown.exit_code == 0 and "note: the index is filling" in shown.stderr
+
+    checked = runner.invoke(cli, ["verify", "--index", str(filling_index)])
+    assert checked.exit_code == 0, checked.output
+    assert "consistent" in checked.stdout and "the fill is incomplete" in checked.output
+
+    with running_server(filling_index, tmp_path / "serve.log") as server:
+        found = httpx.get(f"{server.url}/search", params={"q": "river bank"}).json()
+        assert found["completeness"] == expected
+        assert httpx.get(f"{server.url}/info").json()["completeness"] == expected
+
+    async def over_mcp() -> None:
+        async with stdio_session(filling_index) as session:
+            compact = (
+                await session.call_tool("search", {"query": "river bank"})
+            ).structured_content
+            assert compact["completeness"] == expected
+            folders = (await session.call_tool("folders", {})).structured_content
+            assert folders["completeness"] == expected
+
+    anyio.run(over_mcp)
