@@ -125,8 +125,10 @@ class SearchResponse:
     min_similarity: float | None = None
     # Why the filters can match nothing, when there are no hits (`search.hints`)
     hints: list[str] = field(default_factory=list)
-    # How complete the index searched was: while a run fills the contextual space, its
-    # newest passages are found by the lexical and static spaces only (`indexer.runs.fill`)
+    # How complete the index searched was while a run fills the contextual space (its
+    # newest passages are found by the lexical and static spaces only until then:
+    # `indexer.runs.fill`); None when every passage has its contextual vector (known from
+    # the manifest, so a query of a complete index counts nothing)
     completeness: Completeness | None = None
 
     def to_dict(self) -> dict:
@@ -144,8 +146,8 @@ class SearchResponse:
             shown["filters"] = self.filters
         if self.min_similarity is not None:
             shown["min_similarity"] = self.min_similarity
-        if self.completeness is not None:
-            shown["completeness"] = self.completeness.to_dict()
+        complete = {"contextual_complete": True}
+        shown["completeness"] = self.completeness.to_dict() if self.completeness else complete
         return shown
 
 
@@ -362,7 +364,6 @@ class Searcher:
         timings["encode_seconds"] = round(time.perf_counter() - started, 4)
         responses = []
         with self.store.snapshot([space.value for space in encoded]) as snapshot:
-            completeness = self._completeness(snapshot)
             for request, own in zip(requests, vectors, strict=True):
                 spaces = {space.value: kinds[space.value] for space in own}
                 started = time.perf_counter()
@@ -385,9 +386,12 @@ class Searcher:
                         filters=request.filter.to_dict() if request.filter else None,
                         min_similarity=request.min_similarity,
                         hints=hints,
-                        completeness=completeness,
                     )
                 )
+            if snapshot.manifest.unfilled:  # read after the searches: they go with the BEGIN
+                filling = self._completeness(snapshot)
+                for response in responses:
+                    response.completeness = None if filling.contextual_complete else filling
         return responses
 
     def completeness(self) -> Completeness:

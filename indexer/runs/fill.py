@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from indexer.errors import IndexLocked
 from indexer.faults import kill_point
 from indexer.runs.progress import Progress
 from indexer.spaces import Space
@@ -50,32 +51,48 @@ def fill_contextual(
     at a time (0: all at once), each batch published atomically (the writer lock held):
     what `model_text(manifest)` makes of its text and trail, encoded by
     `encoders_for(manifest)` in `precision`, reported as `fill` progress. Returns how
-    many passages were encoded."""
+    many passages were encoded. A fill that loses its writer lock (a PostgreSQL session
+    ended) stops there: what it published stays, and the next run fills the rest."""
     manifest = store.manifest
     if manifest is None or CONTEXTUAL not in manifest.spaces or not manifest.unfilled:
         return 0
     total, done, encoded = None, 0, 0
     while True:
-        with store.change() as change:
-            if total is None:
-                total = change.unfilled_count()
-                report(Progress("fill", 0, total))
-            batch = change.unfilled_chunks(batch_size or _ALL_AT_ONCE)
-            if batch:
-                read = model_text(change.manifest)
-                texts = [read(text, trail) for _, text, trail in batch]
-                encoders = encoders_for(change.manifest)
+        try:
+            with store.change() as change:
+                if total is None:
+                    total = change.unfilled_count()
+                    report(Progress("fill", 0, total))
                 within = _Within(report, done, total)
-                encoded += _fill_batch(change, batch, texts, encoders, precision, within.encoded)
-            else:  # the passages left to fill were removed since: the fill is done
-                empty = np.zeros((0, change.manifest.dim_of(CONTEXTUAL)), np.float32)
-                change.fill_contextual(np.zeros(0, np.int64), empty)
-            left = change.manifest.unfilled
+                batch = change.unfilled_chunks(batch_size or _ALL_AT_ONCE)
+                encoded += _fill_next(change, batch, model_text, encoders_for, precision, within)
+                left = change.manifest.unfilled
+        except IndexLocked:  # lost (a PostgreSQL session ended): what it published stays
+            return encoded
         done += len(batch)
         report(Progress("fill", done, total, chunks=done, encoded=done))
         if not left:
             return encoded
         kill_point("after-fill-batch")
+
+
+def _fill_next(
+    change: Change,
+    batch: list[tuple[int, str, str | None]],
+    model_text: ModelText,
+    encoders_for: EncodersFor,
+    precision: str,
+    within: _Within,
+) -> int:
+    """Fill `batch`, the next unfilled chunks, in `change`; how many were encoded."""
+    manifest = change.manifest
+    if not batch:  # the passages left to fill were removed since: the fill is done
+        empty = np.zeros((0, manifest.dim_of(CONTEXTUAL)), np.float32)
+        change.fill_contextual(np.zeros(0, np.int64), empty)
+        return 0
+    read = model_text(manifest)
+    texts = [read(text, trail) for _, text, trail in batch]
+    return _fill_batch(change, batch, texts, encoders_for(manifest), precision, within.encoded)
 
 
 class _Within:

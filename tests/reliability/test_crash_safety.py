@@ -24,6 +24,7 @@ from search.cli import cli
 from tests.search.cli.test_watch import found
 from tests.support.crash_harness import (
     copy_index,
+    filling_to,
     index_in_process,
     mutate_corpus,
     run_indexer_process,
@@ -103,28 +104,12 @@ def quantized_scenario(tmp_path_factory, fast_model):
     return crash_scenario(tmp_path_factory.mktemp("crash-int8"), fast_model, quantize="int8")
 
 
-def filling(observed: dict, new: dict) -> bool:
-    """Whether `observed` is a state the fill of the run to `new` publishes on its way:
-    every new document and passage, each found by the lexical and static spaces as in
-    `new` (the contextual space holds some of the new passages, not all yet)."""
-    return (
-        observed["documents"] == new["documents"]
-        and observed["chunks"] == new["chunks"]
-        and observed["completeness"]["contextual_complete"] is False
-        and all(
-            found == new["results"][query, mode]
-            for (query, mode), found in observed["results"].items()
-            if mode in ("lexical", "static")
-        )
-    )
-
-
 def recover_and_compare(index_dir, scenario, model_dir, allow_new: bool) -> None:
     report = verify_index(index_dir)
     assert report.consistent, report.problems
     observed = state(index_dir)
     assert observed == scenario["old"] or (
-        allow_new and (observed == scenario["new"] or filling(observed, scenario["new"]))
+        allow_new and (observed == scenario["new"] or filling_to(observed, scenario["new"]))
     )
     index_in_process(index_dir, scenario["folder"], model_dir)
     assert verify_index(index_dir).consistent
@@ -187,7 +172,7 @@ def test_interrupted_at_a_point_of_publishing_then_recovered(scenario, fast_mode
     committed = PUBLISH_POINTS.index(point) >= PUBLISH_POINTS.index("after-commit")
     observed = state(index_dir)
     if committed:  # the run's first publish: its contextual vectors are the fill's to add
-        assert observed == scenario["new"] or filling(observed, scenario["new"])
+        assert observed == scenario["new"] or filling_to(observed, scenario["new"])
     else:
         assert observed == scenario["old"]
     assert not list(index_dir.glob(".*.tmp-*"))  # no half-saved space is left behind

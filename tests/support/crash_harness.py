@@ -134,6 +134,22 @@ def state(index_dir: Target) -> dict:
         }
 
 
+def filling_to(observed: dict, new: dict) -> bool:
+    """Whether `observed` is a state the fill of the run to `new` publishes on its way:
+    every new document and passage, each found by the lexical and static spaces as in
+    `new` (the contextual space holds some of the new passages, not all yet)."""
+    return (
+        observed["documents"] == new["documents"]
+        and observed["chunks"] == new["chunks"]
+        and observed["completeness"]["contextual_complete"] is False
+        and all(
+            found == new["results"][query, mode]
+            for (query, mode), found in observed["results"].items()
+            if mode in ("lexical", "static")
+        )
+    )
+
+
 def copy_index(source: Path, destination: Path) -> Path:
     """A copy of an index directory, to start each crash from the same state."""
     return Path(shutil.copytree(source, destination))
