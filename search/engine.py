@@ -40,6 +40,7 @@ from search.modes import Mode
 from search.placing import Places, crowding
 from search.request import SearchRequest, search_request
 from search.snippets import make_snippet
+from search.stand_in import stand_in_cosines
 
 if TYPE_CHECKING:
     from search.passage_words import ExplainingEncoders
@@ -501,6 +502,8 @@ def _candidates(
     if mode is Mode.HYBRID:
         dense, lexical = lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value]
         cosines, bm25 = (found.cosines, found.bm25) if hybrid.completes else ({}, {})
+        if snapshot.manifest.unfilled:  # passages with no contextual vector yet
+            cosines = {**cosines, **stand_in_cosines(dense, lexical, similarities)}
         fused = hybrid.fuse(dense, lexical, request.dense_weight, cosines, bm25, query)
         if hybrid.keeps_exact:
             exact = exact_match(query_terms(query), lexical, found.chunks)

@@ -24,6 +24,7 @@ from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
 from indexer.reading.sources import Document
 from indexer.reading.text_layout import Layout
+from indexer.runs.fill import fill_contextual
 from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
@@ -243,8 +244,6 @@ class Run:
     def fill(self, store: Store) -> None:
         """Encode and store the contextual vectors the index lacks (this run's new
         passages', and those an interrupted run left), a published batch at a time."""
-        from indexer.runs.fill import fill_contextual
-
         settings = self.settings
         self.stored.encoded += fill_contextual(
             store,

@@ -32,6 +32,11 @@ def filled_through(ranges: Ranges, last_id: int) -> Ranges:
     return [[max(first, last_id + 1), last] for first, last in ranges if last > last_id]
 
 
+def holds(ranges: Ranges, chunk_id: int) -> bool:
+    """Whether `chunk_id` lies in `ranges`."""
+    return any(first <= chunk_id <= last for first, last in ranges)
+
+
 def in_ranges(ranges: Ranges, column: str = "id") -> tuple[str, dict[str, int]]:
     """The SQL condition that a chunk id (`column`) lies in `ranges` (false when there
     are none), and its named parameters."""

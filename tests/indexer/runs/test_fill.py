@@ -234,3 +234,18 @@ def test_every_surface_says_how_complete_the_index_is(filling_index, tmp_path):
             assert folders["completeness"] == expected
 
     anyio.run(over_mcp)
+
+
+def test_hybrid_ranks_a_passage_without_its_contextual_vector_by_the_side_that_has_it(
+    filling_index,
+):
+    """Mid-fill, the newest passages have no contextual score: each takes, on that side,
+    the score at its lexical rank (`search.stand_in`), not the side's lowest (which sank
+    the lexical side's best passage below passages with a vector): so the passage the
+    lexical side ranks first, not filled yet, comes first in hybrid too."""
+    with Searcher(filling_index) as searcher:
+        [best] = searcher.search("river bank", k=1, mode="lexical", all_chunks=True).results
+        assert best.similarity is None  # its contextual vector is not stored yet
+        found = searcher.search("river bank", k=5, mode="hybrid", all_chunks=True)
+    assert found.completeness is not None and not found.completeness.contextual_complete
+    assert found.results[0].chunk_id == best.chunk_id
