@@ -82,8 +82,8 @@ def _look(
         found["completeness_at_first_answer"] = completeness.to_dict()
     if completeness.contextual_complete and completeness.passages:
         found["full_quality_seconds"] = now
-    elif "during_fill" not in found and 2 * completeness.contextual_passages >= (
-        completeness.passages
+    elif "during_fill" not in found and 0 < completeness.passages <= (
+        2 * completeness.contextual_passages
     ):
         shown = subprocess.run(
             [sys.executable, "-m", "search", "query", query, "--index", str(index), "-k", "3"],
