@@ -249,3 +249,15 @@ def test_hybrid_ranks_a_passage_without_its_contextual_vector_by_the_side_that_h
         found = searcher.search("river bank", k=5, mode="hybrid", all_chunks=True)
     assert found.completeness is not None and not found.completeness.contextual_complete
     assert found.results[0].chunk_id == best.chunk_id
+
+
+def test_similar_of_a_file_not_filled_yet_says_so_in_one_line(filling_index):
+    """More like a file whose contextual vectors are not stored yet: one line, exit 2
+    (it blamed the index before: `run ctxsearch verify`)."""
+    with Searcher(filling_index) as searcher:
+        found = searcher.search("river", k=50, mode="lexical").results
+    latest = max(found, key=lambda hit: hit.path)  # read last, so filled last
+    assert latest.similarity is None
+    shown = CliRunner().invoke(cli, ["similar", latest.path, "--index", str(filling_index)])
+    assert shown.exit_code == 2 and "Traceback" not in shown.output
+    assert "its contextual vectors are not stored yet" in shown.stderr
