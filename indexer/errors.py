@@ -19,6 +19,11 @@ class DocumentNotFound(CtxsearchError):
     """No document with the id asked for is in the index."""
 
 
+class NotFilledYet(DocumentNotFound):
+    """A passage asked for by its vector has none yet: the run that stored it is still
+    filling the contextual space (`indexer.runs.fill`)."""
+
+
 class IndexCorrupt(CtxsearchError):
     """The index exists but one of its files cannot be read."""
 

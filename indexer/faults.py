@@ -25,6 +25,7 @@ KILL_POINTS = (
     "after-scan",
     "after-delete",
     "after-batch",
+    "after-fill-batch",
     "before-space-save",
     "mid-delta-save",
     "mid-space-save",

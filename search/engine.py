@@ -21,6 +21,7 @@ from indexer.records.record import record_id_of
 from indexer.spaces import Space
 from indexer.store.backends import open_store
 from indexer.store.base import CandidateSearch, Copies, Snapshot, Store, StoredChunk, Target
+from indexer.store.completeness import Completeness
 from indexer.store.manifest import Manifest
 from indexer.terms import query_terms, stop_words
 from search.batching import QueryBatcher
@@ -40,6 +41,7 @@ from search.modes import Mode
 from search.placing import Places, crowding
 from search.request import SearchRequest, search_request
 from search.snippets import make_snippet
+from search.stand_in import stand_in_cosines
 
 if TYPE_CHECKING:
     from search.passage_words import ExplainingEncoders
@@ -125,6 +127,11 @@ class SearchResponse:
     min_similarity: float | None = None
     # Why the filters can match nothing, when there are no hits (`search.hints`)
     hints: list[str] = field(default_factory=list)
+    # How complete the index searched was while a run fills the contextual space (its
+    # newest passages are found by the lexical and static spaces only until then:
+    # `indexer.runs.fill`); None when every passage has its contextual vector (known from
+    # the manifest, so a query of a complete index counts nothing)
+    completeness: Completeness | None = None
 
     def to_dict(self) -> dict:
         """The response as the JSON object `ctxsearch query --json` prints."""
@@ -141,6 +148,8 @@ class SearchResponse:
             shown["filters"] = self.filters
         if self.min_similarity is not None:
             shown["min_similarity"] = self.min_similarity
+        complete = {"contextual_complete": True}
+        shown["completeness"] = self.completeness.to_dict() if self.completeness else complete
         return shown
 
 
@@ -211,6 +220,8 @@ class Searcher:
         # Concurrent searches' query encodings, one forward pass for those waiting.
         self._batcher = QueryBatcher(self._space_encoder)
         self._explaining: ExplainingEncoders | None = None  # made by the first `explain`
+        # the completeness of the last generation searched, and that generation
+        self._completeness_of: tuple[tuple[str, int], Completeness] | None = None
         self._closed = False
 
     @property
@@ -381,7 +392,27 @@ class Searcher:
                         hints=hints,
                     )
                 )
+            if snapshot.manifest.unfilled:  # read after the searches: they go with the BEGIN
+                filling = self._completeness(snapshot)
+                for response in responses:
+                    response.completeness = None if filling.contextual_complete else filling
         return responses
+
+    def completeness(self) -> Completeness:
+        """How complete the index is now: how many of its passages have their contextual
+        vector (all, but while a run fills them)."""
+        self._check_open()
+        with self.store.snapshot([]) as snapshot:
+            return self._completeness(snapshot)
+
+    def _completeness(self, snapshot: Snapshot) -> Completeness:
+        """The completeness of the snapshot's state, counted once per generation."""
+        manifest = snapshot.manifest
+        state = (manifest.index_id, manifest.generation)
+        known = self._completeness_of
+        if known is None or known[0] != state:
+            known = self._completeness_of = (state, snapshot.completeness())
+        return known[1]
 
     def _explainer(self, request: SearchRequest) -> Explainer:
         """What explains the hits of `request`: the words of their passages by the
@@ -474,6 +505,8 @@ def _candidates(
     if mode is Mode.HYBRID:
         dense, lexical = lists[Space.CONTEXTUAL.value], lists[Space.LEXICAL.value]
         cosines, bm25 = (found.cosines, found.bm25) if hybrid.completes else ({}, {})
+        if snapshot.manifest.unfilled:  # passages with no contextual vector yet
+            cosines = {**cosines, **stand_in_cosines(dense, lexical, similarities)}
         fused = hybrid.fuse(dense, lexical, request.dense_weight, cosines, bm25, query)
         if hybrid.keeps_exact:
             exact = exact_match(query_terms(query), lexical, found.chunks)

@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from indexer.errors import DocumentNotFound, IndexCorrupt, InvalidQuery
+from indexer.errors import DocumentNotFound, IndexCorrupt, InvalidQuery, NotFilledYet
 from indexer.spaces import Space
 from indexer.store.base import CandidateSearch, Snapshot, Store, StoredChunk
+from indexer.store.chunk_ranges import holds
 from search.large_documents import swamping_documents
 from search.limits import MAX_DOCUMENT_ID
 from search.locations import fill_locations
@@ -251,6 +252,12 @@ def _item_vector(snapshot: Snapshot, space: str, chunks: list[StoredChunk]) -> n
     """The item's vector in `space`: its one passage's, or the normalised mean."""
     stored = snapshot.vectors(space, [chunk.id for chunk in chunks])
     missing = [chunk.id for chunk in chunks if chunk.id not in stored]
+    unfilled = snapshot.manifest.unfilled
+    if space == Space.CONTEXTUAL and missing and all(holds(unfilled, i) for i in missing):
+        raise NotFilledYet(
+            f"{chunks[0].path}: its contextual vectors are not stored yet (a run is filling "
+            "them: `ctxsearch info` says how far); ask again once it is done"
+        )
     if missing:
         raise IndexCorrupt(
             f"the {space} space has no vector for chunks {missing[:5]}: run `ctxsearch verify`"

@@ -8,7 +8,7 @@ the lock, the atomic publish) stays with the pipeline, whichever backend encodes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
@@ -46,33 +46,34 @@ class LocalEncoding:
 
     `progress(n)`, if given, hears of every `n` chunks through the contextual encoder
     (the slow one) as they are done, so a batch of many chunks advances as it goes.
+    `spaces`, if given, are the spaces it encodes (default: every space of the index).
     """
 
     def __init__(
         self,
         encoders_for: Callable[[Manifest], IndexEncoders],
         progress: Callable[[int], None] | None = None,
+        spaces: Sequence[str] | None = None,
     ):
         self._encoders_for = encoders_for
         self._progress = progress
+        self._spaces = spaces
         self.workers = 0
 
     def encode(
         self, manifest: Manifest, batches: Iterable[tuple[Item, list[str]]]
     ) -> Iterator[tuple[Item, Vectors]]:
+        spaces = manifest.spaces if self._spaces is None else self._spaces
         for item, texts in batches:
             if not texts:  # every vector of the batch is reused
                 yield (
                     item,
-                    {
-                        name: np.zeros((0, manifest.dim_of(name)), np.float32)
-                        for name in manifest.spaces
-                    },
+                    {name: np.zeros((0, manifest.dim_of(name)), np.float32) for name in spaces},
                 )
                 continue
             encoders = self._encoders_for(manifest)
             self.workers = 1
-            yield item, {name: self._encode(encoders[name], texts) for name in manifest.spaces}
+            yield item, {name: self._encode(encoders[name], texts) for name in spaces}
 
     def _encode(self, encoder: Encoder, texts: list[str]) -> np.ndarray:
         if encoder.name == CONTEXTUAL:

@@ -80,6 +80,7 @@ def index_file(
             if source is None and old is not None:
                 gone.append(old.id)
             change.remove_documents(gone + unindexable)
+        run.fill(store)
         count_stored(summary, run, store, removed=len(gone) + len(unindexable))
     summary.query_export = run.export_query_model()
     summary.seconds = round(time.perf_counter() - started, 3)

@@ -11,7 +11,9 @@ For each run (a `Run`, see `indexer.runs.run`):
    encode and store about `batch_chunks` chunks at a time into the run's change; the
    encoding runs in this process, or on a Ray cluster (`ray=`, see
    `indexer.runs.encoding`), and nothing else changes with it;
-4. publish everything at once (see `Store.change`), or nothing if nothing changed.
+4. publish everything at once (see `Store.change`), or nothing if nothing changed;
+5. fill the contextual space in published batches (`indexer.runs.fill`): the passages
+   of step 3 are searchable by the lexical and static spaces from step 4 on.
 
 The index is any `Store` (`indexer.store.base`): a folder, or a PostgreSQL URL.
 """
@@ -227,6 +229,7 @@ def index_folder(
             left = [document.id for same in movable.values() for document in same]
             change.remove_documents(left + unindexable)
             kill_point("after-delete")
+        run.fill(store)
         count_stored(summary, run, store, removed=len(left) + len(unindexable))
     summary.query_export = run.export_query_model()
     summary.seconds = round(time.perf_counter() - started, 3)

@@ -123,7 +123,10 @@ class Indexer:
         above it are resolved), and each run follows it to where it leads then.
 
         The run is atomic: readers see the index as it was until the run publishes its
-        result in one commit. Another process writing the same index makes this raise
+        result in one commit, its new passages with their lexical entries and static
+        vectors; then their contextual vectors follow, `fill_batch_chunks` at a time, each
+        batch published (`indexer.runs.fill`; one commit for all with 0), and any left by
+        an interrupted run are filled too. Another process writing the same index makes this raise
         `IndexLocked`, or wait for it with `wait`. Files are read, chunked, encoded and
         stored a batch at a time, so memory does not grow with the size of the folder.
         A folder with nothing to index is refused (`SourceNotFound`, most likely a wrong

@@ -83,6 +83,7 @@ def upsert_records(
                 else:
                     changed.append((record, old))
             run.encode_and_store(change, _chunked(run, change, changed))
+        run.fill(store)
         written = run.stored
         summary.added, summary.updated, summary.chunks, summary.encoded = (
             written.added,

@@ -14,10 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from indexer.spaces import Space
 from indexer.store.base import Change, KeyedVectors
 from indexer.store.content_keys import content_keys
+from indexer.store.manifest import Manifest
 
 Vectors = dict[str, np.ndarray]
+CONTEXTUAL = Space.CONTEXTUAL.value
 
 
 @dataclass
@@ -32,17 +35,32 @@ class BatchPlan:
 
 
 class Reuse:
-    """A run's reuse of vectors, batch after batch (the batches are stored in order)."""
+    """A run's reuse of vectors, batch after batch (the batches are stored in order).
 
-    def __init__(self) -> None:
+    With `defer_contextual`, the run encodes every space but the contextual one, whose
+    vectors the fill adds after the run's publish (`indexer.runs.fill`): a passage whose
+    key a stored passage has gets that one's contextual vector too, when it has one; the
+    others are left unfilled.
+    """
+
+    def __init__(self, defer_contextual: bool = False) -> None:
+        self._defers = defer_contextual
         # Keys that a planned batch encodes and that is not stored yet: a later batch
         # waits for them instead of encoding them again.
         self._in_flight: set[str] = set()
 
+    def encoded_spaces(self, manifest: Manifest) -> list[str]:
+        """The spaces the run encodes."""
+        return [space for space in manifest.spaces if not (self._defers and space == CONTEXTUAL)]
+
     def plan(self, change: Change, texts: list[str]) -> BatchPlan:
         """Which of a batch's chunk `texts` to encode (read before the batch is stored)."""
         keys = content_keys(texts, change.manifest)
-        stored = change.vectors_for(key for key in keys if key not in self._in_flight)
+        wanted = [key for key in keys if key not in self._in_flight]
+        stored = change.vectors_for(wanted)
+        if self._defers:  # those whose contextual vector is not filled yet: the rest
+            rest = [key for key in wanted if key not in stored]
+            stored |= change.vectors_for(rest, self.encoded_spaces(change.manifest))
         rows: dict[str, int] = {}
         to_encode: list[str] = []
         for key, text in zip(keys, texts, strict=True):
@@ -52,19 +70,23 @@ class Reuse:
         self._in_flight.update(rows)
         return BatchPlan(keys, stored, rows, to_encode)
 
-    def vectors(self, change: Change, plan: BatchPlan, encoded: Vectors) -> Vectors:
-        """Every chunk's vectors in every space, in order: encoded, copied from the store,
-        or stored by an earlier batch of the run (which is stored by now)."""
+    def vectors(
+        self, change: Change, plan: BatchPlan, encoded: Vectors
+    ) -> tuple[Vectors, np.ndarray | None]:
+        """Every chunk's vectors in order, in each space of `encoded` (encoded, copied from
+        the store, or stored by an earlier batch of the run, which is stored by now) and,
+        when the run defers the contextual space, in it where a copy was found; and then
+        which chunks are left for the fill (None when the run does not defer)."""
+        manifest = change.manifest
         waited = [
             key for key in plan.keys if key not in plan.stored and key not in plan.encoded_rows
         ]
-        earlier = change.vectors_for(waited) if waited else {}
+        earlier = change.vectors_for(waited, self.encoded_spaces(manifest)) if waited else {}
         missing = set(waited) - set(earlier)
         if missing:  # an earlier batch of this run stores every key it planned
             raise RuntimeError(f"{len(missing)} passages were neither encoded nor stored")
-        manifest = change.manifest
         result: Vectors = {}
-        for space in manifest.spaces:
+        for space in encoded:
             matrix = np.empty((len(plan.keys), manifest.dim_of(space)), dtype=np.float32)
             for row, key in enumerate(plan.keys):
                 if key in plan.encoded_rows:
@@ -72,7 +94,15 @@ class Reuse:
                 else:
                     matrix[row] = (plan.stored.get(key) or earlier[key])[space]
             result[space] = matrix
-        return result
+        if not self._defers:
+            return result, None
+        copied = np.zeros((len(plan.keys), manifest.dim_of(CONTEXTUAL)), dtype=np.float32)
+        unfilled = np.ones(len(plan.keys), dtype=bool)
+        for row, key in enumerate(plan.keys):
+            if CONTEXTUAL in plan.stored.get(key, {}):
+                copied[row], unfilled[row] = plan.stored[key][CONTEXTUAL], False
+        result[CONTEXTUAL] = copied
+        return result, unfilled
 
     def stored(self, plan: BatchPlan) -> None:
         """The batch of `plan` is stored: later batches find its keys in the store."""

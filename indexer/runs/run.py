@@ -3,8 +3,9 @@
 A `Run` opens (or creates) the index with this process as its only writer and checks
 what it writes into; chunks documents with the index's model; encodes and stores them
 about `batch_chunks` chunks at a time into the run's change (in this process or on a Ray
-cluster, `indexer.runs.encoding`); reports its progress; and, once committed, exports the
-model for torch-free queries. What changes is the caller's (`indexer.runs.folders`,
+cluster, `indexer.runs.encoding`), leaving the contextual vectors to the fill once that
+change is published (`indexer.runs.fill`); reports its progress; and, once committed,
+exports the model for torch-free queries. What changes is the caller's (`indexer.runs.folders`,
 `indexer.runs.record_changes`). Each run has its own state: the `Indexer` that starts
 it keeps only its settings and its encoders, so one writer serves any number of runs.
 """
@@ -16,11 +17,14 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from indexer.config import token_memo_dir
 from indexer.encoders.for_index import EncoderHolder, IndexEncoders
 from indexer.faults import kill_point
 from indexer.reading.sources import Document
 from indexer.reading.text_layout import Layout
+from indexer.runs.fill import fill_contextual
 from indexer.runs.progress import Progress, ProgressCallback, no_report
 from indexer.runs.reuse import BatchPlan, Reuse
 from indexer.runs.write_settings import WriteSettings
@@ -206,7 +210,10 @@ class Run:
         what is written, and when, is the same for every backend.
         """
         manifest = change.manifest
-        reuse = Reuse()
+        # The contextual vectors are the fill's, after the publish (`indexer.runs.fill`).
+        defers = self.settings.defers_contextual
+        reuse = Reuse(defers)
+        spaces = reuse.encoded_spaces(manifest)
 
         def batches() -> Iterator[tuple[tuple[list[Pending], BatchPlan], list[str]]]:
             size = self.settings.batch_chunks
@@ -217,13 +224,14 @@ class Run:
                 plan = reuse.plan(change, texts)
                 yield (batch, plan), plan.texts
 
-        backend = self.settings.encoding_backend(self.encoders_for, self._chunks_encoded)
+        backend = self.settings.encoding_backend(self.encoders_for, self._chunks_encoded, spaces)
         try:
             with closing(backend.encode(manifest, batches())) as encoded:
                 for (batch, plan), vectors in encoded:
-                    self._store_batch(change, batch, reuse.vectors(change, plan, vectors))
+                    self._store_batch(change, batch, *reuse.vectors(change, plan, vectors))
                     reuse.stored(plan)
-                    self.stored.encoded += len(plan.texts)
+                    if not defers:  # else the fill counts what the model encodes
+                        self.stored.encoded += len(plan.texts)
                     counts = self.counts
                     counts.stored = self.stored.chunks
                     counts.encoded = max(counts.encoded, self.stored.chunks)
@@ -233,12 +241,41 @@ class Run:
             self.stored.workers = backend.workers
             backend.close()
 
+    def fill(self, store: Store) -> None:
+        """Encode and store the contextual vectors the index lacks (this run's new
+        passages', and those an interrupted run left), a published batch at a time."""
+        settings = self.settings
+        self.stored.encoded += fill_contextual(
+            store,
+            self.encoders_for,
+            self._model_text,
+            settings.fill_batch_chunks,
+            settings.precision,
+            self.report,
+        )
+
+    def _model_text(self, manifest: Manifest) -> Callable[[str, str | None], str]:
+        """What the model reads for a stored passage (`indexer.splitting.model_input`),
+        from the writer's split cache: the passages this run split are known there."""
+        spans = self.encoders_for(manifest).loaded.token_spans
+
+        def model_text(text: str, section: str | None) -> str:
+            return self.split_cache.model_input(text, section, spans, manifest.chunk_tokens)
+
+        return model_text
+
     def _chunks_encoded(self, count: int) -> None:
         """`count` more chunks went through the encoder (within a batch: not stored yet)."""
         self.counts.encoded += count
         self.report(self.counts.progress())
 
-    def _store_batch(self, change: Change, batch: list[Pending], vectors: dict) -> None:
+    def _store_batch(
+        self,
+        change: Change,
+        batch: list[Pending],
+        vectors: dict[str, np.ndarray],
+        unfilled: np.ndarray | None,
+    ) -> None:
         # An edited file keeps the rows of its unchanged passages; a record (whose
         # metadata may have changed too) is removed and added again.
         change.remove_documents(
@@ -250,7 +287,8 @@ class Run:
         for item in batch:
             end = offset + len(item.chunks)
             own = {name: matrix[offset:end] for name, matrix in vectors.items()}
-            document = NewDocument(item.document, item.chunks, own, item.metadata)
+            left = None if unfilled is None else unfilled[offset:end]
+            document = NewDocument(item.document, item.chunks, own, item.metadata, left)
             offset = end
             if item.replaces is None:
                 self.stored.added += 1

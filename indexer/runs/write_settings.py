@@ -14,7 +14,7 @@ Cheap to import (`ctxsearch --help` reads it): no torch, no store.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
 BATCH_CHUNKS = 256  # chunks encoded and written together
+# Contextual vectors published together by the fill: a generation every 10 to 30 s on
+# two loaded cores with the default model.
+FILL_BATCH_CHUNKS = 256
 _LAST_K = re.compile(r"^mean-last([1-9]\d*)$")
 
 
@@ -179,6 +182,18 @@ class WriteSettings:
             help="Chunks encoded (and written) per batch; on Ray, one batch is one actor call.",
         ),
     )
+    fill_batch_chunks: int = field(
+        default=FILL_BATCH_CHUNKS,
+        metadata=_about(
+            option="--fill-batch-chunks",
+            noun="fill batch size",
+            least=0,
+            help="A run makes its passages searchable by the lexical and static spaces "
+            "first, then encodes their contextual vectors this many at a time, each batch "
+            "published as it is done (an interrupted fill resumes at the next run). 0: "
+            "encode them within the run, published with it.",
+        ),
+    )
     ray: str | None = field(
         default=None,
         metadata=_about(
@@ -308,16 +323,24 @@ class WriteSettings:
         if self.static is not None:
             manifest.check_static(self.static)
 
+    @property
+    def defers_contextual(self) -> bool:
+        """Whether a run leaves its new passages' contextual vectors to the fill (not on
+        Ray, whose actors encode every space of a batch)."""
+        return self.ray is None and self.fill_batch_chunks > 0
+
     def encoding_backend(
         self,
         encoders_for: Callable[[Manifest], IndexEncoders],
         progress: Callable[[int], None] | None = None,
+        spaces: Sequence[str] | None = None,
     ) -> EncodingBackend:
-        """Where this writer's chunks are encoded: here with `encoders_for`, or on Ray."""
+        """Where this writer's chunks are encoded: here with `encoders_for` (`spaces`:
+        those to encode, default all), or on Ray (every space)."""
         if self.ray is None:
             from indexer.runs.encoding import LocalEncoding
 
-            return LocalEncoding(encoders_for, progress)
+            return LocalEncoding(encoders_for, progress, spaces)
         from indexer.runs.ray import RayEncoding
 
         return RayEncoding(self.ray, self.ray_workers, self.ray_threads)

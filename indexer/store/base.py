@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # kept cheap to import: every command imports this module
 
     from indexer.reading.sources import Document
     from indexer.splitting.chunking import Chunk
+    from indexer.store.completeness import Completeness
     from indexer.store.filters import SearchFilter
     from indexer.store.manifest import Manifest
 
@@ -190,12 +191,15 @@ class ShownHits:
 @dataclass(frozen=True)
 class NewDocument:
     """A document to add: its chunks, and each vector space's vectors of those chunks;
-    `metadata` for a record (see `indexer.records.record`), None for a file."""
+    `metadata` for a record (see `indexer.records.record`), None for a file. `unfilled`,
+    when given, marks the chunks whose contextual vector is not given (their rows of it
+    are not stored): the store records them, and the fill adds their vectors later."""
 
     document: Document
     chunks: list[Chunk]
     vectors: dict[str, np.ndarray]
     metadata: dict[str, Any] | None = None
+    unfilled: np.ndarray | None = None  # one bool per chunk
 
 
 @dataclass
@@ -237,11 +241,32 @@ class Change(Protocol):
         the stored document `document_id`."""
         ...
 
-    def vectors_for(self, content_keys: Iterable[str]) -> KeyedVectors:
-        """The vectors, in every space, of each of these content keys (see
+    def vectors_for(
+        self, content_keys: Iterable[str], spaces: Sequence[str] | None = None
+    ) -> KeyedVectors:
+        """The vectors, in every space (or in `spaces`), of each of these content keys (see
         `indexer.store.content_keys`) that a chunk of the index has, those added in this
         change included, or that a chunk removed earlier in this change had; keys no
         chunk has are left out. A run copies them instead of encoding the text again."""
+        ...
+
+    def unfilled_chunks(self, limit: int) -> list[tuple[int, str, str | None]]:
+        """The (id, text, section trail) of the `limit` lowest chunks whose contextual
+        vector is not stored yet (added without one: see `NewDocument`)."""
+        ...
+
+    def unfilled_count(self) -> int:
+        """How many chunks lack their contextual vector."""
+        ...
+
+    def filled_vectors_for(self, content_keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The contextual vector of each of these content keys that a chunk holding one
+        has (the fill copies it instead of encoding the text again)."""
+        ...
+
+    def fill_contextual(self, chunk_ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Store the contextual vectors of the lowest unfilled chunks (`unfilled_chunks`,
+        in order); none given: no chunk is left unfilled."""
         ...
 
     def set_index_type(self, index_type: str) -> None:
@@ -346,6 +371,11 @@ class Snapshot(Protocol):
 
     def counts(self) -> dict[str, int]:
         """How many documents and chunks the index holds."""
+        ...
+
+    def completeness(self) -> Completeness:
+        """How many passages the index holds, and how many of them have their contextual
+        vector (all, but while a run fills them: `indexer.runs.fill`)."""
         ...
 
     def has_documents(self, where: SearchFilter) -> bool:

@@ -53,6 +53,9 @@ class Manifest:
     # Where a folder index keeps each vector space: the generation of its base file and
     # of each delta segment since (`indexer.store.local.segments`); empty elsewhere.
     segments: dict[str, dict] = field(default_factory=dict)
+    # The chunks whose contextual vector a run has not stored yet, as ranges of ids
+    # (`indexer.store.unfilled`): empty once the fill is done.
+    unfilled: list[list[int]] = field(default_factory=list)
 
     def dim_of(self, space: str) -> int:
         """The dimension of one vector space's vectors."""

@@ -16,11 +16,16 @@ from sqlalchemy.orm import Session
 
 from indexer.reading.sources import Document
 from indexer.records.record import RECORD_PREFIX, record_path
+from indexer.spaces import Space
 from indexer.store import writer_rows
 from indexer.store.base import KeyedVectors, NewDocument, StoredRecord
+from indexer.store.chunk_ranges import filled_through, with_ids
 from indexer.store.content_keys import encoding_settings
 from indexer.store.manifest import Manifest
 from indexer.store.replace_rows import replace_document_rows
+from indexer.store.unfilled import filled_with_keys, next_unfilled, unfilled_count
+
+CONTEXTUAL = Space.CONTEXTUAL.value
 
 # How many content keys of removed chunks a change keeps the vectors of, for reuse later
 # in the change (an edited file's old passages are looked up before their removal; this
@@ -63,28 +68,34 @@ class RowChange:
         if keyed:
             self._removed.update(self._keyed_vectors(keyed))
 
-    def vectors_for(self, content_keys: Iterable[str]) -> KeyedVectors:
-        """The vectors, in every space, of these content keys that a chunk has (or a chunk
-        removed earlier in this change had); keys no chunk has are left out."""
+    def vectors_for(
+        self, content_keys: Iterable[str], spaces: Sequence[str] | None = None
+    ) -> KeyedVectors:
+        """The vectors, in every space (or in `spaces`), of these content keys that a chunk
+        has (or a chunk removed earlier in this change had); keys no chunk has are left out."""
         keys = list(dict.fromkeys(content_keys))
         found = self._keyed_vectors(
             [
                 (chunk_id, key)
                 for key, chunk_id in writer_rows.chunks_with_keys(self.session, keys).items()
-            ]
+            ],
+            spaces,
         )
         found.update(
             {key: self._removed[key] for key in keys if key not in found and key in self._removed}
         )
         return found
 
-    def _keyed_vectors(self, keyed: list[tuple[int, str]]) -> KeyedVectors:
-        """Each key's vectors in every space, read from its chunk (those whose vector a
-        space lacks, in a damaged index, are left out)."""
+    def _keyed_vectors(
+        self, keyed: list[tuple[int, str]], spaces: Sequence[str] | None = None
+    ) -> KeyedVectors:
+        """Each key's vectors in every space (or in `spaces`), read from its chunk (those
+        whose vector a space lacks, its contextual one not filled yet, are left out)."""
         if not keyed:
             return {}
         ids = np.asarray([chunk_id for chunk_id, _ in keyed], np.int64)
-        by_space = {space: self._vectors_of(space, ids) for space in self.manifest.spaces}
+        wanted = self.manifest.spaces if spaces is None else spaces
+        by_space = {space: self._vectors_of(space, ids) for space in wanted}
         return {
             key: {space: found[chunk_id] for space, found in by_space.items()}
             for chunk_id, key in keyed
@@ -108,15 +119,85 @@ class RowChange:
         if replaced.inserted:
             ids = np.asarray([replaced.ids[position] for position in replaced.inserted], np.int64)
             rows = np.asarray(replaced.inserted, np.int64)
-            self._add_vectors(ids, {space: new.vectors[space][rows] for space in new.vectors})
+            vectors = {space: matrix[rows] for space, matrix in new.vectors.items()}
+            unfilled = None if new.unfilled is None else new.unfilled[rows]
+            for space, (kept, matrix) in self._vectors_to_add(ids, vectors, unfilled).items():
+                self._add_space_vectors(space, kept, matrix)
         return replaced.ids
+
+    def _vectors_to_add(
+        self, chunk_ids: np.ndarray, vectors: dict[str, np.ndarray], unfilled: np.ndarray | None
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Each space's (ids, vectors) to add for these new chunks: all of them, but in
+        the contextual space those `unfilled` marks, recorded for the fill instead
+        (`unfilled_chunks`)."""
+        added = {space: (chunk_ids, vectors[space]) for space in self.manifest.spaces}
+        if unfilled is not None and CONTEXTUAL in added:
+            self.manifest.unfilled = with_ids(self.manifest.unfilled, chunk_ids[unfilled].tolist())
+            added[CONTEXTUAL] = (chunk_ids[~unfilled], vectors[CONTEXTUAL][~unfilled])
+        return added
+
+    def _documents_vectors(
+        self, chunk_ids: np.ndarray, documents: Sequence[NewDocument]
+    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """`_vectors_to_add` for the chunks of these documents, inserted as `chunk_ids`."""
+        vectors = {
+            space: np.concatenate([item.vectors[space] for item in documents])
+            for space in self.manifest.spaces
+        }
+        unfilled = None
+        if any(item.unfilled is not None for item in documents):
+            unfilled = np.concatenate(
+                [
+                    np.zeros(len(item.chunks), bool) if item.unfilled is None else item.unfilled
+                    for item in documents
+                ]
+            )
+        return self._vectors_to_add(chunk_ids, vectors, unfilled)
+
+    def unfilled_chunks(self, limit: int) -> list[tuple[int, str, str | None]]:
+        """The (id, text, section trail) of the `limit` lowest chunks whose contextual
+        vector is not stored yet."""
+        rows = writer_rows.session_rows(self.session)
+        return next_unfilled(rows, self.manifest.unfilled, limit)
+
+    def fill_contextual(self, chunk_ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Store the contextual vectors of the lowest unfilled chunks (`unfilled_chunks`);
+        none given: no chunk is left unfilled, and the ranges naming removed ones go."""
+        if not self.manifest.unfilled:
+            return
+        self._changed()
+        if not len(chunk_ids):
+            self.manifest.unfilled = []
+            return
+        chunk_ids = np.asarray(chunk_ids, np.int64)
+        self._add_space_vectors(CONTEXTUAL, chunk_ids, vectors)
+        left = filled_through(self.manifest.unfilled, int(chunk_ids.max()))
+        rows = writer_rows.session_rows(self.session)
+        self.manifest.unfilled = left if next_unfilled(rows, left, 1) else []
+
+    def filled_vectors_for(self, content_keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The contextual vector of each of these content keys that a chunk holding one
+        has (the fill copies it instead of encoding the text again)."""
+        rows = writer_rows.session_rows(self.session)
+        dialect = self.session.get_bind().dialect.name
+        keys = list(dict.fromkeys(content_keys))
+        found = filled_with_keys(rows, self.manifest.unfilled, keys, dialect)
+        if not found:
+            return {}
+        vectors = self._vectors_of(CONTEXTUAL, np.asarray(list(found.values()), np.int64))
+        return {key: vectors[i] for key, i in found.items() if i in vectors}
+
+    def unfilled_count(self) -> int:
+        """How many chunks lack their contextual vector."""
+        return unfilled_count(writer_rows.session_rows(self.session), self.manifest.unfilled)
 
     def _drop_vectors(self, chunk_ids: np.ndarray) -> None:
         """Remove these deleted chunks' vectors from every space (the backend's own)."""
         raise NotImplementedError
 
-    def _add_vectors(self, chunk_ids: np.ndarray, vectors: dict[str, np.ndarray]) -> None:
-        """Add the vectors of these new chunks to every space (the backend's own)."""
+    def _add_space_vectors(self, space: str, chunk_ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Add these chunks' vectors to one space (the backend's own)."""
         raise NotImplementedError
 
     def _insert_rows(self, documents: Sequence[NewDocument]) -> tuple[list[list[int]], np.ndarray]:

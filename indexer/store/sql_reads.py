@@ -24,6 +24,8 @@ from indexer.store.base import (
     TermEvidence,
     VerifyReport,
 )
+from indexer.store.chunk_ranges import in_ranges
+from indexer.store.completeness import Completeness
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -273,6 +275,17 @@ class SqlReads:
     def counts(self) -> dict[str, int]:
         """How many documents and chunks there are."""
         return counts(self.rows)
+
+    def completeness(self) -> Completeness:
+        """How many passages there are, and how many have their contextual vector."""
+        passages = int(self.rows("SELECT count(*) FROM chunks", {})[0][0])
+        unfilled = 0
+        if self.manifest.unfilled:
+            condition, values = in_ranges(self.manifest.unfilled)
+            unfilled = int(
+                self.rows(f"SELECT count(*) FROM chunks WHERE {condition}", values)[0][0]
+            )
+        return Completeness(passages, passages - unfilled)
 
     def has_documents(self, where: SearchFilter) -> bool:
         """Whether any document meets `where` (one row read at most)."""

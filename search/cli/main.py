@@ -443,7 +443,8 @@ def query(
       xclip -o | ctxsearch query - -k 5
 
     \b
-    A filter that matches nothing in the index says why on stderr (hint: ...).
+    A filter that matches nothing in the index says why on stderr (hint: ...); so
+    does an index whose contextual vectors a run is still filling (note: ...).
     """
     from search.engine import Searcher
 
@@ -468,6 +469,9 @@ def query(
         click.echo(f"No results{weak}.")
     for hint in response.hints:  # only when there are no hits (`search.hints`)
         click.echo(f"hint: {terminal_text(hint)}", err=True)
+    filling = response.completeness
+    if filling is not None and not filling.contextual_complete:
+        click.echo(f"note: the index is {filling.describe()}", err=True)
     if output_format != "table" or not response.results:
         return
     click.echo(f"{'#':>3}  {'score':>6}  {'sim':>5}  {'match':<6}  location")
@@ -571,13 +575,17 @@ def info(target: Target, as_json: bool) -> None:
       ctxsearch info --index /tmp/ix --json
     """
     from indexer.store.backends import describe_store
+    from indexer.store.completeness import Completeness
 
     description = describe_store(target)
     if as_json:
         echo_json(description)
         return
     for key, value in description.items():
-        if key == "folders":
+        if key == "completeness":
+            shown = Completeness(value["passages"], value["contextual_passages"])
+            click.echo(f"contextual vectors: {shown.describe()}")
+        elif key == "folders":
             click.echo("folders:")
             for folder in value:
                 click.echo(
@@ -611,6 +619,7 @@ def list_roots(target: Target, as_json: bool) -> None:
       ctxsearch ls --index /tmp/ix --json
     """
     from indexer.store.backends import describe_store
+    from indexer.store.completeness import Completeness
 
     folders = describe_store(target)["folders"]
     if as_json:
@@ -624,6 +633,12 @@ def list_roots(target: Target, as_json: bool) -> None:
         click.echo(
             f"{folder['documents']:>9,}  {folder['chunks']:>7,}  " + terminal_text(folder["root"])
         )
+    filling = Completeness(
+        sum(folder["chunks"] for folder in folders),
+        sum(folder["contextual_passages"] for folder in folders),
+    )
+    if not filling.contextual_complete:
+        click.echo(f"The index is {filling.describe()}.")
 
 
 @cli.command()

@@ -2,7 +2,9 @@
 
 An indexing run shows `Loading the model …` while it loads, then one bar of chunks
 encoded against the run's estimated total (see `search.cli.eta`), with the rate, the
-time left and the files read. Other stages (the lab's) get a plain bar of their units.
+time left and the files read, then one of the contextual vectors the fill encodes
+(`indexer.runs.fill`: the passages are searchable by the other sides meanwhile). Other
+stages (the lab's) get a plain bar of their units.
 Nothing is drawn unless the stream is a terminal.
 """
 
@@ -17,7 +19,7 @@ import click
 from indexer.runs.indexer import Progress
 from search.cli.eta import clock, estimate
 
-_LABELS = {"index": "Encoding chunks"}
+_LABELS = {"index": "Encoding chunks", "fill": "Contextual vectors"}
 
 
 class ProgressBars:
@@ -46,6 +48,8 @@ class ProgressBars:
                 self._finish_loading("done in")
         elif event.stage == "index":
             self._show_index(event)
+        elif event.stage == "fill":  # passages encoded, ahead of those published
+            self.report(event.stage, event.encoded, event.total, event.encoded)
         else:
             self.report(event.stage, event.done, event.total, event.chunks)
 

@@ -56,7 +56,9 @@ def compact_hit(hit: dict[str, Any]) -> dict[str, Any]:
 
 
 def compact_search(response: dict[str, Any]) -> dict[str, Any]:
-    """A search's answer: its query, mode, compact hits, and hints when it has any."""
+    """A search's answer: its query, mode, compact hits, hints when it has any, and its
+    completeness while a run fills the contextual space (the newest passages are found
+    by their words only)."""
     shown: dict[str, Any] = {
         "query": response["query"],
         "mode": response["mode"],
@@ -64,6 +66,9 @@ def compact_search(response: dict[str, Any]) -> dict[str, Any]:
     }
     if response.get("hints"):
         shown["hints"] = response["hints"]
+    completeness = response.get("completeness")
+    if completeness and not completeness["contextual_complete"]:
+        shown["completeness"] = completeness
     return shown
 
 

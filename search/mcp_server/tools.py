@@ -123,8 +123,11 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
         values are left out. In `query`, "a phrase" in double quotes must be in the
         passage and -word (or -"a phrase") must not. Read a hit in full with `read`. With
         no results, `hints` says which filter value matches nothing in the index, and
-        what is there. `detail: "full"` adds offsets, highlights, scores and timings;
-        `explain: true` says why each hit ranks (slower).
+        what is there. While a run is still encoding the newest passages' contextual
+        vectors, `completeness` says how many of the `passages` have them
+        (`contextual_passages`); the others are found by their words until then.
+        `detail: "full"` adds offsets, highlights, scores and timings; `explain: true`
+        says why each hit ranks (slower).
         """
         request = request_keywords(options, SEARCH)
         found = searcher.search(request.pop("query"), **request).to_dict()
@@ -256,13 +259,16 @@ def build_server(searcher: Searcher, writable: Target | None = None) -> MCPServe
 
     @tool_errors
     def folders() -> dict[str, Any]:
-        """The folders indexed (roots), each with its documents and passages ("chunks"),
-        and the index's totals (records: texts stored by applications, which belong to no
-        folder); give a root as `under` to search inside it."""
+        """The folders indexed (roots), each with its documents and passages ("chunks";
+        "contextual_passages": those with contextual vectors, all but while a run fills
+        them), and the index's totals (records: texts stored by applications, which
+        belong to no folder; completeness: how many passages have contextual vectors);
+        give a root as `under` to search inside it."""
         description = searcher.store.describe()
+        keys = ("documents", "chunks", "records", "completeness")
         return {
             "folders": description.get("folders", []),
-            **{key: description.get(key) for key in ("documents", "chunks", "records")},
+            **{key: description.get(key) for key in keys},
         }
 
     server.add_tool(search, annotations=reading)

@@ -20,7 +20,7 @@ WORDS = (  # noqa: SIM905 (a paragraph is easier to read than forty quoted words
     "apple orchard phone jaguar car cat engine seal harbor jar trunk elephant luggage"
 ).split()
 QUERIES = ["river bank erosion", "coffee from java", "tower crane", "apple orchard in spring"]
-BATCH_CHUNKS = 8
+BATCH_CHUNKS = 8  # chunks encoded together, and contextual vectors the fill publishes together
 
 # SIGINT's default handler first: a shell's background job (a CI runner's, `nohup ... &`)
 # starts with SIGINT ignored, and the Ctrl-C the tests send must be a Ctrl-C.
@@ -30,7 +30,10 @@ import sys
 signal.signal(signal.SIGINT, signal.default_int_handler)
 from indexer import Indexer
 from indexer.store.base import Target
-Indexer(sys.argv[1], model=sys.argv[3], batch_chunks=int(sys.argv[4])).index_folder(sys.argv[2])
+batch = int(sys.argv[4])
+Indexer(sys.argv[1], model=sys.argv[3], batch_chunks=batch, fill_batch_chunks=batch).index_folder(
+    sys.argv[2]
+)
 """
 
 
@@ -95,7 +98,13 @@ def start_indexer_process(
 
 def index_in_process(index_dir: Target, folder: Path, model_dir: Path, quantize: str | None = None):
     """Index in this process (the model stays loaded between calls)."""
-    indexer = Indexer(index_dir, model=str(model_dir), batch_chunks=BATCH_CHUNKS, quantize=quantize)
+    indexer = Indexer(
+        index_dir,
+        model=str(model_dir),
+        batch_chunks=BATCH_CHUNKS,
+        fill_batch_chunks=BATCH_CHUNKS,
+        quantize=quantize,
+    )
     return indexer.index_folder(folder)
 
 
@@ -121,7 +130,24 @@ def state(index_dir: Target) -> dict:
             "documents": documents,
             "chunks": store.describe()["chunks"],
             "results": results,
+            "completeness": searcher.completeness().to_dict(),
         }
+
+
+def filling_to(observed: dict, new: dict) -> bool:
+    """Whether `observed` is a state the fill of the run to `new` publishes on its way:
+    every new document and passage, each found by the lexical and static spaces as in
+    `new` (the contextual space holds some of the new passages, not all yet)."""
+    return (
+        observed["documents"] == new["documents"]
+        and observed["chunks"] == new["chunks"]
+        and observed["completeness"]["contextual_complete"] is False
+        and all(
+            found == new["results"][query, mode]
+            for (query, mode), found in observed["results"].items()
+            if mode in ("lexical", "static")
+        )
+    )
 
 
 def copy_index(source: Path, destination: Path) -> Path:

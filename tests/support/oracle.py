@@ -24,6 +24,7 @@ import numpy as np
 
 from indexer.store.backends import is_database_url, open_store, store_exists
 from indexer.store.base import Target
+from indexer.store.unfilled import unfilled_ids
 
 MIN_COSINE = 0.9999
 # How far scores of the same hit may be apart: vectors agree to a cosine of 0.9999 (the
@@ -77,6 +78,8 @@ class IndexPrint:
     roots: tuple[str, ...] = ()
     pooling: str | None = None
     problems: tuple[str, ...] = ()  # what `verify` found, and vectors without a chunk
+    # The chunks whose contextual vector the fill has not stored yet (`indexer.runs.fill`)
+    unfilled: frozenset[tuple[str, int]] = frozenset()
 
     def within(self, domain: Domain) -> IndexPrint:
         """The same print, keeping only the documents (and vectors) `domain` covers."""
@@ -92,6 +95,7 @@ class IndexPrint:
             self.roots,
             self.pooling,
             self.problems,
+            frozenset(key for key in self.unfilled if domain(key[0])),
         )
 
 
@@ -121,6 +125,7 @@ def index_fingerprint(target: Target) -> IndexPrint:
             roots = tuple(sorted(row[0] for row in read("SELECT path FROM roots", {})))
             spaces = _space_vectors(snapshot, target)
             manifest = snapshot.manifest
+            unfilled_chunks = unfilled_ids(read, manifest.unfilled)
     finally:
         store.close()
     documents: dict[str, tuple[tuple, list[ChunkPrint]]] = {}
@@ -140,6 +145,8 @@ def index_fingerprint(target: Target) -> IndexPrint:
                 continue
             vectors[space][key_of[chunk_id]] = np.asarray(vector, dtype=np.float64)
         missing = set(key_of.values()) - set(vectors[space])
+        if space == "contextual":  # the fill's to add, not lost
+            missing -= {key_of[chunk_id] for chunk_id in unfilled_chunks if chunk_id in key_of}
         problems += [f"{space}: no vector for chunk {key}" for key in sorted(missing)]
     return IndexPrint(
         target=str(target),
@@ -161,6 +168,7 @@ def index_fingerprint(target: Target) -> IndexPrint:
         roots=roots,
         pooling=manifest.pooling,
         problems=tuple(problems),
+        unfilled=frozenset(key_of[chunk_id] for chunk_id in unfilled_chunks if chunk_id in key_of),
     )
 
 
@@ -183,11 +191,17 @@ def _space_vectors(snapshot, target: Target) -> dict[str, tuple[np.ndarray, np.n
     return found
 
 
-def differences(actual: IndexPrint, expected: IndexPrint, domain: Domain = None) -> list[str]:
+def differences(
+    actual: IndexPrint, expected: IndexPrint, domain: Domain = None, filling: bool = False
+) -> list[str]:
     """Where `actual` differs from `expected` among the documents `domain` covers
-    (empty when they are the same index); both must also have no problems."""
+    (empty when they are the same index); both must also have no problems. With
+    `filling`, `actual` may be a state the fill published before its end: some passages
+    without their contextual vector yet, the others' as the oracle's."""
     actual, expected = actual.within(domain), expected.within(domain)
     found = [f"{actual.target}: {problem}" for problem in actual.problems]
+    if actual.unfilled and not filling:
+        found.append(f"{actual.target}: {len(actual.unfilled)} passages still to fill")
     found += [f"{expected.target} (the oracle): {problem}" for problem in expected.problems]
     for path in sorted(expected.documents.keys() - actual.documents.keys()):
         found.append(f"missing document {path}")
@@ -366,10 +380,13 @@ class Replay:
 
 def build_fresh_index(target: Target, replay: Replay, model: str, precision: str) -> Target:
     """A new index at `target` holding what `replay` says, read from the folders as they
-    are now (each root once, with its rules; the records in one upsert)."""
+    are now (each root once, with its rules; the records in one upsert), each run
+    publishing its contextual vectors with the rest (no fill after it)."""
     from indexer import Indexer
 
-    indexer = Indexer(target, model=model, pooling=replay.pooling, precision=precision)
+    indexer = Indexer(
+        target, model=model, pooling=replay.pooling, precision=precision, fill_batch_chunks=0
+    )
     for root in replay.live_roots():
         exclude = replay.roots[root]
         indexer.index_folder(root, exclude=list(exclude), allow_empty=True)

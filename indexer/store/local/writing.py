@@ -193,6 +193,7 @@ class FolderWriter:
                 if progress is not None:
                     progress(done, total)
             session.execute(text(fts.REBUILD))
+            manifest.unfilled = []  # every chunk was encoded into every space
             session.info["changed"] = True
         return {"chunks": done, "generation": manifest.generation}
 
@@ -321,8 +322,8 @@ class LocalChange(RowChange):
         if not documents:
             return []
         stored, ids = self._insert_rows(documents)
-        for name, space in self.spaces.items():
-            space.add(ids, np.concatenate([item.vectors[name] for item in documents]))
+        for name, (kept, vectors) in self._documents_vectors(ids, documents).items():
+            self.spaces[name].add(kept, vectors)
         return stored
 
     def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
@@ -333,6 +334,5 @@ class LocalChange(RowChange):
         for space in self.spaces.values():
             space.remove(chunk_ids)
 
-    def _add_vectors(self, chunk_ids: np.ndarray, vectors: dict[str, np.ndarray]) -> None:
-        for name, space in self.spaces.items():
-            space.add(chunk_ids, vectors[name])
+    def _add_space_vectors(self, space: str, chunk_ids: np.ndarray, vectors: np.ndarray) -> None:
+        self.spaces[space].add(chunk_ids, vectors)

@@ -225,6 +225,7 @@ class PostgresStore:
                 if progress is not None:
                     progress(done, total)
             fulltext.reindex_fulltext(connection)
+            manifest.unfilled = []  # every chunk was encoded into every space
             session.info["changed"] = True
         return {"chunks": done, "generation": manifest.generation}
 
@@ -359,9 +360,8 @@ class PostgresChange(RowChange):
                 defer_term_counts(self.session.connection())
         stored, ids = self._insert_rows(documents)
         if len(ids):
-            for space in self.manifest.spaces:
-                matrix = np.concatenate([item.vectors[space] for item in documents])
-                vectors.add_vectors(self.session.connection(), space, ids, matrix)
+            for space, (kept, matrix) in self._documents_vectors(ids, documents).items():
+                self._add_space_vectors(space, kept, matrix)
         return stored
 
     def _holds_no_chunks(self) -> bool:
@@ -371,12 +371,9 @@ class PostgresChange(RowChange):
     def _drop_vectors(self, chunk_ids: np.ndarray) -> None:
         pass  # gone with their rows (ON DELETE CASCADE)
 
-    def _add_vectors(self, chunk_ids: np.ndarray, vectors_by_space: dict[str, np.ndarray]) -> None:
+    def _add_space_vectors(self, space: str, chunk_ids: np.ndarray, matrix: np.ndarray) -> None:
         if len(chunk_ids):
-            for space in self.manifest.spaces:
-                vectors.add_vectors(
-                    self.session.connection(), space, chunk_ids, vectors_by_space[space]
-                )
+            vectors.add_vectors(self.session.connection(), space, chunk_ids, matrix)
 
     def _vectors_of(self, space: str, chunk_ids: np.ndarray) -> dict[int, np.ndarray]:
         """The vectors of these chunks in `space`'s table, as this transaction sees it."""

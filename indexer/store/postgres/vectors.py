@@ -16,6 +16,7 @@ import numpy as np
 from sqlalchemy import BigInteger, Column, Connection, MetaData, Table, select, text
 
 from indexer.store import index_types
+from indexer.store.chunk_ranges import Ranges, in_ranges
 from indexer.store.index_types import (
     HNSW_EF_CONSTRUCTION,
     HNSW_EF_SEARCH,
@@ -245,14 +246,20 @@ def clear(connection: Connection, space: str) -> None:
     connection.execute(text(f"TRUNCATE {table_name(space)}"))
 
 
-def chunks_without_vectors(connection: Connection, space: str) -> int:
-    """How many chunks have no vector in the space."""
+def chunks_without_vectors(
+    connection: Connection, space: str, unfilled: Ranges | None = None
+) -> int:
+    """How many chunks have no vector in the space, but those `unfilled` names (their
+    vectors are the fill's to add: `indexer.store.unfilled`)."""
+    condition, values = in_ranges(unfilled or [], "c.id")
     return int(
         connection.execute(
             text(
                 f"SELECT count(*) FROM chunks c WHERE NOT EXISTS "
-                f"(SELECT 1 FROM {table_name(space)} v WHERE v.chunk_id = c.id)"
-            )
+                f"(SELECT 1 FROM {table_name(space)} v WHERE v.chunk_id = c.id) "
+                f"AND NOT {condition}"
+            ),
+            values,
         ).scalar_one()
     )
 

@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from sqlalchemy import text
 
 from indexer.errors import CtxsearchError
+from indexer.spaces import Space
 from indexer.store.base import VerifyReport
 from indexer.store.index_types import quantization_for, structure_for
 from indexer.store.passage_texts import check_passage_texts
@@ -15,6 +16,7 @@ from indexer.store.postgres import vectors
 from indexer.store.postgres.snapshot import PostgresSnapshot
 from indexer.store.postgres.term_counts import count_problems
 from indexer.store.sql_reads import check_offsets
+from indexer.store.unfilled import note_fill, unfilled_count
 
 
 def verify_snapshot(
@@ -30,6 +32,8 @@ def verify_snapshot(
             counts = state.counts()
             report.counts |= {**counts, "generation": manifest.generation}
             check_offsets(state.rows, report)
+            unfilled = unfilled_count(state.rows, manifest.unfilled)
+            note_fill(report, unfilled)
             for space in manifest.spaces:
                 _check_space(connection, space, manifest, counts["chunks"], report)
             lexical = connection.execute(
@@ -53,9 +57,11 @@ def _check_space(connection, space: str, manifest, chunks: int, report: VerifyRe
         report.problems.append(f"{space} space: vectors of {width} dimensions, not {expected}")
     held = vectors.count(connection, space)
     report.counts[f"{space}_vectors"] = held
-    if missing := vectors.chunks_without_vectors(connection, space):
+    unfilled = manifest.unfilled if space == Space.CONTEXTUAL else []
+    if missing := vectors.chunks_without_vectors(connection, space, unfilled):
         report.problems.append(f"{space} space: {missing} chunks have no entry")
-    if extra := held - (chunks - missing):
+    waiting = report.counts["unfilled"] if space == Space.CONTEXTUAL else 0
+    if extra := held - (chunks - missing - waiting):
         report.problems.append(f"{space} space: {extra} entries name no chunk")
     wanted = structure_for(manifest.index_type, held)
     present = vectors.graph_form(connection, space)

@@ -299,6 +299,14 @@ async function showDocument(hit) {
   }
 }
 
+// While a run fills the contextual space, its newest passages are found by their words
+// (lexical and static) only: the status line says how far it is.
+function fillingNote(completeness) {
+  if (!completeness || completeness.contextual_complete) return "";
+  const { contextual_passages: filled, passages } = completeness;
+  return ` · filling: ${filled.toLocaleString()} of ${passages.toLocaleString()} passages have contextual vectors`;
+}
+
 async function search() {
   const query = queryInput.value.trim();
   if (!query) return;
@@ -314,6 +322,7 @@ async function search() {
     resultsArea.replaceChildren(...modes.map((m, i) => columnNode(m, responses[i])));
     const ms = responses.map((r) => (r.timings.encode_seconds + r.timings.search_seconds) * 1000);
     statusLine.textContent = `${modes.join(", ")} · ${ms.map((t) => t.toFixed(0)).join(" / ")} ms`;
+    statusLine.textContent += fillingNote(responses[0].completeness);
   } catch (error) {
     resultsArea.replaceChildren();
     statusLine.textContent = error.message;

@@ -64,7 +64,7 @@ def test_ls_and_remove_on_the_command_line(tmp_path, fast_model):
     assert listed.exit_code == 0 and str(docs) in listed.stdout
     assert listed.stdout.splitlines()[1].split()[:2] == ["2", "2"]
     as_json = json.loads(runner.invoke(cli, ["ls", "--index", str(index), "--json"]).stdout)
-    assert as_json == [{"root": str(docs), "documents": 2, "chunks": 2}]
+    assert as_json == [{"root": str(docs), "documents": 2, "chunks": 2, "contextual_passages": 2}]
     gone = runner.invoke(cli, ["remove", str(docs / "b.md"), "--index", str(index), "--json"])
     assert gone.exit_code == 0 and json.loads(gone.stdout)["removed_documents"] == 1
     again = runner.invoke(cli, ["remove", str(docs / "b.md"), "--index", str(index)])

@@ -58,14 +58,21 @@ def test_a_run_shows_the_model_load_then_advances_inside_a_large_file(tmp_path, 
     ]
     assert "Loading the model … done in" in drawn
     assert drawn.index("Loading the model") < drawn.index("Encoding chunks")
+    assert drawn.index("Encoding chunks") < drawn.index("Contextual vectors")
     assert f"{summary.chunks:,}/{summary.chunks:,} chunks" in drawn
     assert "chunks/s" in drawn and " left · files " in drawn
-    # The large file is one batch: the count of chunks encoded moves before it is stored.
-    assert any(event.stage == "index" and event.chunks < event.encoded for event in events)
-    last = events[-1]
+    assert f"{summary.chunks:,} chunks encoded" in drawn  # the fill's bar
+    indexed = [event for event in events if event.stage == "index"]
+    last = indexed[-1]
     assert last.chunks == last.encoded == last.chunks_known == summary.chunks
     assert last.bytes_read == last.bytes_total > 0
-    assert [event.encoded for event in events[1:]] == sorted(event.encoded for event in events[1:])
+    assert [event.encoded for event in indexed] == sorted(event.encoded for event in indexed)
+    # The fill encodes the large file's passages in one batch (the default size): the
+    # count of passages encoded moves before they are stored.
+    filled = [event for event in events if event.stage == "fill"]
+    assert any(event.chunks < event.encoded for event in filled)
+    assert filled[-1].chunks == filled[-1].encoded == filled[-1].total == summary.chunks
+    assert [event.encoded for event in filled] == sorted(event.encoded for event in filled)
 
 
 def test_a_model_that_does_not_load_does_not_read_as_done(tmp_path):

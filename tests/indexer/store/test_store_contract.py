@@ -1149,3 +1149,60 @@ def test_a_filters_words_choose_passages_alike_in_every_space_on_every_backend(
     assert lexical == expected  # every text holds one of the query's words
     # the words choose passages; they never change a passage's score
     assert all(unfiltered[i] == score for i, score in found.lexical or [])
+
+
+def test_passages_added_without_their_contextual_vectors_are_filled_later(any_index):
+    """A change may add passages whose contextual vectors it leaves to later changes (the
+    fill): the store names them, searches the contextual space without them and every
+    other space with them, verifies, and takes their vectors lowest first; when the
+    last is stored, nothing is named any more."""
+    store = new_store(any_index)
+    try:
+        add(store, "/docs/kept.txt", ["kept passage"], first_axis=0)
+        waiting = replace(
+            new_document("/docs/new.txt", ["one", "two", "three"], first_axis=1),
+            unfilled=np.array([True, False, True]),
+        )
+        with store.writer(), store.change() as change:
+            ids = change.add_documents([waiting])[0]
+        with store.snapshot() as snapshot:
+            assert snapshot.completeness().to_dict() == {
+                "passages": 4,
+                "contextual_passages": 2,
+                "contextual_complete": False,
+            }
+            assert set(snapshot.vectors("contextual", ids)) == {ids[1]}
+            assert set(snapshot.vectors("static", ids)) == set(ids)
+            [found] = snapshot.vector_search("contextual", unit(1)[None, :], 10)
+            assert ids[0] not in dict(found) and ids[2] not in dict(found)
+        report = store.verify()
+        assert report.consistent, report.problems
+        assert report.counts["unfilled"] == 2
+        assert any("the fill is incomplete" in note for note in report.notes)
+        with store.writer(), store.change() as change:
+            assert [row[0] for row in change.unfilled_chunks(10)] == [ids[0], ids[2]]
+            change.fill_contextual(np.array([ids[0]]), unit(1)[None, :])
+        [(_, filled_key), (_, unfilled_key)] = keyed_chunks(store, [ids[0], ids[2]])
+        with store.writer(), store.change() as change:
+            assert change.unfilled_count() == 1
+            copies = change.filled_vectors_for([filled_key, unfilled_key])
+            assert copies.keys() == {filled_key} and copies[filled_key] @ unit(1) > 0.999
+            change.fill_contextual(np.array([ids[2]]), unit(3)[None, :])
+        assert store.manifest is not None and store.manifest.unfilled == []
+        with store.snapshot() as snapshot:
+            assert snapshot.completeness().contextual_complete
+            assert set(snapshot.vectors("contextual", ids)) == set(ids)
+        assert store.verify().consistent
+    finally:
+        store.close()
+
+
+def keyed_chunks(store: Store, chunk_ids: list[int]) -> list[tuple[int, str]]:
+    """(id, content key) of these chunks, as the store holds them."""
+    with store.snapshot() as snapshot:
+        rows = snapshot.rows(  # type: ignore[attr-defined]
+            f"SELECT id, content_key FROM chunks WHERE id IN ({', '.join(map(str, chunk_ids))})"
+            " ORDER BY id",
+            {},
+        )
+    return [(int(chunk_id), key) for chunk_id, key in rows]
