@@ -54,9 +54,11 @@ def run(*args):
 
 
 def documents(index: Path) -> list[str]:
+    """The paths of every document of the index, under each of its roots."""
     store = open_store(index)
     try:
-        return sorted(store.documents_under(Path("/")))
+        roots = store.roots_under(Path("/"))
+        return sorted(path for root in roots for path in store.documents_under(Path(root)))
     finally:
         store.close()
 
@@ -168,16 +170,28 @@ def test_a_file_replaced_by_a_fifo_after_the_scan_fails_instead_of_blocking(
 
 
 @pytest.mark.parametrize(
-    ("merging", "written"),
-    [(False, "contextual-000002.delta.npz"), (True, "contextual-000002.faiss")],
+    ("merging", "space", "later", "suffix"),
+    [
+        (False, "static", 1, "delta.npz"),
+        (True, "static", 1, "faiss"),
+        (False, "contextual", 2, "delta.npz"),
+    ],
 )
 def test_disk_full_while_writing_a_vector_space_is_one_line_and_keeps_the_index(
-    tmp_path, notes, fast_model, merging, written
+    tmp_path, notes, fast_model, merging, space, later, suffix
 ):
     """7. ENOSPC from FAISS's writer came out as a RuntimeError traceback (and from a
-    delta segment's writer, or a merged base's)."""
+    delta segment's writer, or a merged base's). A run's first publish writes the static
+    space (a full disk there keeps the index as it was); its fill then writes the
+    contextual one (a full disk there keeps the first publish: the next run fills)."""
     index_in_process(tmp_path / "ix", notes, fast_model)
     before = documents(tmp_path / "ix")
+    store = open_store(tmp_path / "ix")
+    try:
+        generation = store.read_manifest().generation
+    finally:
+        store.close()
+    written = f"{space}-{generation + later:06d}.{suffix}"
     (notes / "extra.md").write_text("A note about storm petrels.")
     command = [sys.executable, "-m", "search", "index", str(notes), "--index", str(tmp_path / "ix")]
     merge = {"CTXSEARCH_MAX_DELTAS": "0"} if merging else {}
@@ -189,7 +203,8 @@ def test_disk_full_while_writing_a_vector_space_is_one_line_and_keeps_the_index(
         stderr=subprocess.PIPE,
         text=True,
     )
-    wait_for_pause(writer, "before-space-save")  # give the waiting run a full disk to save to
+    for _publish in range(later):  # the first publish's sweep would take the link away
+        wait_for_pause(writer, "before-space-save")  # the waiting run gets a full disk
     next_file = tmp_path / "ix" / f".{written}.tmp-{writer.pid}"
     next_file.symlink_to("/dev/full")  # the kernel's own "No space left on device"
     _stdout, stderr = writer.communicate(timeout=120)
@@ -198,7 +213,12 @@ def test_disk_full_while_writing_a_vector_space_is_one_line_and_keeps_the_index(
     assert len(errors) == 1 and "No space left on device" in errors[0], stderr
     assert written in errors[0]
     assert "Traceback" not in stderr and not os.path.lexists(next_file)
-    assert documents(tmp_path / "ix") == before and verify_target(tmp_path / "ix").consistent
+    published = before if space == "static" else sorted([*before, str(notes / "extra.md")])
+    assert documents(tmp_path / "ix") == published
+    assert verify_target(tmp_path / "ix").consistent
+    Indexer(tmp_path / "ix", model=str(fast_model)).index_folder(notes)  # fills what is left
+    assert documents(tmp_path / "ix") == sorted([*before, str(notes / "extra.md")])
+    assert verify_target(tmp_path / "ix").consistent
 
 
 def test_bad_settings_are_refused_before_anything_is_written(tmp_path, notes, tiny_model_dir):
