@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
 BATCH_CHUNKS = 256  # chunks encoded and written together
-# Contextual vectors published together by the fill: a generation every 10 to 30 s on
-# two loaded cores with the default model.
+# Contextual vectors published together by the fill: enough that a publish costs little
+# next to encoding them, few enough that searches see the fill move often.
 FILL_BATCH_CHUNKS = 256
 _LAST_K = re.compile(r"^mean-last([1-9]\d*)$")
 
