@@ -42,7 +42,7 @@ import numpy as np
 
 from indexer.store.local.index_files import delta_file, space_file
 from indexer.store.local.segments import Segments, read_delta
-from indexer.store.local.vectors import VectorSpace, hit_lists
+from indexer.store.local.vectors import VectorSpace, ranked_hits
 
 _PAD_SCORE = np.finfo(np.float32).min  # what FAISS scores a -1 pad with
 
@@ -120,9 +120,7 @@ class LayeredSpace:
     ) -> list[list[tuple[int, float]]]:
         """`search` as (id, score) lists, best first, one per query row; empty lists when
         the space holds nothing or nothing is allowed."""
-        if len(self) == 0 or (allowed is not None and len(allowed) == 0):
-            return [[] for _ in range(len(queries))]
-        return hit_lists(*self.search(queries, k, allowed))
+        return ranked_hits(self, queries, k, allowed)
 
     def laid_over(
         self, segments: Segments, deltas: list[tuple[np.ndarray, np.ndarray, np.ndarray]]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Protocol
 
 import faiss
 import numpy as np
@@ -306,9 +307,7 @@ class VectorSpace:
     ) -> list[list[tuple[int, float]]]:
         """`search` as (id, score) lists, best first, one per query row; empty lists when
         the space holds nothing or nothing is allowed."""
-        if len(self) == 0 or (allowed is not None and len(allowed) == 0):
-            return [[] for _ in range(len(queries))]
-        return hit_lists(*self.search(queries, k, allowed))
+        return ranked_hits(self, queries, k, allowed)
 
     def similarities(self, query: np.ndarray, ids: list[int]) -> dict[int, float]:
         """The inner product (cosine) of one query vector with the stored vector of each id
@@ -396,8 +395,24 @@ class VectorSpace:
         )
 
 
-def hit_lists(scores: np.ndarray, ids: np.ndarray) -> list[list[tuple[int, float]]]:
-    """A search's rows of scores and ids as (id, score) lists, the -1 pads left out."""
+class Searchable(Protocol):
+    """A space that searches: a `VectorSpace`, or one with deltas laid over its base."""
+
+    def __len__(self) -> int: ...
+
+    def search(
+        self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def ranked_hits(
+    space: Searchable, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+) -> list[list[tuple[int, float]]]:
+    """`space.search` as (id, score) lists, best first, one per query row, the -1 pads
+    left out; empty lists when the space holds nothing or nothing is allowed."""
+    if len(space) == 0 or (allowed is not None and len(allowed) == 0):
+        return [[] for _ in range(len(queries))]
+    scores, ids = space.search(queries, k, allowed)
     return [
         [(int(i), float(s)) for s, i in zip(row_scores, row_ids, strict=True) if i >= 0]
         for row_scores, row_ids in zip(scores, ids, strict=True)
