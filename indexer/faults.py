@@ -54,9 +54,10 @@ WARM_POINTS = ("warm-split",)
 SEARCH_POINTS = ("query-encode",)
 # Points in the ONNX export of the query model (`indexer.encoders.export`), after a run.
 EXPORT_POINTS = ("mid-export",)
-# Points of `ctxsearch watch`: each time it has looked at its folders, before it arms a
-# file watcher on those that are there.
-WATCH_POINTS = ("watch-look",)
+# Points of `ctxsearch watch`: once its stop signals are in place, before it opens the
+# index; each time it has looked at its folders, before it arms a file watcher on those
+# that are there.
+WATCH_POINTS = ("watch-start", "watch-look")
 _SIGNALS = ((config.KILL_AT, signal.SIGKILL), (config.SIGINT_AT, signal.SIGINT))
 _reached: Counter[tuple[str, str]] = Counter()
 

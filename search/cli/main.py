@@ -754,12 +754,3 @@ for command, name in (
     (mcp, "mcp"),
 ):
     cli.add_command(command, name)
-
-
-def main() -> None:
-    """Entry point of the `ctxsearch` console script."""
-    cli(prog_name="ctxsearch")
-
-
-if __name__ == "__main__":
-    main()

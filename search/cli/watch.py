@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import click
 
 from indexer.errors import CtxsearchError, SourceNotFound
+from indexer.faults import kill_point
 from indexer.store.base import Target
 from indexer.watching.changes import LONGEST_WAIT_MS
 from indexer.watching.listener import WatchListener
@@ -87,11 +88,16 @@ def watch(
     from indexer.runs.indexer import Indexer
     from indexer.watching.watcher import Watcher
 
-    indexer = Indexer(target, model=model, pooling=pooling)
-    said = _Said(as_json)
-    watcher = Watcher(indexer, paths, debounce_ms=debounce, listener=said)
-    said.files = watcher.files
-    with _StopSignals(watcher).installed():
+    stop_signals = _StopSignals()
+    # Installed before the index is opened and the folders looked at (seconds, on a big
+    # index): a stop asked for meanwhile ends the watch before its first run, with exit 0.
+    with stop_signals.installed():
+        kill_point("watch-start")
+        indexer = Indexer(target, model=model, pooling=pooling)
+        said = _Said(as_json)
+        watcher = Watcher(indexer, paths, debounce_ms=debounce, listener=said)
+        said.files = watcher.files
+        stop_signals.follow(watcher)
         try:
             folders = len(watcher.roots) - len(watcher.files)
             files = f" and {len(watcher.files)} file(s)" if watcher.files else ""
@@ -120,10 +126,20 @@ class _StopSignals:
     index is as it was before the run (or, if the signal came after the commit, as the
     run left it)."""
 
-    def __init__(self, watcher: Watcher) -> None:
+    def __init__(self) -> None:
+        self.watcher: Watcher | None = None
+        self.asked_early = False  # a signal came before there was a watch to stop
+
+    def follow(self, watcher: Watcher) -> None:
+        """Stop this watch from now on (at once, if a signal came while it was made)."""
         self.watcher = watcher
+        if self.asked_early:
+            watcher.stop()
 
     def __call__(self, signum: int, _frame: FrameType | None) -> None:
+        if self.watcher is None:
+            self.asked_early = True
+            return
         first = not self.watcher.stopping
         if not first and self.watcher.in_run:
             raise _Aborted(signal.Signals(signum).name)

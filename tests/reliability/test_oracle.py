@@ -27,11 +27,13 @@ from hypothesis.stateful import run_state_machine_as_test
 from indexer import Indexer
 from tests.support.known_defects import STILL_OPEN
 from tests.support.oracle import (
+    Hit,
     Replay,
     assert_same_hits,
     assert_same_index,
     build_fresh_index,
     differences,
+    hit_differences,
     index_fingerprint,
 )
 from tests.support.oracle_machine import KNOWN_DEFECTS, PRECISION, Setup, machine_for
@@ -258,3 +260,18 @@ def test_the_oracle_sees_a_changed_chunk_a_lost_vector_and_another_pooling(
     Indexer(fewer, model=model, precision=PRECISION).index_folder(tree)
     found = differences(index_fingerprint(fewer), expected)
     assert found == [f"missing document {tree / 'sub' / 'b.txt'}"]
+
+
+def test_the_oracle_compares_hits_whose_scores_are_a_hair_apart_without_failing_itself():
+    # Within the tolerance, 0.50, 0.5004, 0.5008 chain into one tie group in one list and
+    # two in the other; only the places where both lists drop clearly are compared.
+    def hits(*scored: tuple[str, float]) -> list[Hit]:
+        return [Hit(path, 0, 1, score) for path, score in scored]
+
+    mine = hits(("a", 0.9), ("b", 0.5008), ("c", 0.5004), ("d", 0.5), ("e", 0.1))
+    theirs = hits(("a", 0.9), ("b", 0.5009), ("c", 0.5003), ("d", 0.4998), ("e", 0.1))
+    assert hit_differences(mine, theirs, tolerance=0.0005) == []
+    other = hits(("a", 0.9), ("x", 0.5009), ("c", 0.5003), ("d", 0.4998), ("e", 0.1))
+    assert hit_differences(mine, other, tolerance=0.0005) == [
+        "hits [('b', 0, 1), ('c', 0, 1), ('d', 0, 1)] != [('c', 0, 1), ('d', 0, 1), ('x', 0, 1)]"
+    ]

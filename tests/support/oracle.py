@@ -15,6 +15,7 @@ roots the user indexed (with their remembered --exclude rules) and the records.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -330,22 +331,28 @@ def hit_differences(actual: list[Hit], expected: list[Hit], tolerance: float) ->
         if not math.isclose(mine.score, theirs.score, abs_tol=tolerance):
             found.append(f"score {mine.score:.5f} of {mine.path} != {theirs.score:.5f}")
             return found
-    groups_a, groups_b = _tie_groups(actual, tolerance), _tie_groups(expected, tolerance)
-    for mine, theirs in zip(groups_a[:-1], groups_b[:-1], strict=True):
+    cuts = _clear_cuts(actual, expected, tolerance)
+    for start, end in itertools.pairwise(cuts):
+        mine, theirs = _places(actual[start:end]), _places(expected[start:end])
         if mine != theirs:
             found.append(f"hits {sorted(mine)} != {sorted(theirs)}")
     return found
 
 
-def _tie_groups(hits: list[Hit], tolerance: float) -> list[set[tuple[str, int, int]]]:
-    groups: list[set[tuple[str, int, int]]] = []
-    last = None
-    for hit in hits:
-        if last is None or not math.isclose(hit.score, last, abs_tol=tolerance):
-            groups.append(set())
-        groups[-1].add((hit.path, hit.start, hit.end))
-        last = hit.score
-    return groups
+def _clear_cuts(actual: list[Hit], expected: list[Hit], tolerance: float) -> list[int]:
+    """The positions before which both lists hold the same hits whatever the order of
+    ties: where each list's score drops by more than `tolerance` (a list's own tie groups
+    would not do: scores a hair apart chain into groups of different lengths in each)."""
+
+    def drops(hits: list[Hit], at: int) -> bool:
+        return not math.isclose(hits[at].score, hits[at - 1].score, abs_tol=tolerance)
+
+    inner = [at for at in range(1, len(expected)) if drops(actual, at) and drops(expected, at)]
+    return [0, *inner]
+
+
+def _places(hits: list[Hit]) -> set[tuple[str, int, int]]:
+    return {(hit.path, hit.start, hit.end) for hit in hits}
 
 
 def assert_same_hits(actual: Target, expected: Target, queries: Iterable[str] = QUERIES) -> None:

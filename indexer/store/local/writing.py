@@ -81,6 +81,7 @@ class FolderWriter:
         self.where = store.target
         self.engine = sqlite_engine(self.directory / DATABASE_FILE)
         self._lock: WriterLock | None = None
+        self._unfinished: set[Session] = set()  # publishes begun and not ended yet
 
     def migrate(self) -> None:
         """Apply the migrations the database lacks (making a new index's file)."""
@@ -100,6 +101,12 @@ class FolderWriter:
                 self.sweep()
                 yield
             finally:
+                # A change whose `with` a signal stopped between its enter and its body
+                # is never left; it is settled here, while the lock is held, rather than
+                # by the garbage collector once it is let go.
+                for session in list(self._unfinished):
+                    self._settle_stopped_publish(session)
+                    session.close()
                 self._lock = None
 
     def _check_writer(self) -> None:
@@ -235,6 +242,7 @@ class FolderWriter:
         next_generation = manifest.generation + 1
         with sqlite_errors(self.where):
             session = Session(self.engine.execution_options(**{WRITE: True}))
+            self._unfinished.add(session)
             try:
                 session.begin()
                 session.info["changed"] = False
@@ -262,6 +270,7 @@ class FolderWriter:
                 self._settle_stopped_publish(session)
                 raise
             finally:
+                self._unfinished.discard(session)
                 session.close()
         self.store.manifest = manifest
         kill_point("after-publish")
@@ -275,6 +284,9 @@ class FolderWriter:
         the publish is the one reported (a second signal simply ends this early: the
         sweep never deletes the published generation's files).
         """
+        if session.info.get("settled"):  # when the writer lock was let go (see `writer`)
+            return
+        session.info["settled"] = True
         with suppress(SQLAlchemyError):  # refused in the state a stopped commit leaves
             session.rollback()
         with suppress(CtxsearchError, SQLAlchemyError, OSError):

@@ -70,6 +70,7 @@ class PostgresStore:
         self.parked = ParkedConnections(limit=pool // 2)
         self.engine = postgres_engine(self.location, pooled=pool - pool // 2)
         self._lock: AdvisoryLock | None = None
+        self._unfinished: set[Session] = set()  # publishes begun and not ended yet
         self._sizes = SpaceSizes()
         # the manifest last read (on opening, then by each snapshot): what a snapshot's
         # first statements are built from, and sent with its BEGIN
@@ -145,6 +146,13 @@ class PostgresStore:
                 self.manifest = self._read_manifest()
                 yield
             finally:
+                # A change whose `with` a signal stopped between its enter and its body
+                # is never left: it is rolled back here, on the lock's connection, before
+                # the lock is let go, not by the garbage collector after.
+                for session in list(self._unfinished):
+                    session.info["settled"] = True
+                    _roll_back(session)
+                    session.close()
                 self._lock = None
 
     def _check_writer(self) -> None:
@@ -245,6 +253,7 @@ class PostgresStore:
         with database_errors(self.target), self._locked_session() as session:
             session.begin()
             session.info["changed"] = False
+            self._unfinished.add(session)
             try:
                 yield session
                 if not session.info["changed"]:
@@ -265,11 +274,15 @@ class PostgresStore:
                 committing = True
                 session.commit()
             except BaseException as error:
+                if session.info.get("settled"):  # when the writer lock was let go
+                    raise
                 _roll_back(session)
                 if not lock.lost:
                     raise
                 if not (committing and self._published(manifest, error)):
                     raise lock.lost_error(error) from error
+            finally:
+                self._unfinished.discard(session)
         self.manifest = manifest
         kill_point("after-publish")
 

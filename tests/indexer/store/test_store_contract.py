@@ -640,6 +640,31 @@ def test_a_signal_inside_the_commit_is_the_error_and_keeps_what_was_committed(an
         reopened.close()
 
 
+def test_a_change_a_signal_stopped_on_its_way_in_ends_with_the_writer_lock(any_index, monkeypatch):
+    """A Ctrl-C landing between a change's enter and its body (inside contextlib's
+    `__enter__`) leaves a change that no `with` will leave. It is rolled back when the
+    writer lock is let go, and the garbage collector's clean-up later says nothing."""
+    store = new_store(any_index)
+    add(store, "/docs/a.txt", ["one"])
+    unraisable: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    with store.writer():
+        entered = store.change()
+        change = entered.__enter__()
+        change.add_documents([new_document("/docs/b.txt", ["two"], first_axis=1)])
+    del entered, change  # the last references: the change's generator is closed here
+    assert unraisable == []
+    assert paths(store) == ["/docs/a.txt"]
+    add(store, "/docs/c.txt", ["three"], first_axis=2)
+    store.close()
+    reopened = open_store(any_index)
+    try:
+        assert paths(reopened) == ["/docs/a.txt", "/docs/c.txt"]
+        assert reopened.verify().consistent, reopened.verify().problems
+    finally:
+        reopened.close()
+
+
 def keyed_document(path: str, texts: list[str], axes: list[int]) -> NewDocument:
     """A document whose chunks have different vectors in the two spaces (static: the
     next axis), so that a space's vectors cannot pass for the other's."""

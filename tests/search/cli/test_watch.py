@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from indexer.runs.indexer import WARM_SPLIT_BYTES
 from indexer.watching.changes import RelevantChanges
 from indexer.watching.polling import POLL_MS
 from search.cli import cli
+from tests.conftest import ROOT
 from tests.indexer.store.test_concurrency import hold_lock
 from tests.support.watching import PATIENCE_SECONDS, Watched
 
@@ -534,3 +537,42 @@ def test_a_watched_file_root_sees_its_edits_its_replacement_and_its_removal(tmp_
         assert watched.process.poll() is None and "Traceback" not in watched.stderr()
     finally:
         watched.stop()
+
+
+def test_a_stop_asked_for_while_the_watch_opens_the_index_ends_it_before_any_run(
+    tmp_path, fast_model
+):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water and wait for fish.")
+    index = tmp_path / "ix"
+    args = [str(docs), "--index", str(index), "--model", fast_model]
+    watched = Watched(args, tmp_path, env={"CTXSEARCH_SIGINT_AT": "watch-start"})
+    try:
+        assert watched.process.wait(timeout=PATIENCE_SECONDS) == 0, watched.stderr()
+    finally:
+        watched.stop()
+    log = watched.stderr()
+    assert "Traceback" not in log and log.splitlines()[-1] == "ctxsearch: stopped", log
+    assert watched.runs() == 0 and not index.exists()
+
+
+def test_a_ctrl_c_while_the_commands_load_ends_in_one_line_without_a_traceback(tmp_path):
+    # A Ctrl-C can land before any command has taken charge of it: while Python imports
+    # the commands. The import is made to be interrupted there, as the signal would.
+    interrupted_import = """
+import sys
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == "search.cli.main":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Interrupting())
+sys.argv = ["ctxsearch", "watch", "."]
+from search.cli import main
+main()
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", interrupted_import], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 130, result.stderr
+    assert result.stderr == "ctxsearch: interrupted before the command started\n"
