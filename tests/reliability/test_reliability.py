@@ -29,7 +29,7 @@ from indexer.store.backends import open_store, verify_target
 from search import Searcher
 from search.cli import cli
 from tests.conftest import ROOT, make_pdf
-from tests.support.crash_harness import index_in_process, start_indexer_process, wait_for_pause
+from tests.support.crash_harness import index_in_process, start_indexer_process, wait_for_hold
 from tests.support.processes import until_open
 
 DROP_READ_BYPASS = "-dac_override,-dac_read_search"
@@ -154,12 +154,16 @@ def test_a_file_replaced_by_a_fifo_after_the_scan_fails_instead_of_blocking(
     tmp_path, notes, fast_model
 ):
     """6. A FIFO in place of a scanned file blocked the run forever, holding the lock."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
     writer = start_indexer_process(
-        tmp_path / "ix", notes, fast_model, env={"CTXSEARCH_PAUSE_AT": "after-scan:3"}
+        tmp_path / "ix", notes, fast_model, env={"CTXSEARCH_HOLD_AT": f"after-scan:{gate}"}
     )
-    wait_for_pause(writer, "after-scan")  # the scan saw a file, and the run waits
+    wait_for_hold(writer, "after-scan")  # the scan saw a file, and the run waits
     (notes / "river.txt").unlink()
     os.mkfifo(notes / "river.txt")
+    with open(gate, "wb"):  # let the run go on
+        pass
     try:
         writer.wait(timeout=120)
     finally:
@@ -195,18 +199,24 @@ def test_disk_full_while_writing_a_vector_space_is_one_line_and_keeps_the_index(
     (notes / "extra.md").write_text("A note about storm petrels.")
     command = [sys.executable, "-m", "search", "index", str(notes), "--index", str(tmp_path / "ix")]
     merge = {"CTXSEARCH_MAX_DELTAS": "0"} if merging else {}
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    # held at the publish that writes the space (the first one's sweep would take the
+    # link away): the held run gets a full disk
+    hold = {"CTXSEARCH_HOLD_AT": f"before-space-save:{later}:{gate}"}
     writer = subprocess.Popen(
         command,
         cwd=ROOT,
-        env={**os.environ, "CTXSEARCH_PAUSE_AT": "before-space-save:4", **merge},
+        env={**os.environ, **hold, **merge},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    for _publish in range(later):  # the first publish's sweep would take the link away
-        wait_for_pause(writer, "before-space-save")  # the waiting run gets a full disk
+    wait_for_hold(writer, "before-space-save")
     next_file = tmp_path / "ix" / f".{written}.tmp-{writer.pid}"
     next_file.symlink_to("/dev/full")  # the kernel's own "No space left on device"
+    with open(gate, "wb"):  # let the run go on
+        pass
     _stdout, stderr = writer.communicate(timeout=120)
     assert writer.returncode == 1, stderr
     errors = [line for line in stderr.splitlines() if line.startswith("Error")]

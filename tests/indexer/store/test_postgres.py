@@ -29,6 +29,7 @@ from tests.support.crash_harness import (
     run_indexer_process,
     start_indexer_process,
     state,
+    wait_for_hold,
     wait_for_pause,
     write_corpus,
 )
@@ -309,22 +310,26 @@ def test_index_exits_by_whether_it_committed_when_its_lock_session_ends(
     old = state(postgres_index)
     mutate_corpus(folder)
     command = [sys.executable, "-m", "search", "index", str(folder), "--index", postgres_index]
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
     writer = subprocess.Popen(
         [*command, "--quiet", "--json"],
         cwd=ROOT,
-        env={**os.environ, "CTXSEARCH_PAUSE_AT": f"{point}:10"},
+        env={**os.environ, "CTXSEARCH_HOLD_AT": f"{point}:{gate}"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        wait_for_pause(writer, point)
+        wait_for_hold(writer, point)
         assert end_writer_sessions(postgres_index, writer.pid) == 1
         holder = open_store(postgres_index)
         if point == "after-batch":
             with holder.writer():  # a second writer is admitted while the first waits
                 pass
         holder.close()
+        with open(gate, "wb"):  # let the run go on
+            pass
         out, err = writer.communicate(timeout=120)
     finally:
         writer.kill()
