@@ -8,7 +8,7 @@ from indexer.errors import NotIndexed
 from indexer.reading.links import spellings
 from indexer.reading.sources import path_text
 from indexer.store.backends import open_store
-from indexer.store.base import Store, Target
+from indexer.store.base import Target
 
 
 def remove_path(target: Target, path: str | Path, wait: bool = False) -> dict[str, object]:
@@ -17,9 +17,9 @@ def remove_path(target: Target, path: str | Path, wait: bool = False) -> dict[st
 
     A symlink is removed as itself, the path the walk indexed it under, never as its
     target; `path` is looked for as given (below a root given as a link) and with the
-    links of its parent folders resolved (see `indexer.reading.links.spellings`). A link
-    to a folder that was recorded as a root under the folder it points to (as `index
-    LINK` did before roots given as a link were kept as the link) removes that root.
+    links of its parent folders resolved (see `indexer.reading.links.spellings`); a link
+    at the end of the path is the link, whatever it points to (an indexed folder
+    included: that folder's own path removes it).
     The path need not exist any more. Published at once, like an indexing run; raises
     `NotIndexed` (and changes nothing) when the index holds nothing there.
     """
@@ -31,11 +31,6 @@ def remove_path(target: Target, path: str | Path, wait: bool = False) -> dict[st
                 documents, chunks, roots = change.remove_path(where)
                 if documents or roots:
                     break
-            else:
-                linked = named[0].resolve()
-                if _is_root(store, linked):
-                    where = linked
-                    documents, chunks, roots = change.remove_path(where)
             if not documents and not roots:
                 where = named[-1]
                 raise NotIndexed(f"{path_text(where)}: nothing indexed there (see `ctxsearch ls`)")
@@ -51,7 +46,3 @@ def remove_path(target: Target, path: str | Path, wait: bool = False) -> dict[st
         "total_documents": left["documents"],
         "total_chunks": left["chunks"],
     }
-
-
-def _is_root(store: Store, folder: Path) -> bool:
-    return folder.parent != folder and path_text(folder) in store.roots_under(folder.parent)

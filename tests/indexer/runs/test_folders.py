@@ -188,3 +188,26 @@ def test_a_nested_root_whose_name_is_not_utf8_stays_a_root(tmp_path, fast_model)
     summary = Indexer(index).index_folder(w)
     assert (summary.forgotten_roots, summary.removed, summary.total_documents) == ([], 0, 2)
     assert summary.nested_roots == [str(w / "sub-\\xff")]
+
+
+def test_remove_of_a_link_never_removes_the_indexed_folder_it_points_to(tmp_path, fast_model):
+    # The walk stores nothing under a folder link, so removing one removes nothing,
+    # whatever it points to: here the root it is in, a folder indexed on its own, and a
+    # root from outside every root. It used to remove the root the link pointed to.
+    docs = write(tmp_path / "docs", ["a.md", "guide/c.md"])
+    (docs / "deep").mkdir()
+    (docs / "deep" / "loop").symlink_to(docs, target_is_directory=True)
+    (docs / "guide-link").symlink_to(docs / "guide", target_is_directory=True)
+    index = tmp_path / "ix"
+    Indexer(index, model=str(fast_model)).index_folder(docs)
+    Indexer(index).index_folder(docs / "guide")
+    for link in (docs / "deep" / "loop", docs / "guide-link"):
+        with pytest.raises(NotIndexed, match="nothing indexed there"):
+            remove_path(index, link)
+    with Searcher(index) as searcher:
+        hits = searcher.search("otters", k=10, mode="lexical").results
+        assert sorted(Path(hit.path).name for hit in hits) == ["a.md", "c.md"]
+    (tmp_path / "docs-link").symlink_to(docs, target_is_directory=True)
+    with pytest.raises(NotIndexed, match="nothing indexed there"):
+        remove_path(index, tmp_path / "docs-link")
+    assert remove_path(index, docs)["removed_roots"] == 2  # its own path removes it
