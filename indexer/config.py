@@ -211,7 +211,7 @@ ORACLE_SEED = Variable(
 SOAK_SECONDS = Variable(
     "CTXSEARCH_SOAK_SECONDS",
     "`S`: each soak test (`-m soak`) starts no new example after S seconds.",
-    "unset (each runs its profile's examples; `make soak SOAK_SECONDS=60` sets it)",
+    "unset (each runs its profile's examples; `make test` sets it)",
     "`tests.support.soak`",
     TEST_SEAM,
 )

@@ -3,10 +3,10 @@ for every run, that starts no new example once its budget of seconds is spent; a
 names its seed.
 
 Every run explores sequences the runs before it did not try, so coverage accumulates
-across runs. `$CTXSEARCH_SOAK_SECONDS` is each soak test's budget (`make soak
-SOAK_SECONDS=60`; unset, the profile's examples all run, as in `make soak`).
-`$CTXSEARCH_ORACLE_SEED=N` runs seed N again without a budget: the run that failed, up to
-its failure, since the examples before a failure are never cut short.
+across runs. `$CTXSEARCH_SOAK_SECONDS` is each soak test's budget (`make test` sets one;
+unset, the profile's examples all run, as in `make soak`). `$CTXSEARCH_ORACLE_SEED=N`
+runs seed N again without a budget: the run that failed, up to its failure, since the
+examples before a failure are never cut short.
 """
 
 from __future__ import annotations
