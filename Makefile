@@ -63,7 +63,7 @@ browser:
 # test, under a fresh seed that a failure prints. The lab's tests and the slow benchmarks
 # are not in it (`make lab-test`, `make eval`), and `make soak` runs the soak in full.
 # The 25 slowest tests are listed at the end: where the gate's minutes go.
-SOAK_SECONDS ?= 60
+SOAK_SECONDS ?= 45
 test: $(VENV)/.installed-test browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
