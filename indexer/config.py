@@ -80,8 +80,9 @@ BUSY_TIMEOUT_MS = Variable(
 )
 MAX_DELTAS = Variable(
     "CTXSEARCH_MAX_DELTAS",
-    "How many delta segments a vector space of an index folder may hold before a run "
-    "merges them into a new base (`0`: every run writes whole spaces).",
+    "How many delta segments a vector space of an index folder may hold: a run that "
+    "would add one more folds its change and the youngest deltas into one (the base "
+    "stays; `0`: every run writes whole spaces).",
     "`8`",
     "the embedded store",
 )

@@ -13,7 +13,8 @@ manifest names it, and lays the deltas over it:
 
 A new generation that adds deltas costs a reader their files and a few sorted id arrays:
 the base is not read again, and the previous generation's object is left as it was, so a
-reader still searching that generation sees exactly it. Only a new base (a merge, a
+reader still searching that generation sees exactly it. Deltas folded into one
+(`segments.py`) cost their files again, not the base. Only a new base (a merge, a
 rebuild, another structure) is loaded whole.
 
 A search asks each layer for its k best and keeps the k best of them all. The layers
@@ -135,14 +136,14 @@ class LayeredSpace:
                 layers.append(VectorSpace.built(self.dim, "flat", ids, vectors))
         return LayeredSpace(segments, self.base, tuple(layers))
 
+    def has_base_of(self, segments: Segments) -> bool:
+        """Whether `segments` name this space's base (whatever their deltas)."""
+        return segments.base == self.segments.base and segments.structure == self.segments.structure
+
     def extended_by(self, segments: Segments) -> bool:
         """Whether `segments` name this space's base and deltas, and maybe more deltas."""
-        mine = self.segments
-        return (
-            segments.base == mine.base
-            and segments.structure == mine.structure
-            and segments.deltas[: len(mine.deltas)] == mine.deltas
-        )
+        deltas = self.segments.deltas
+        return self.has_base_of(segments) and segments.deltas[: len(deltas)] == deltas
 
 
 def read_space(
@@ -156,7 +157,10 @@ def read_space(
     generation) with only the newer deltas read, when the segments extend it; else its
     base read whole, with every delta."""
     if previous is None or not previous.extended_by(segments):
-        base = VectorSpace(dim, space_file(directory, space, segments.base))
+        if previous is not None and previous.has_base_of(segments):  # deltas were folded
+            base = previous.base
+        else:
+            base = VectorSpace(dim, space_file(directory, space, segments.base))
         empty = Segments(base=segments.base, structure=segments.structure)
         previous = LayeredSpace(empty, base, (base,))
     newer = segments.deltas[len(previous.segments.deltas) :]

@@ -12,13 +12,20 @@ The manifest names each space's segments (`Segments`, in `Manifest.segments`); a
 publishes its delta, or a merged base when they pile up, by committing the manifest that
 names it, and the sweep keeps exactly the files the published manifest names.
 
-When a run merges (`merge_due`) instead of adding a delta: when the space would hold more
-than `CTXSEARCH_MAX_DELTAS` deltas (8; `0` merges every run); when the deltas, counting
+When a run merges (`merge_due`) instead of adding a delta: when the deltas, counting
 each tombstone as the row it leaves dead in the base, would weigh more than
 `MERGE_SHARE` of the base file and more than `MERGE_FLOOR_BYTES` (below that, replaying
-costs readers little and a merge would cost the writer little too); or when the space
-wants the other structure (`auto` crossing the HNSW threshold). The share bounds the
-merge's cost, amortised, to a few times the bytes the deltas wrote.
+costs readers little and a merge would cost the writer little too); when the space
+wants the other structure (`auto` crossing the HNSW threshold); or at every run with
+`CTXSEARCH_MAX_DELTAS=0`. The share bounds the merge's cost, amortised, to a few times
+the bytes the deltas wrote, and makes the bases grow geometrically.
+
+A space holds at most `CTXSEARCH_MAX_DELTAS` deltas (8): a run that would add one more
+folds its change and the youngest deltas into one delta instead (`deltas_to_fold`,
+`folded_delta`), leaving the base alone. Many small runs in a row (a contextual fill
+publishes every few hundred passages) would otherwise rewrite the whole base every few
+runs, a cost that grows with the square of the index; folded, each delta's bytes are
+rewritten a few times at most, and readers keep their base.
 """
 
 from __future__ import annotations
@@ -94,11 +101,45 @@ def named_files(directory: Path, manifest: Manifest) -> set[Path]:
 def merge_due(segments: Segments, dim: int, base_bytes: int, wanted_structure: str) -> bool:
     """Whether a run should merge the space into a new base rather than add a delta to
     `segments`, which already count that delta."""
-    if wanted_structure != segments.structure:
-        return True
-    if len(segments.deltas) > config.max_deltas():
+    if wanted_structure != segments.structure or config.max_deltas() == 0:
         return True
     return segments.weight(dim) > max(MERGE_SHARE * base_bytes, MERGE_FLOOR_BYTES)
+
+
+def deltas_to_fold(sizes: list[int], change_size: int, most: int) -> int:
+    """How many of the youngest deltas (`sizes`, oldest first) to fold with a run's change
+    into one delta, so that at most `most` deltas stay: the fewest that bring the count
+    down, then more while the folded ones weigh at least the next older one. The deltas'
+    sizes then fall with their age, like a binary counter's digits, and each byte is
+    rewritten a logarithmic number of times, never once per run."""
+    folded, weight = 0, change_size
+    while folded < len(sizes):
+        older = sizes[len(sizes) - 1 - folded]
+        if len(sizes) - folded + 1 <= most and weight < older:
+            break
+        weight += older
+        folded += 1
+    return folded
+
+
+def folded_delta(
+    deltas: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One delta (tombstones, ids, vectors) that leaves a space as `deltas` replayed in
+    order do: every id they remove, then what they add that no later one removes."""
+    tombstones = np.unique(
+        np.concatenate([removed for removed, _, _ in deltas] or [np.zeros(0, np.int64)])
+    )
+    later: np.ndarray = np.zeros(0, np.int64)
+    kept = []
+    for removed, ids, vectors in reversed(deltas):
+        keep = ~np.isin(ids, later)
+        kept.append((ids[keep], vectors[keep]))
+        later = np.concatenate([later, removed])
+    dim = deltas[0][2].shape[1]
+    ids = np.concatenate([ids for ids, _ in reversed(kept)] or [np.zeros(0, np.int64)])
+    vectors = np.concatenate([v for _, v in reversed(kept)] or [np.zeros((0, dim), np.float32)])
+    return tombstones.astype(np.int64), ids.astype(np.int64), vectors.astype(np.float32)
 
 
 def load_space(directory: Path, space: str, dim: int, segments: Segments) -> VectorSpace:
@@ -111,19 +152,10 @@ def load_space(directory: Path, space: str, dim: int, segments: Segments) -> Vec
         for tombstones, ids, vectors in deltas:
             loaded.replay(tombstones, ids, vectors)
         return loaded
-    # A flat space compacts itself at every removal: remove every tombstone at once, and
-    # add only what no later delta removes (ids are never reused). The vectors end in the
-    # same order as one delta at a time would leave them.
-    removed = np.concatenate([tombstones for tombstones, _, _ in deltas] or [np.zeros(0, np.int64)])
-    later: np.ndarray = np.zeros(0, np.int64)
-    kept = []
-    for tombstones, ids, vectors in reversed(deltas):
-        keep = ~np.isin(ids, later)
-        kept.append((ids[keep], vectors[keep]))
-        later = np.concatenate([later, tombstones])
-    loaded.replay(removed, np.zeros(0, np.int64), np.zeros((0, dim), np.float32))
-    for ids, vectors in reversed(kept):
-        loaded.add(ids, vectors)
+    # A flat space compacts itself at every removal: the deltas replayed as one leave the
+    # vectors in the same order as one delta at a time would.
+    if deltas:
+        loaded.replay(*folded_delta(deltas))
     return loaded
 
 

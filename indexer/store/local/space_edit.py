@@ -1,5 +1,6 @@
 """The writer's view of one vector space during a change: what the run removes and adds,
-published as one delta segment (or, when deltas pile up, merged into a new base).
+published as one delta segment (folded with the youngest deltas when they would be too
+many, or merged into a new base when they weigh too much).
 
 The published space is loaded only if the run reads it (`vectors`, a merge): a
 run that only removes and adds passages never reads the base, so what it costs to
@@ -13,9 +14,18 @@ from pathlib import Path
 
 import numpy as np
 
+from indexer import config
 from indexer.store.index_types import DEFAULT_QUANTIZATION, space_structure
 from indexer.store.local.index_files import delta_file, space_file
-from indexer.store.local.segments import Segments, load_space, merge_due, write_delta
+from indexer.store.local.segments import (
+    Segments,
+    deltas_to_fold,
+    folded_delta,
+    load_space,
+    merge_due,
+    read_delta,
+    write_delta,
+)
 from indexer.store.local.vectors import VectorSpace
 
 
@@ -119,11 +129,36 @@ class SpaceEdit:
         base_bytes = space_file(self.directory, self.name, self.segments.base).stat().st_size
         if merge_due(proposed, self.dim, base_bytes, wanted):
             return self._merge(generation, index_type, quantize)
+        if len(proposed.deltas) > config.max_deltas():
+            return self._fold(generation, (tombstones, ids, added))
         written = write_delta(
             delta_file(self.directory, self.name, generation), tombstones, ids, added
         )
         proposed.delta_bytes = self.segments.delta_bytes + written
         return proposed
+
+    def _fold(self, generation: int, change: tuple[np.ndarray, np.ndarray, np.ndarray]) -> Segments:
+        """Write the run's change and the youngest deltas as one delta, `generation`'s
+        (the base, and the older deltas, stay as they are)."""
+        assert self.segments is not None
+        deltas = self.segments.deltas
+        paths = [delta_file(self.directory, self.name, g) for g in deltas]
+        sizes = [path.stat().st_size for path in paths]
+        folded = deltas_to_fold(sizes, sum(part.nbytes for part in change), config.max_deltas())
+        kept = len(deltas) - folded
+        parts = [read_delta(path, self.dim) for path in paths[kept:]]
+        tombstones, ids, vectors = folded_delta([*parts, change])
+        written = write_delta(
+            delta_file(self.directory, self.name, generation), tombstones, ids, vectors
+        )
+        left_out = sum(len(removed) for removed, _, _ in parts)
+        return Segments(
+            base=self.segments.base,
+            deltas=[*deltas[:kept], generation],
+            delta_bytes=sum(sizes[:kept]) + written,
+            tombstones=self.segments.tombstones - left_out + len(tombstones),
+            structure=self.segments.structure,
+        )
 
     def _additions(self) -> tuple[np.ndarray, np.ndarray]:
         if not self._added:

@@ -226,7 +226,7 @@ class LocalStore:
         wanted = manifest.spaces if names is None else list(names)
         with self._loading:
             for name, (state, space) in list(self._spaces.items()):
-                if state[1] < manifest.generation and not space.extended_by(
+                if state[1] < manifest.generation and not space.has_base_of(
                     Segments.of(manifest, name)
                 ):
                     del self._spaces[name]  # merged since: its base is not kept for nothing

@@ -42,6 +42,30 @@ def test_a_reader_keeps_the_base_it_loaded_until_a_merge(tmp_path):
         writer.close()
 
 
+def test_a_reader_keeps_its_base_when_deltas_are_folded(tmp_path, monkeypatch):
+    monkeypatch.setenv("CTXSEARCH_MAX_DELTAS", "2")
+    writer = new_index(tmp_path / "ix", 1_000)
+    reader = open_store(tmp_path / "ix")
+    queries = unit_vectors(5, seed=9)
+    try:
+        with writer.writer():
+            writer.merge_segments()
+        first = _base_of(reader)
+        for n in range(5):  # deltas folded at the third and the fifth
+            edit_one_passage(writer, f"/d/{n}.txt", 82_000 + n)
+            assert _base_of(reader) is first
+        fresh = open_store(tmp_path / "ix")
+        expected = ranked(fresh, queries)
+        fresh.close()
+        found = ranked(reader, queries)
+        for name in ("contextual", "static"):
+            assert np.array_equal(found[name][1], expected[name][1]), name
+            assert np.allclose(found[name][0], expected[name][0]), name
+    finally:
+        reader.close()
+        writer.close()
+
+
 def test_a_reader_follows_a_new_generation_without_reading_its_base_again(tmp_path):
     """After a delta is published, the base file is no longer read: a reader that had
     loaded it answers the new generation even if the file could not be read now."""

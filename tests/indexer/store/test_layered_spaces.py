@@ -24,7 +24,13 @@ from hypothesis import strategies as st
 
 from indexer.store.local.index_files import delta_file, space_file
 from indexer.store.local.layered import read_space
-from indexer.store.local.segments import Segments, load_space, write_delta
+from indexer.store.local.segments import (
+    Segments,
+    folded_delta,
+    load_space,
+    read_delta,
+    write_delta,
+)
 from indexer.store.local.vectors import VectorSpace
 
 DIM = 16
@@ -154,6 +160,22 @@ def check(folder: Path, structure: str, history, exact_order: bool) -> None:
         fresh = read_space(folder, SPACE, DIM, segments)
         for layered in (followed, fresh):
             assert_same_answers(layered, merged, queries, exact_order)
+        if len(segments.deltas) >= 2:  # the same generation with its young deltas folded
+            folded = fold_all_but_the_first(folder, segments)
+            by_following = read_space(folder, SPACE, DIM, folded, followed)
+            assert by_following.base is followed.base
+            replayed = load_space(folder, SPACE, DIM, folded)
+            for space in (by_following, read_space(folder, SPACE, DIM, folded), replayed):
+                assert_same_answers(space, merged, queries, exact_order)
+
+
+def fold_all_but_the_first(folder: Path, segments: Segments) -> Segments:
+    """`segments` with every delta after the first folded into one (`folded_delta`)."""
+    generation = 100 + segments.deltas[-1]
+    parts = [read_delta(delta_file(folder, SPACE, g), DIM) for g in segments.deltas[1:]]
+    write_delta(delta_file(folder, SPACE, generation), *folded_delta(parts))
+    deltas = [segments.deltas[0], generation]
+    return Segments(base=segments.base, deltas=deltas, structure=segments.structure)
 
 
 @HISTORIES

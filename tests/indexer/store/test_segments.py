@@ -136,29 +136,66 @@ def test_a_space_read_from_its_deltas_answers_as_the_merged_space(tmp_path, stru
         store.close()
 
 
-def test_deltas_are_merged_into_a_new_base_when_they_pile_up(tmp_path, monkeypatch):
+def test_deltas_are_folded_when_they_would_be_too_many_and_merged_when_asked(tmp_path, monkeypatch):
     monkeypatch.setenv("CTXSEARCH_MAX_DELTAS", "3")
     store = new_index(tmp_path / "ix", 1_000)
+    bases = sorted(p.name for p in (tmp_path / "ix").glob("*.faiss"))
     try:
         for n in range(2):
             edit_one_passage(store, f"/d/{n}.txt", 40_000 + n)
-        assert len(delta_files(tmp_path / "ix")) == 2 * 3  # the first run's, and two
-        edit_one_passage(store, "/d/2.txt", 40_002)  # a fourth would be one too many
-        assert delta_files(tmp_path / "ix") == []
-        assert sorted(p.name for p in (tmp_path / "ix").glob("*.faiss")) == [
-            "contextual-000004.faiss",
-            "static-000004.faiss",
-        ]
+        assert deltas_of(store) == [1, 2, 3]  # the first run's, and two
+        edit_one_passage(store, "/d/2.txt", 40_002)  # a fourth would be one too many:
+        # the three small ones folded into one, the first run's (larger) kept
+        assert deltas_of(store) == [1, 4]
+        assert len(delta_files(tmp_path / "ix")) == 2 * 2
+        assert sorted(p.name for p in (tmp_path / "ix").glob("*.faiss")) == bases
         edit_one_passage(store, "/d/3.txt", 40_003)
-        assert len(delta_files(tmp_path / "ix")) == 2
+        assert deltas_of(store) == [1, 4, 5]
         monkeypatch.setenv("CTXSEARCH_MAX_DELTAS", "0")  # every run writes whole spaces
         edit_one_passage(store, "/d/4.txt", 40_004)
         assert delta_files(tmp_path / "ix") == []
+        assert sorted(p.name for p in (tmp_path / "ix").glob("*.faiss")) == [
+            "contextual-000006.faiss",
+            "static-000006.faiss",
+        ]
         with store.snapshot() as snapshot:
             assert len(snapshot.spaces["static"]) == 1_000 - 5 * 99
         assert store.verify().consistent
     finally:
         store.close()
+
+
+def test_many_small_runs_never_rewrite_the_base_while_their_deltas_weigh_little(
+    tmp_path, monkeypatch
+):
+    """A contextual fill publishes every few hundred passages: each of its runs adds a
+    delta, and the deltas are folded, never merged into the base every few runs (which
+    rewrote the whole space each time: a cost growing with the square of the index)."""
+    monkeypatch.setenv("CTXSEARCH_MAX_DELTAS", "4")
+    store = new_index(tmp_path / "ix", 1_000)
+    bases = sorted(p.name for p in (tmp_path / "ix").glob("*.faiss"))
+    queries = unit_vectors(5, seed=11)
+    try:
+        for n in range(30):
+            with store.writer(), store.change() as change:
+                change.add_documents([document(f"/new/{n}.txt", 20, 50_000 + n)])
+            assert len(deltas_of(store)) <= 4
+        assert sorted(p.name for p in (tmp_path / "ix").glob("*.faiss")) == bases
+        found = ranked(store, queries)
+        with store.writer():
+            store.merge_segments()
+        merged = ranked(store, queries)
+        for name in ("contextual", "static"):
+            assert np.array_equal(found[name][1], merged[name][1]), name
+            assert np.allclose(found[name][0], merged[name][0]), name
+        with store.snapshot() as snapshot:
+            assert len(snapshot.spaces["contextual"]) == 1_000 + 30 * 20
+    finally:
+        store.close()
+
+
+def deltas_of(store, space: str = "contextual") -> list[int]:
+    return store.read_manifest().segments[space]["deltas"]
 
 
 def test_a_missing_delta_is_named_by_verify_and_repaired_by_a_rebuild(tmp_path):
