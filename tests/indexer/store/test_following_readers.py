@@ -7,7 +7,10 @@ Synthetic vectors through the store API (the helpers of `test_segments`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+import pytest
 
 from indexer.store.backends import open_store
 from tests.indexer.store.test_segments import (
@@ -19,101 +22,92 @@ from tests.indexer.store.test_segments import (
 )
 
 
+def fresh_ranking(folder, queries: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """What a new reader of the folder answers (`ranked`)."""
+    fresh = open_store(folder)
+    try:
+        return ranked(fresh, queries)
+    finally:
+        fresh.close()
+
+
+def assert_same_ranking(found: dict, expected: dict) -> None:
+    for name in ("contextual", "static"):
+        assert np.array_equal(found[name][1], expected[name][1]), name
+        assert np.array_equal(found[name][0], expected[name][0]), name
+
+
+@pytest.fixture
+def merged(tmp_path) -> Iterator[tuple]:
+    """A writer of a 1,000-passage folder index whose spaces are merged (a base, no
+    deltas), and a reader of it that has loaded nothing yet."""
+    writer = new_index(tmp_path / "ix", 1_000)
+    reader = open_store(tmp_path / "ix")
+    try:
+        with writer.writer():
+            writer.merge_segments()
+        yield writer, reader
+    finally:
+        reader.close()
+        writer.close()
+
+
 def _base_of(store, space: str = "contextual"):
     with store.snapshot([space]) as snapshot:
         return snapshot.spaces[space].base
 
 
-def test_a_reader_keeps_the_base_it_loaded_until_a_merge(tmp_path):
-    writer = new_index(tmp_path / "ix", 1_000)
-    reader = open_store(tmp_path / "ix")
-    try:
-        with writer.writer():
-            writer.merge_segments()
-        first = _base_of(reader)
-        for n in range(3):
-            edit_one_passage(writer, f"/d/{n}.txt", 80_000 + n)
-            assert _base_of(reader) is first
-        with writer.writer():
-            writer.merge_segments()
-        assert _base_of(reader) is not first
-    finally:
-        reader.close()
-        writer.close()
+def test_a_reader_keeps_the_base_it_loaded_until_a_merge(merged):
+    writer, reader = merged
+    first = _base_of(reader)
+    for n in range(3):
+        edit_one_passage(writer, f"/d/{n}.txt", 80_000 + n)
+        assert _base_of(reader) is first
+    with writer.writer():
+        writer.merge_segments()
+    assert _base_of(reader) is not first
 
 
-def test_a_reader_keeps_its_base_when_deltas_are_folded(tmp_path, monkeypatch):
+def test_a_reader_keeps_its_base_when_deltas_are_folded(merged, tmp_path, monkeypatch):
+    writer, reader = merged
     monkeypatch.setenv("CTXSEARCH_MAX_DELTAS", "2")
-    writer = new_index(tmp_path / "ix", 1_000)
-    reader = open_store(tmp_path / "ix")
+    first = _base_of(reader)
+    for n in range(5):  # deltas folded at the third and the fifth
+        edit_one_passage(writer, f"/d/{n}.txt", 82_000 + n)
+        assert _base_of(reader) is first
     queries = unit_vectors(5, seed=9)
-    try:
-        with writer.writer():
-            writer.merge_segments()
-        first = _base_of(reader)
-        for n in range(5):  # deltas folded at the third and the fifth
-            edit_one_passage(writer, f"/d/{n}.txt", 82_000 + n)
-            assert _base_of(reader) is first
-        fresh = open_store(tmp_path / "ix")
-        expected = ranked(fresh, queries)
-        fresh.close()
-        found = ranked(reader, queries)
-        for name in ("contextual", "static"):
-            assert np.array_equal(found[name][1], expected[name][1]), name
-            assert np.allclose(found[name][0], expected[name][0]), name
-    finally:
-        reader.close()
-        writer.close()
+    assert_same_ranking(ranked(reader, queries), fresh_ranking(tmp_path / "ix", queries))
 
 
-def test_a_reader_follows_a_new_generation_without_reading_its_base_again(tmp_path):
+def test_a_reader_follows_a_new_generation_without_reading_its_base_again(merged, tmp_path):
     """After a delta is published, the base file is no longer read: a reader that had
     loaded it answers the new generation even if the file could not be read now."""
-    writer = new_index(tmp_path / "ix", 1_000)
-    reader = open_store(tmp_path / "ix")
+    writer, reader = merged
     queries = unit_vectors(5, seed=7)
-    try:
-        with writer.writer():
-            writer.merge_segments()
-        ranked(reader, queries)  # loads the base
-        edit_one_passage(writer, "/d/0.txt", 81_000)
-        fresh = open_store(tmp_path / "ix")
-        expected = ranked(fresh, queries)
-        fresh.close()
-        for base in (tmp_path / "ix").glob("*.faiss"):
-            base.write_bytes(b"not a FAISS file")
-        found = ranked(reader, queries)
-        for name in ("contextual", "static"):
-            assert np.array_equal(found[name][1], expected[name][1]), name
-            assert np.array_equal(found[name][0], expected[name][0]), name
-    finally:
-        reader.close()
-        writer.close()
+    ranked(reader, queries)  # loads the base
+    edit_one_passage(writer, "/d/0.txt", 81_000)
+    expected = fresh_ranking(tmp_path / "ix", queries)
+    for base in (tmp_path / "ix").glob("*.faiss"):
+        base.write_bytes(b"not a FAISS file")
+    assert_same_ranking(ranked(reader, queries), expected)
 
 
-def test_a_snapshot_of_the_old_generation_is_unaffected_by_a_new_one(tmp_path):
-    writer = new_index(tmp_path / "ix", 1_000)
-    reader = open_store(tmp_path / "ix")
+def test_a_snapshot_of_the_old_generation_is_unaffected_by_a_new_one(merged):
+    writer, reader = merged
     queries = unit_vectors(20, seed=8)
-    try:
-        with writer.writer():
-            writer.merge_segments()
-        edit_one_passage(writer, "/d/0.txt", 82_000)
-        with reader.snapshot() as old:
-            before = {name: space.search(queries, 10) for name, space in old.spaces.items()}
-            size = len(old.spaces["contextual"])
-            edit_one_passage(writer, "/d/1.txt", 82_001)
-            with writer.writer(), writer.change() as change:
-                change.add_documents([document("/d/new.txt", 30, 82_002)])
-            with reader.snapshot() as new:
-                assert len(new.spaces["contextual"]) == size - 99 + 30
-                assert new.spaces["contextual"].base is old.spaces["contextual"].base
-            assert len(old.spaces["contextual"]) == size
-            for name, space in old.spaces.items():
-                scores, ids = space.search(queries, 10)
-                assert np.array_equal(ids, before[name][1]) and np.array_equal(
-                    scores, before[name][0]
-                ), name
-    finally:
-        reader.close()
-        writer.close()
+    edit_one_passage(writer, "/d/0.txt", 82_000)
+    with reader.snapshot() as old:
+        before = {name: space.search(queries, 10) for name, space in old.spaces.items()}
+        size = len(old.spaces["contextual"])
+        edit_one_passage(writer, "/d/1.txt", 82_001)
+        with writer.writer(), writer.change() as change:
+            change.add_documents([document("/d/new.txt", 30, 82_002)])
+        with reader.snapshot() as new:
+            assert len(new.spaces["contextual"]) == size - 99 + 30
+            assert new.spaces["contextual"].base is old.spaces["contextual"].base
+        assert len(old.spaces["contextual"]) == size
+        for name, space in old.spaces.items():
+            scores, ids = space.search(queries, 10)
+            assert np.array_equal(ids, before[name][1]) and np.array_equal(
+                scores, before[name][0]
+            ), name

@@ -632,12 +632,7 @@ def test_a_signal_inside_the_commit_is_the_error_and_keeps_what_was_committed(an
     finally:
         event.remove(Session, "after_commit", interrupt)
     store.close()
-    reopened = open_store(any_index)
-    try:
-        assert paths(reopened) == ["/docs/a.txt", "/docs/b.txt"]
-        assert reopened.verify().consistent, reopened.verify().problems
-    finally:
-        reopened.close()
+    assert_reopened_holds(any_index, ["/docs/a.txt", "/docs/b.txt"])
 
 
 def test_a_change_a_signal_stopped_on_its_way_in_ends_with_the_writer_lock(any_index, monkeypatch):
@@ -657,9 +652,14 @@ def test_a_change_a_signal_stopped_on_its_way_in_ends_with_the_writer_lock(any_i
     assert paths(store) == ["/docs/a.txt"]
     add(store, "/docs/c.txt", ["three"], first_axis=2)
     store.close()
-    reopened = open_store(any_index)
+    assert_reopened_holds(any_index, ["/docs/a.txt", "/docs/c.txt"])
+
+
+def assert_reopened_holds(target, documents: list[str]) -> None:
+    """The index at `target`, opened anew, holds these documents and verifies."""
+    reopened = open_store(target)
     try:
-        assert paths(reopened) == ["/docs/a.txt", "/docs/c.txt"]
+        assert paths(reopened) == documents
         assert reopened.verify().consistent, reopened.verify().problems
     finally:
         reopened.close()
