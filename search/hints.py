@@ -38,7 +38,10 @@ def filter_hints(snapshot: Snapshot, where: SearchFilter) -> list[str]:
 def _phrase_hint(snapshot: Snapshot, phrase: str) -> str:
     if snapshot.chunk_count(SearchFilter(words=WordFilter((phrase,)))):
         return ""
-    return f'no passage holds the phrase "{phrase}" (its words adjacent and in order)'
+    return (
+        f'no passage holds the phrase "{phrase}" (its words adjacent and in order); '
+        "`literal` (`--literal`) reads quotes as part of the text"
+    )
 
 
 def _under_hint(snapshot: Snapshot, folder: str) -> str:

@@ -124,6 +124,9 @@ def test_the_edges_take_the_syntax_and_refuse_a_query_of_exclusions(tmp_path, fa
     reversed_words = runner.invoke(cli, ["query", '"otter sea"', "--index", str(target)])
     assert reversed_words.exit_code == 0 and "No results." in reversed_words.stdout
     assert 'hint: no passage holds the phrase "otter sea"' in reversed_words.stderr
+    assert "`--literal`) reads quotes as part of the text" in reversed_words.stderr
+    pasted = ["query", '"otter sea"', "--literal", "--index", str(target), "--json"]
+    assert json.loads(runner.invoke(cli, pasted).stdout)["results"]  # quotes as text
     refused = runner.invoke(cli, ["query", "--index", str(target), "--", "-kelp"])
     assert refused.exit_code == 2 and "Traceback" not in refused.output
     assert "nothing to search for in '-kelp'" in refused.stderr
