@@ -88,12 +88,18 @@ def test_the_fingerprint_depends_on_the_weights_not_the_install_path(model, tmp_
     assert load_model(str(copy)).fingerprint == model.fingerprint
 
 
-def _forwards_seen(model) -> tuple[list[tuple[int, str]], object]:
-    """Each forward pass of `model` as (torch's thread count, the thread that ran it)."""
+def _forwards_seen(
+    model, together: threading.Barrier | None = None
+) -> tuple[list[tuple[int, str]], object]:
+    """Each forward pass of `model` as (torch's thread count, the thread that ran it);
+    with `together`, each pass waits there for the others (a pass that runs alone
+    breaks it: its timeout is only a safety net)."""
     seen: list[tuple[int, str]] = []
 
     def note(*_):
         seen.append((torch.get_num_threads(), threading.current_thread().name))
+        if together is not None:
+            together.wait()
 
     return seen, model.register_forward_hook(note)
 
@@ -135,7 +141,10 @@ def test_more_texts_run_whole_batches_side_by_side_one_thread_each(tiny_model_di
     one_at_a_time = np.stack([encoder.encode([text])[0] for text in texts])
     before = torch.get_num_threads()
     torch.set_num_threads(2)
-    seen, hook = _forwards_seen(loaded.model)
+    # Both batches must be in their forward pass at once: each waits for the other (one
+    # worker taking both in turn, as a loaded machine's scheduling may let it, would
+    # break the barrier), so which threads ran them is not left to the scheduler.
+    seen, hook = _forwards_seen(loaded.model, threading.Barrier(2, timeout=120))
     try:
         side_by_side = encoder.encode(texts)
         assert torch.get_num_threads() == 2
