@@ -60,7 +60,7 @@ class LocalSnapshot(SqlReads):
             chunks={},
             content_keys={},
             passages={},
-            searched=self.chunk_count() if allowed is None else len(allowed),
+            searched=self.chunk_count(where),
         )
         cosines, bm25_ids = ask.missing_scores(found)
         if ask.cosine is not None and cosines:
