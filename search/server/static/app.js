@@ -307,9 +307,14 @@ function fillingNote(completeness) {
   return ` · filling: ${filled.toLocaleString()} of ${passages.toLocaleString()} passages have contextual vectors`;
 }
 
+// Each search is numbered: when searches overlap (a filter changed, then Enter), only the
+// newest one's answer is shown, whatever order the answers arrive in.
+let latestSearch = 0;
+
 async function search() {
   const query = queryInput.value.trim();
   if (!query) return;
+  const asked = ++latestSearch;
   const mode = selectedMode();
   const modes = mode === "side-by-side" ? SIDE_BY_SIDE : [mode];
   history.replaceState(null, "", pageAddress(query, mode));
@@ -318,12 +323,14 @@ async function search() {
     const responses = await Promise.all(
       modes.map((m) => getJson(`/search?${searchParameters(query, m)}`)),
     );
+    if (asked !== latestSearch) return;
     resultsArea.className = modes.length > 1 ? "side-by-side" : "";
     resultsArea.replaceChildren(...modes.map((m, i) => columnNode(m, responses[i])));
     const ms = responses.map((r) => (r.timings.encode_seconds + r.timings.search_seconds) * 1000);
     statusLine.textContent = `${modes.join(", ")} · ${ms.map((t) => t.toFixed(0)).join(" / ")} ms`;
     statusLine.textContent += fillingNote(responses[0].completeness);
   } catch (error) {
+    if (asked !== latestSearch) return;
     resultsArea.replaceChildren();
     statusLine.textContent = error.message;
   }

@@ -367,6 +367,34 @@ def test_the_filter_controls_and_k_change_the_results(wide_page, docs_server):
     expect(wide_page.locator("[data-mode=hybrid] .hint").first).to_contain_text("hint:")
 
 
+def test_an_older_search_answering_last_never_replaces_the_newer_results(wide_page, docs_server):
+    """A filter changed and then Enter sends two searches; their answers may arrive in either
+    order (seen in CI: k=2's answer landed after k=10's and the page showed 2 results)."""
+    server, _ = docs_server
+    search_in(wide_page, "hybrid")
+    held = []
+
+    def hold_the_k2_search(route):
+        if "k=2" in route.request.url and not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    wide_page.route("**/search?*", hold_the_k2_search)
+    k = wide_page.get_by_label("k", exact=True)
+    k.fill("2")
+    k.press("Enter")
+    k.fill("3")
+    k.press("Enter")
+    newer = [hit["path"] for hit in docs_api(server, k=3)]
+    expect_shown(wide_page, newer)
+    assert len(held) == 1
+    with wide_page.expect_response(lambda response: "k=2" in response.url):
+        held[0].fulfill(response=held[0].fetch())
+    wide_page.wait_for_timeout(500)  # time for the stale answer to be drawn, were it drawn
+    assert shown_paths(wide_page) == newer
+
+
 def test_labels_show_the_file_name_and_the_matching_line(wide_page, docs_server):
     server, _folder = docs_server
     search_in(wide_page, "hybrid")
