@@ -28,7 +28,7 @@ class Encoder(ABC):
     def encode(self, texts: Sequence[str], progress: EncodeProgress | None = None) -> np.ndarray:
         """Encode texts into a (len(texts), dim) array of unit-length float32 rows."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch, encoded in self._encoded_batches(texts, self.lengths(texts)):
+        for batch, encoded in self._encoded_batches(texts):
             vectors[batch] = encoded
             if progress is not None:
                 progress(len(batch))
@@ -39,13 +39,11 @@ class Encoder(ABC):
         characters, unless the encoder counts something closer to its cost."""
         return [len(text) for text in texts]
 
-    def _encoded_batches(
-        self, texts: Sequence[str], lengths: Sequence[int]
-    ) -> Iterable[tuple[list[int], np.ndarray]]:
-        """The positions of each batch of `texts` (of these `lengths`) with its vectors,
-        in the order of `length_sorted_batches`: one batch after the other here; an
-        encoder may run them otherwise (several at once, say)."""
-        for batch in length_sorted_batches(lengths, self.batch_size):
+    def _encoded_batches(self, texts: Sequence[str]) -> Iterable[tuple[list[int], np.ndarray]]:
+        """The positions of each batch of `texts` with its vectors, in the order of
+        `length_sorted_batches` by `lengths`: one batch after the other here; an encoder
+        may run them otherwise (several at once, say)."""
+        for batch in length_sorted_batches(self.lengths(texts), self.batch_size):
             yield batch, self._encode_batch([texts[i] for i in batch])
 
 

@@ -6,6 +6,7 @@ import contextlib
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import torch
@@ -55,14 +56,18 @@ class ContextualEncoder(Encoder):
             return_tensors="pt",
         )
 
+    def token_ids(self, texts: Sequence[str]) -> Any:
+        """Each text's tokens (ids, attention mask and the like, special tokens included),
+        as many as the model takes, unpadded: a batch is padded from these."""
+        return self.loaded.tokenize(
+            list(texts), truncation=True, max_length=self.loaded.max_tokens, verbose=False
+        )
+
     def lengths(self, texts: Sequence[str]) -> list[int]:
         """Each text's tokens, as many as the model takes: a batch costs its longest text's
         tokens times its size, and characters per token vary severalfold between prose,
         numbers and identifiers, so texts alike in characters can pad each other a lot."""
-        encoded = self.loaded.tokenize(
-            list(texts), truncation=True, max_length=self.loaded.max_tokens, verbose=False
-        )
-        return [len(ids) for ids in encoded["input_ids"]]
+        return [len(ids) for ids in self.token_ids(texts)["input_ids"]]
 
     def hidden_states(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         """All hidden states of a tokenized batch: the embedding output, then each layer."""
@@ -84,9 +89,7 @@ class ContextualEncoder(Encoder):
             return torch.autocast("cpu", dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
-    def _encoded_batches(
-        self, texts: Sequence[str], lengths: Sequence[int]
-    ) -> Iterable[tuple[list[int], np.ndarray]]:
+    def _encoded_batches(self, texts: Sequence[str]) -> Iterable[tuple[list[int], np.ndarray]]:
         """Whole batches side by side, as many at once as torch has threads, each batch's
         every operation on one thread (a call of a few texts: one batch at a time).
 
@@ -96,12 +99,16 @@ class ContextualEncoder(Encoder):
         about twice the CPU time for the same vectors. Batches side by side never wait
         for each other; the vectors are the same. Batches are made small enough that
         every worker gets one."""
+        # Every text is tokenized once, here: batches are sorted by these tokens, and
+        # each is padded from them.
+        tokens = self.token_ids(texts)
+        lengths = [len(ids) for ids in tokens["input_ids"]]
         workers = 1 if len(texts) <= ONE_THREAD_TEXTS else torch.get_num_threads()
         size = min(self.batch_size, math.ceil(len(texts) / workers))
         batches = list(length_sorted_batches(lengths, size))
 
         def encoded(batch: list[int]) -> np.ndarray:
-            return self._encode_batch([texts[i] for i in batch])
+            return self._encode_tokens(self._padded(tokens, batch))
 
         with _threads(1):
             if workers == 1:
@@ -110,8 +117,17 @@ class ContextualEncoder(Encoder):
             with ThreadPoolExecutor(workers, thread_name_prefix="encode") as pool:
                 yield from zip(batches, pool.map(encoded, batches), strict=True)
 
+    def _padded(self, tokens: Any, batch: list[int]) -> dict[str, torch.Tensor]:
+        """The texts at `batch` of the tokenized `tokens`, padded to the longest as the
+        tokenizer pads (the same tensors as `tokenize` of those texts)."""
+        rows = {key: [values[i] for i in batch] for key, values in tokens.items()}
+        with self.loaded.tokenizer_lock:
+            return self.loaded.tokenizer.pad(rows, padding=True, return_tensors="pt")
+
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        batch = self.tokenize(texts)
+        return self._encode_tokens(self.tokenize(texts))
+
+    def _encode_tokens(self, batch: dict[str, torch.Tensor]) -> np.ndarray:
         pooled = self.pooling(self.hidden_states(batch), batch["attention_mask"])
         return pooled.float().numpy()
 

@@ -166,8 +166,10 @@ def test_texts_are_batched_by_their_tokens_not_their_characters(model):
     encoder = ContextualEncoder(model, batch_size=2)
     assert encoder.lengths(texts) == [11, 57, 10, 62]
     batches = []
-    encode_batch = encoder._encode_batch
-    encoder._encode_batch = lambda batch: batches.append(batch) or encode_batch(batch)
+    padded = encoder._padded
+    encoder._padded = lambda tokens, batch: (
+        batches.append([texts[i] for i in batch]) or padded(tokens, batch)
+    )
     vectors = encoder.encode(texts)
     assert batches == [[numbers[0], numbers[1]], [words[0], words[1]]]
     alone = np.vstack([ContextualEncoder(model).encode([text]) for text in texts])
