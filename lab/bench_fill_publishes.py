@@ -1,7 +1,7 @@
 """What a contextual fill's many small publishes cost a folder index's vector files.
 
 A run publishes its passages first and then fills the contextual space in batches of
-`--fill-batch-chunks` (256) passages, each its own publish. This makes a new index
+`--fill-batch-chunks` passages, each its own publish. This makes a new index
 folder and publishes BATCHES changes of 256 new passages (random unit vectors, 384-d,
 in both spaces), as a fill of that many batches does, importing the code of a checkout
 (`--code`), so one script measures two versions:

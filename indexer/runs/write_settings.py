@@ -43,9 +43,11 @@ if TYPE_CHECKING:
 DEFAULT_POOLING = "mean"
 DEFAULT_OVERLAP = 32
 BATCH_CHUNKS = 256  # chunks encoded and written together
-# Contextual vectors published together by the fill: enough that a publish costs little
-# next to encoding them, few enough that searches see the fill move often.
-FILL_BATCH_CHUNKS = 256
+# Contextual vectors published together by the fill: few enough that searches see the
+# fill move often (about every 15 s on 2 quiet cores), enough that a publish costs little
+# and that passages sorted by length within a batch pad little (5% of the tokens computed
+# over 256 SciFact passages, 1.5% over 1,024: the fill 5% faster).
+FILL_BATCH_CHUNKS = 1024
 _LAST_K = re.compile(r"^mean-last([1-9]\d*)$")
 
 
