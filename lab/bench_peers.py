@@ -218,12 +218,12 @@ def token_counts(texts: list[str], limit: int | None = None) -> list[int]:
 
 def encoder_rows(texts: list[str], precisions: list[str], log: Callable[[str], None]) -> list[Row]:
     """The matmul probe (fp32 and bf16 GFLOPS here), then ctxsearch's contextual encoder
-    alone on `texts` (its passages' model inputs, in batches as `index` hands them over)
+    alone on `texts` (its passages' model inputs, in batches as `index`'s fill hands them over)
     at each of `precisions`: tokens/s while encoding and the share of the bf16 ceiling,
     counting each text's operations at its own length (padding is not work done)."""
     from indexer.encoders.loading import load_model
     from indexer.encoders.transformer import ContextualEncoder
-    from indexer.runs.write_settings import BATCH_CHUNKS
+    from indexer.runs.write_settings import FILL_BATCH_CHUNKS
     from lab.matmul_probe import matmul_rates, text_flops
 
     loaded = load_model()
@@ -244,8 +244,8 @@ def encoder_rows(texts: list[str], precisions: list[str], log: Callable[[str], N
         encoder.encode(texts[:32])  # warm up
         load = os.getloadavg()[0]
         started = time.perf_counter()
-        for first in range(0, len(texts), BATCH_CHUNKS):
-            encoder.encode(texts[first : first + BATCH_CHUNKS])
+        for first in range(0, len(texts), FILL_BATCH_CHUNKS):
+            encoder.encode(texts[first : first + FILL_BATCH_CHUNKS])
         seconds = time.perf_counter() - started
         share = flops / seconds / (rates["bf16"] * 1e9)
         log(f"ctxsearch's encoder alone, {precision}: {seconds:.1f} s, load {load:.2f}")
