@@ -35,7 +35,6 @@ from search.cli.common import (
 )
 from search.cli.eval_index import eval_index
 from search.cli.explanation_view import explanation_lines
-from search.cli.extensions import ExtensibleGroup
 from search.cli.hit_formats import (
     LINE_FORMATS,
     chosen_format,
@@ -44,6 +43,7 @@ from search.cli.hit_formats import (
     print_lines,
 )
 from search.cli.hit_location import hit_location
+from search.cli.interrupts import InterruptibleGroup
 from search.cli.mcp import mcp
 from search.cli.request_options import parameter_option, request_options, takes_request
 from search.cli.serve import serve
@@ -61,7 +61,7 @@ RAY_NOTE = "(raylet)"  # how Ray marks the notes it prints on a driver (in colou
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
-@click.group(cls=ExtensibleGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=InterruptibleGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ctxsearch")
 def cli() -> None:
     """Semantic search over your own folders of documents.

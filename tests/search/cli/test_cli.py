@@ -265,3 +265,24 @@ def test_a_reader_that_leaves_the_pipe_early_gets_no_error(sample_index):
     os.close(write_end)
     assert run.stderr == b"", run.stderr
     assert run.returncode == 141
+
+
+@pytest.mark.parametrize("point", ["after-scan", "before-publish"])
+def test_a_ctrl_c_during_index_ends_in_one_line_with_the_shells_code(tmp_path, fast_model, point):
+    """click's own answer to a Ctrl-C was `Aborted!` and exit 1; the run's state is the
+    crash tests' (tests/reliability/test_crash_safety.py)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "herons.md").write_text("Herons wade in shallow water and wait for fish.")
+    command = [sys.executable, "-m", "search", "index", str(docs), "--index", str(tmp_path / "ix")]
+    run = subprocess.run(
+        [*command, "--model", fast_model, "--quiet"],
+        cwd=ROOT,
+        env={**os.environ, "CTXSEARCH_SIGINT_AT": point},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 130, run.stderr
+    assert run.stderr.splitlines()[-1] == "ctxsearch: interrupted", run.stderr
+    assert "Aborted" not in run.stderr and "Traceback" not in run.stderr
