@@ -9,12 +9,12 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from search.cli.exit_codes import EXIT_INTERRUPTED
+
 if TYPE_CHECKING:
     from search.cli.main import cli
 
 __all__ = ["cli", "main"]
-
-EXIT_INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
 
 
 def main() -> None:

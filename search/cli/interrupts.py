@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from search.cli import EXIT_INTERRUPTED
+from search.cli.exit_codes import EXIT_INTERRUPTED
 from search.cli.extensions import ExtensibleGroup
 
 

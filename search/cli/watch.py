@@ -25,14 +25,13 @@ from indexer.watching.changes import LONGEST_WAIT_MS
 from indexer.watching.listener import WatchListener
 from indexer.watching.polling import POLL_MS
 from search.cli.common import index_option, translate_errors
+from search.cli.exit_codes import EXIT_INTERRUPTED
 from search.paths import display_path
 from search.text import json_text, terminal_text
 
 if TYPE_CHECKING:
     from indexer.runs.folders import IndexSummary
     from indexer.watching.watcher import Watcher
-
-EXIT_ABORTED = 130  # the shell's code for a command ended by a signal
 
 
 @click.command()
@@ -112,7 +111,7 @@ def watch(
                 "run that was published",
                 err=True,
             )
-            raise click.exceptions.Exit(EXIT_ABORTED) from None
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
     click.echo("ctxsearch: stopped", err=True)
 
 
