@@ -15,5 +15,9 @@ class Space(str, Enum):
     __str__ = str.__str__  # "contextual", not "Space.CONTEXTUAL", in messages and f-strings
 
 
+# The contextual space's name as a plain string, as the store and the runs key vectors,
+# manifests and files by it.
+CONTEXTUAL: str = Space.CONTEXTUAL.value
+
 # The vector spaces every index keeps, in the order the manifest lists them.
 VECTOR_SPACES: tuple[Space, ...] = (Space.CONTEXTUAL, Space.STATIC)

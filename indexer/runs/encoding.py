@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
-from indexer.spaces import Space
+from indexer.spaces import CONTEXTUAL
 from indexer.store.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 Item = TypeVar("Item")
 Vectors = dict[str, np.ndarray]
-CONTEXTUAL = Space.CONTEXTUAL.value
 
 
 class EncodingBackend(Protocol):

@@ -21,7 +21,7 @@ import numpy as np
 from indexer.errors import IndexLocked
 from indexer.faults import kill_point
 from indexer.runs.progress import Progress
-from indexer.spaces import Space
+from indexer.spaces import CONTEXTUAL
 from indexer.store.content_keys import content_keys
 
 if TYPE_CHECKING:
@@ -34,7 +34,6 @@ EncodersFor = Callable[["Manifest"], "IndexEncoders"]
 # What the model reads for a stored passage of an index, from its text and section trail.
 ModelText = Callable[["Manifest"], Callable[[str, "str | None"], str]]
 
-CONTEXTUAL = Space.CONTEXTUAL.value
 # One change for the whole fill when the writer fills within its runs (batch size 0).
 _ALL_AT_ONCE = 2**62
 

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from indexer.spaces import Space
+from indexer.spaces import CONTEXTUAL
 from indexer.store.base import Change, KeyedVectors
 from indexer.store.content_keys import content_keys
 from indexer.store.manifest import Manifest
 
 Vectors = dict[str, np.ndarray]
-CONTEXTUAL = Space.CONTEXTUAL.value
 
 
 @dataclass

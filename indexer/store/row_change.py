@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from indexer.reading.sources import Document
 from indexer.records.record import RECORD_PREFIX, record_path
-from indexer.spaces import Space
+from indexer.spaces import CONTEXTUAL
 from indexer.store import writer_rows
 from indexer.store.base import KeyedVectors, NewDocument, StoredRecord
 from indexer.store.chunk_ranges import filled_through, with_ids
@@ -24,8 +24,6 @@ from indexer.store.content_keys import encoding_settings
 from indexer.store.manifest import Manifest
 from indexer.store.replace_rows import replace_document_rows
 from indexer.store.unfilled import filled_with_keys, next_unfilled, unfilled_count
-
-CONTEXTUAL = Space.CONTEXTUAL.value
 
 # How many content keys of removed chunks a change keeps the vectors of, for reuse later
 # in the change (an edited file's old passages are looked up before their removal; this

@@ -748,6 +748,9 @@ class OracleMachine(RuleBasedStateMachine):
                 else:
                     self._change_under(root, change, data)
                 watcher.until_current()  # each change, seen and published
+                # That run saw the change: a root nested in `root` whose folder it removed
+                # (a recreated root) is forgotten, and its files are `root`'s from now on.
+                self._forget_gone_under(root)
         self._expect_current(root)
 
     def _change_under(self, root: Path, change: str, data) -> None:
