@@ -84,13 +84,13 @@ def watch(
       ctxsearch watch ~/notes ~/papers --index ~/notes.idx --debounce 2000
       ctxsearch watch ~/notes ~/Downloads/report.pdf
     """
-    from indexer.runs.indexer import Indexer
-    from indexer.watching.watcher import Watcher
-
     stop_signals = _StopSignals()
-    # Installed before the index is opened and the folders looked at (seconds, on a big
+    # Installed before the indexer is loaded and the index opened (seconds, on a big
     # index): a stop asked for meanwhile ends the watch before its first run, with exit 0.
     with stop_signals.installed():
+        from indexer.runs.indexer import Indexer
+        from indexer.watching.watcher import Watcher
+
         kill_point("watch-start")
         indexer = Indexer(target, model=model, pooling=pooling)
         said = _Said(as_json)
