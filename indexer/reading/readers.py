@@ -77,7 +77,7 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
     pieces, raw_lines, raw_headings = _page_strings(root, _chrome_of(root))
     if not "".join(pieces).strip():  # a page that is nothing but navigation: its links
         pieces, raw_lines, raw_headings = _page_strings(root)
-    text, to_text = _collapse_blank_runs("\n".join(pieces))
+    text, to_text = _collapse_blank_runs("".join(pieces))
     offsets = to_text(np.fromiter((offset for offset, _ in raw_lines), np.int64, len(raw_lines)))
     extents = to_text(
         np.array([(start, end) for start, end, _, _ in raw_headings], np.int64).reshape(-1, 2)
@@ -97,6 +97,13 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
 
 
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# Elements that flow inside a line of text: their strings join their neighbours'. Any
+# other element (a paragraph, an item, a cell, `<br>`, an unknown one) starts a line.
+_INLINE = frozenset({
+    "a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn",
+    "em", "font", "i", "img", "ins", "kbd", "label", "mark", "q", "s", "samp", "small",
+    "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var", "wbr",
+})  # fmt: skip
 # Elements whose content is not the page's text (a page's <head> gives its <title> only).
 _HIDDEN = frozenset({"script", "style", "noscript", "template", "svg"})
 
@@ -115,6 +122,10 @@ class _HeadingEnd:
 
     def __init__(self, element: Any, first: int, slot: int):
         self.element, self.first, self.slot = element, first, slot
+
+
+# Taken off the walk's stack after a block element's strings: what follows starts a line.
+_BLOCK_END = object()
 
 
 def _chrome_of(root: Any) -> set[Any]:
@@ -136,43 +147,56 @@ def _page_strings(
     root: Any, chrome: set[Any] | frozenset[Any] = frozenset()
 ) -> tuple[list[str], list[tuple[int, int]], list[tuple[int, int, int, str]]]:
     """The visible strings of the page under `root` (without its tail) in document order,
-    to be joined by "\n"; the source line at each one's start and after each newline in
-    it, as (offset in the joined text, line): that of the last tag opened before it, plus
-    the newlines read since; and each heading's (start, end, level, title) there.
+    to be joined as they are: a string after the start or end of a block element begins
+    with a newline, one inside a line (`_INLINE`) joins its neighbours; the source line
+    at each string's start and after each newline in it, as (offset in the joined text,
+    line): that of the last tag opened before it, plus the newlines read since; and each
+    heading's (start, end, level, title) there.
 
     Not shown: hidden elements, comments' text (a comment's tail is the page's), of a
     <head> all but the string of its <title> and a blank line, and the `chrome` elements
     (walked all the same, so that the source lines after them stay exact)."""
-    pieces: list[str] = []
+    pieces: list[str] = []  # the strings, and the line breaks between blocks
+    strings: list[int] = []  # the index in `pieces` of each string
+    offsets: list[int] = []  # where each string starts in the joined text
     lines: list[tuple[int, int]] = []
     headings: list[tuple[int, int, int, str] | None] = []
-    line, position = 1, 0
+    line, position, new_line = 1, 0, False
     todo: list[Any] = [root]
     while todo:
         node = todo.pop()
+        if node is _BLOCK_END:
+            new_line = True
+            continue
         if isinstance(node, str):
-            if pieces:
-                position += 1  # the separator
+            if pieces and new_line:
+                pieces.append("\n")  # the break a block makes, on no source line of its own
+                position += 1
+            new_line = False
             lines.append((position, line))
             index = node.find("\n")
             while index >= 0:
                 line += 1
                 lines.append((position + index + 1, line))
                 index = node.find("\n", index + 1)
+            strings.append(len(pieces))
+            offsets.append(position)
             pieces.append(node)
             position += len(node)
             continue
         if isinstance(node, _HeadingEnd):
-            strings = pieces[node.first :]
+            read = pieces[strings[node.first] :] if node.first < len(strings) else []
             # without the permalink mark Sphinx and MkDocs put after each title
-            title = " ".join(" ".join(strings).split()).rstrip(" ¶")
+            title = " ".join("".join(read).split()).rstrip(" ¶")
             if title:
-                start = position - sum(len(s) for s in strings) - len(strings) + 1
+                start = offsets[node.first]
                 headings[node.slot] = (start, position, int(node.element.tag[1]), title)
             continue
         tag = node.tag
         if not isinstance(tag, str) or tag in _HIDDEN:  # comments too
             continue
+        if tag not in _INLINE:
+            new_line = True
         if tag == "head":
             title = node.find(".//title")
             if title is not None:
@@ -185,10 +209,12 @@ def _page_strings(
             continue
         if tag in _HEADINGS:
             headings.append(None)
-            todo.append(_HeadingEnd(node, len(pieces), len(headings) - 1))
+            todo.append(_HeadingEnd(node, len(strings), len(headings) - 1))
         for child in reversed(node):
             if child.tail:
                 todo.append(child.tail)
+            if isinstance(child.tag, str) and child.tag not in _INLINE:
+                todo.append(_BLOCK_END)
             todo.append(child)
         if node.text:
             todo.append(node.text)

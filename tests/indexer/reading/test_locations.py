@@ -79,6 +79,41 @@ def test_html_lines_are_source_lines_and_the_text_is_unchanged():
     assert locator.heading_at(text.index("lift steel")) == "Cranes"
 
 
+def test_html_inline_elements_stay_in_their_line():
+    """Text in `<code>`, `<a>`, `<em>` ... is part of its line, as the page shows it; a
+    block element (a paragraph, an item, `<br>`) starts a line. Sphinx's highlighted code
+    is a `<span>` per token."""
+    html = (
+        b"<html><body>\n<h1>The <code>json</code> module<a class='headerlink'>\xc2\xb6</a></h1>"
+        b"\n<p>Use <code class='x'>json.dumps()</code> to <a href='#'>encode</a> an <em>object"
+        b"</em>,\nthen <strong>write</strong> it.<br>Next line.</p>\n"
+        b"<ul><li>one</li><li><p>two</p></li></ul>"
+        b"<pre><span>x</span> <span>=</span> <span>1</span>\n<span>y</span></pre>"
+        b"<div><span>alpha</span><span>beta</span></div><custom-tag>gamma</custom-tag>"
+        b"</body></html>"
+    )
+    text, layout = read_html_layout(html)
+    assert [line for line in text.splitlines() if line] == [
+        "The json module\u00b6",
+        "Use json.dumps() to encode an object,",
+        "then write it.",
+        "Next line.",
+        "one",
+        "two",
+        "x = 1",
+        "y",
+        "alphabeta",
+        "gamma",
+    ]
+    assert [heading.title for heading in layout.outline] == ["The json module"]
+    assert text[layout.outline[0].start : layout.outline[0].end] == "The json module\u00b6\n"
+    locator = Locator(text, "html", layout)
+    source = html.decode().splitlines()
+    for phrase, line in (("Use json", 3), ("then write", 4), ("Next line", 4), ("x = 1", 5)):
+        assert locator.line_at(text.index(phrase)) == line, phrase
+        assert phrase.split()[0] in source[line - 1]
+
+
 def test_html_text_after_a_start_tag_over_several_lines_is_on_the_tag_s_last_line():
     # Sphinx writes `<a href="..."\n   title="...">Glossary</a>`: the text is on line 3
     html = (
