@@ -29,6 +29,7 @@ import numpy as np
 
 from indexer.reading.text_layout import Layout
 from indexer.splitting.boundaries import INSIDE_WORD, TokenSpans, break_score
+from indexer.splitting.cut_text import shown_passages
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.structure import SECTION_SEPARATOR, Section, document_sections
 from indexer.splitting.windows import content_cuts, cut_priorities, section_start_score
@@ -89,7 +90,15 @@ def document_passages(
     cache: SplitCache | None = None,
 ) -> list[Passage]:
     """The passages of a document's text of `section_kind` `kind` (see `split_passages`);
-    a PDF's pages are never joined, so that each passage lies on one page."""
+    a PDF's pages are never joined, so that each passage lies on one page. Where the
+    `layout` names another text to cut (`Layout.cut`), the passages are cut there and
+    given as the same stretches of `text`."""
+    if layout is not None and layout.cut is not None:
+        cut = layout.cut
+        passages = document_passages(
+            cut.text, kind, Layout(outline=cut.outline), token_spans, max_tokens, overlap, cache
+        )
+        return shown_passages(passages, cut.text, text)
     sections = document_sections(text, kind, layout)
     return split_passages(
         text, sections, token_spans, max_tokens, overlap, kind != "pdf", cache=cache
