@@ -5,34 +5,17 @@ its passages are cut where the page's strings each stood on a line of their own
 (`indexer.reading.text_layout.Layout.cut`). The two texts hold the same characters but
 for whitespace, in the same order, so a place in one is a place in the other: a
 character is itself, and a place inside a run of whitespace keeps its distance from the
-run's start, up to the run's end in the other text. The passages keep their order and
-tile the text shown as they tiled the text cut.
+run's start, up to the run's end in the other text. So passages keep their order and
+tile the text shown as they tiled the text cut (`indexer.splitting.passages`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from indexer.splitting.boundaries import SPACE_CODES
-
-if TYPE_CHECKING:
-    from indexer.splitting.passages import Passage
-
-
-def shown_passages(passages: list[Passage], cut: str, shown: str) -> list[Passage]:
-    """`passages` of the text `cut`, as the same stretches of the text `shown`."""
-    if not passages:
-        return []
-    to_shown = whitespace_map(cut, shown)
-    bounds = to_shown(np.array([(passage.start, passage.end) for passage in passages]))
-    return [
-        dataclasses.replace(passage, start=start, end=end, text=shown[start:end])
-        for passage, (start, end) in zip(passages, bounds.tolist(), strict=True)
-    ]
 
 
 def whitespace_map(source: str, target: str) -> Callable[[np.ndarray], np.ndarray]:
