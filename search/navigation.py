@@ -9,8 +9,7 @@ they only name. Such a passage is read from its text as a reader sees it (`searc
   clause (`.`, `,`, `;`, `:`), after a list bullet or number is taken off. Link labels
   are titles once their targets are gone, so a list of links reads the same;
 - at least `TITLE_SHARE` of its lines are titles, holding at least that share of its
-  characters, and there are at least `TITLE_LINES` of them (HTML read one string per
-  line puts each token of a code block on a line of its own, `(` and `=` among them);
+  characters, and there are at least `TITLE_LINES` of them;
 - it is not code: at most `CODE_SHARE` of its visible characters are the symbols code
   is written with (`=`, brackets, quotes, ...), since a code block or a shell session
   also has short lines that end without a full stop.

@@ -28,8 +28,9 @@ TEXT_KINDS = {
     "markdown": "lines counted in the file; headings from `#` lines and underlined titles; "
     "Markdown markup left out of headings and snippets",
     "rst": "lines counted in the file; headings from underlined titles; reST markup left out",
-    "html": "the visible text; source lines and `<h1>`-`<h6>` headings recorded by the "
-    "reader; entities and permalink marks left out",
+    "html": "the visible text, inline elements (`<code>`, `<a>`, `<em>` ...) in their line "
+    "and each block element on lines of its own; source lines and `<h1>`-`<h6>` headings "
+    "recorded by the reader; entities and permalink marks left out",
     "pdf": "the text layer, page by page; pages recorded by the reader (a section per page)",
     "office": "read into Markdown-like text: `#` headings (titles, slides, chapters); no "
     "source lines",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from indexer.reading.limits import READING_LIMITS, ReadingBudget, ReadingLimits
 from indexer.reading.outline import Heading
 from indexer.reading.page_chrome import is_chrome, is_main_content
 from indexer.reading.pdf_text import clean_pdf_text, split_run_together
-from indexer.reading.text_layout import Layout
+from indexer.reading.text_layout import CutText, Layout
 
 if TYPE_CHECKING:
     from pypdf import PageObject
@@ -74,29 +74,32 @@ def read_html_layout(data: bytes) -> tuple[str, Layout]:
     root = etree.fromstring(source.encode("utf-8", "surrogatepass"), parser=_html_parser())
     if root is None:
         return "", Layout(lines=[], headings=[], outline=[])
-    pieces, raw_lines, raw_headings = _page_strings(root, _chrome_of(root))
-    if not "".join(pieces).strip():  # a page that is nothing but navigation: its links
-        pieces, raw_lines, raw_headings = _page_strings(root)
-    text, to_text = _collapse_blank_runs("\n".join(pieces))
-    offsets = to_text(np.fromiter((offset for offset, _ in raw_lines), np.int64, len(raw_lines)))
-    extents = to_text(
-        np.array([(start, end) for start, end, _, _ in raw_headings], np.int64).reshape(-1, 2)
-    )
+    page = _page_strings(root, _chrome_of(root))
+    if not "".join(page.pieces).strip():  # a page that is nothing but navigation: its links
+        page = _page_strings(root)
+    text, to_text = _collapse_blank_runs("".join(page.pieces))
+    offsets = to_text(np.fromiter((offset for offset, _ in page.lines), np.int64, len(page.lines)))
+    outline = _outline(page.headings, to_text, shown=True)
+    cut_text, to_cut = _collapse_blank_runs("\n".join(page.pieces[at] for at in page.strings))
     layout = Layout(
-        lines=_last_per_offset(offsets, [line for _, line in raw_lines]),
-        headings=[
-            (int(start), title)
-            for (start, _), (*_, title) in zip(extents, raw_headings, strict=True)
-        ],
-        outline=[
-            Heading(int(start), int(end), level, title)
-            for (start, end), (_, _, level, title) in zip(extents, raw_headings, strict=True)
-        ],
+        lines=_last_per_offset(offsets, [line for _, line in page.lines]),
+        headings=[(heading.start, heading.title) for heading in outline],
+        outline=outline,
+        cut=CutText(cut_text, _outline(page.headings, to_cut, shown=False))
+        if cut_text != text
+        else None,
     )
     return text, layout
 
 
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# Elements that flow inside a line of text: their strings join their neighbours'. Any
+# other element (a paragraph, an item, a cell, `<br>`, an unknown one) starts a line.
+_INLINE = frozenset({
+    "a", "abbr", "acronym", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn",
+    "em", "font", "i", "img", "ins", "kbd", "label", "mark", "q", "s", "samp", "small",
+    "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var", "wbr",
+})  # fmt: skip
 # Elements whose content is not the page's text (a page's <head> gives its <title> only).
 _HIDDEN = frozenset({"script", "style", "noscript", "template", "svg"})
 
@@ -117,6 +120,48 @@ class _HeadingEnd:
         self.element, self.first, self.slot = element, first, slot
 
 
+# Taken off the walk's stack after a block element's strings: what follows starts a line.
+_BLOCK_END = object()
+
+
+class _PageHeading(NamedTuple):
+    """A heading's extent in the text shown and in the text cut (`Layout.cut`), before
+    blank runs are collapsed, its level and its title."""
+
+    start: int
+    end: int
+    cut_start: int
+    cut_end: int
+    level: int
+    title: str
+
+
+class _PageStrings(NamedTuple):
+    """What `_page_strings` reads: the pieces of the text shown (the strings and the line
+    breaks blocks make), the index in `pieces` of each string, the source lines (offset in
+    the text shown, line) and the headings."""
+
+    pieces: list[str]
+    strings: list[int]
+    lines: list[tuple[int, int]]
+    headings: list[_PageHeading]
+
+
+def _outline(
+    headings: list[_PageHeading], collapsed: Callable[[np.ndarray], np.ndarray], shown: bool
+) -> list[Heading]:
+    """The headings' extents in the text shown (`shown`) or cut, through `collapsed`."""
+    extents = collapsed(
+        np.array(
+            [heading[:2] if shown else heading[2:4] for heading in headings], np.int64
+        ).reshape(-1, 2)
+    )
+    return [
+        Heading(int(start), int(end), heading.level, heading.title)
+        for (start, end), heading in zip(extents, headings, strict=True)
+    ]
+
+
 def _chrome_of(root: Any) -> set[Any]:
     """The outermost navigation chrome elements of the page (`page_chrome`), found
     outside its main content (inside which nothing is chrome)."""
@@ -132,47 +177,67 @@ def _chrome_of(root: Any) -> set[Any]:
     return found
 
 
-def _page_strings(
-    root: Any, chrome: set[Any] | frozenset[Any] = frozenset()
-) -> tuple[list[str], list[tuple[int, int]], list[tuple[int, int, int, str]]]:
+def _page_strings(root: Any, chrome: set[Any] | frozenset[Any] = frozenset()) -> _PageStrings:
     """The visible strings of the page under `root` (without its tail) in document order,
-    to be joined by "\n"; the source line at each one's start and after each newline in
-    it, as (offset in the joined text, line): that of the last tag opened before it, plus
-    the newlines read since; and each heading's (start, end, level, title) there.
+    to be joined as they are: a string after the start or end of a block element begins
+    with a newline, one inside a line (`_INLINE`) joins its neighbours; the source line
+    at each string's start and after each newline in it, as (offset in the joined text,
+    line): that of the last tag opened before it, plus the newlines read since; and each
+    heading, there and in the strings joined by "\n" (the text cut).
 
     Not shown: hidden elements, comments' text (a comment's tail is the page's), of a
     <head> all but the string of its <title> and a blank line, and the `chrome` elements
     (walked all the same, so that the source lines after them stay exact)."""
-    pieces: list[str] = []
+    pieces: list[str] = []  # the strings, and the line breaks between blocks
+    strings: list[int] = []  # the index in `pieces` of each string
+    offsets: list[int] = []  # where each string starts in the joined text
+    cut_offsets: list[int] = []  # and in the strings joined by "\n"
     lines: list[tuple[int, int]] = []
-    headings: list[tuple[int, int, int, str] | None] = []
-    line, position = 1, 0
+    headings: list[_PageHeading | None] = []
+    line, position, cut_position, new_line = 1, 0, -1, False
     todo: list[Any] = [root]
     while todo:
         node = todo.pop()
+        if node is _BLOCK_END:
+            new_line = True
+            continue
         if isinstance(node, str):
-            if pieces:
-                position += 1  # the separator
+            if pieces and new_line:
+                pieces.append("\n")  # the break a block makes, on no source line of its own
+                position += 1
+            new_line = False
             lines.append((position, line))
             index = node.find("\n")
             while index >= 0:
                 line += 1
                 lines.append((position + index + 1, line))
                 index = node.find("\n", index + 1)
+            strings.append(len(pieces))
+            offsets.append(position)
+            cut_offsets.append(cut_position + 1)
             pieces.append(node)
             position += len(node)
+            cut_position += 1 + len(node)
             continue
         if isinstance(node, _HeadingEnd):
-            strings = pieces[node.first :]
+            read = pieces[strings[node.first] :] if node.first < len(strings) else []
             # without the permalink mark Sphinx and MkDocs put after each title
-            title = " ".join(" ".join(strings).split()).rstrip(" ¶")
+            title = " ".join("".join(read).split()).rstrip(" ¶")
             if title:
-                start = position - sum(len(s) for s in strings) - len(strings) + 1
-                headings[node.slot] = (start, position, int(node.element.tag[1]), title)
+                headings[node.slot] = _PageHeading(
+                    offsets[node.first],
+                    position,
+                    cut_offsets[node.first],
+                    cut_position,
+                    int(node.element.tag[1]),
+                    title,
+                )
             continue
         tag = node.tag
         if not isinstance(tag, str) or tag in _HIDDEN:  # comments too
             continue
+        if tag not in _INLINE:
+            new_line = True
         if tag == "head":
             title = node.find(".//title")
             if title is not None:
@@ -185,14 +250,18 @@ def _page_strings(
             continue
         if tag in _HEADINGS:
             headings.append(None)
-            todo.append(_HeadingEnd(node, len(pieces), len(headings) - 1))
+            todo.append(_HeadingEnd(node, len(strings), len(headings) - 1))
         for child in reversed(node):
             if child.tail:
                 todo.append(child.tail)
+            if isinstance(child.tag, str) and child.tag not in _INLINE:
+                todo.append(_BLOCK_END)
             todo.append(child)
         if node.text:
             todo.append(node.text)
-    return pieces, lines, [heading for heading in headings if heading is not None]
+    return _PageStrings(
+        pieces, strings, lines, [heading for heading in headings if heading is not None]
+    )
 
 
 def _line_after(element: Any, line: int) -> int:
@@ -217,7 +286,7 @@ def _line_after(element: Any, line: int) -> int:
 
 
 def _strings_of(element: Any) -> str:
-    return "".join(_page_strings(element)[0])
+    return "".join(_page_strings(element).pieces)
 
 
 def _collapse_blank_runs(raw: str) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:

@@ -21,6 +21,15 @@ Anchors = list[tuple[int, int]]
 
 
 @dataclass(frozen=True)
+class CutText:
+    """The text the splitter cuts in place of the text shown, the same but for whitespace,
+    with the outline at its places in it (see `Layout.cut`)."""
+
+    text: str
+    outline: list[Heading]
+
+
+@dataclass(frozen=True)
 class Layout:
     """Anchors a reader recorded while extracting text.
 
@@ -28,12 +37,19 @@ class Layout:
     its newlines); `pages` maps them to 1-based PDF pages; `headings` are the offsets and
     titles of the headings in the text; `outline` has the same headings with their levels
     and extents where the reader knows them (HTML), for `indexer.splitting.structure`.
+
+    `cut`, when set, is where the splitter chooses its cuts: HTML's text with each of the
+    page's strings on a line of its own, where the text shown keeps inline elements in
+    their line. Passages cut there are given back as the same stretches of the text shown
+    (`indexer.splitting.cut_text`): cutting the joined text itself lost answers
+    (docs/reports/2026-12-06-html-inline.md).
     """
 
     lines: Anchors | None = None
     pages: Anchors | None = None
     headings: list[tuple[int, str]] = field(default_factory=list)
     outline: list[Heading] = field(default_factory=list)
+    cut: CutText | None = None
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ def break_score(text: str, spans: Sequence[tuple[int, int]], index: int) -> int:
 
 
 # Every character `str.isspace` is true for (none lies above U+3000).
-_SPACES = np.array([code for code in range(0x3001) if chr(code).isspace()], dtype=np.uint32)
+SPACE_CODES = np.array([code for code in range(0x3001) if chr(code).isspace()], dtype=np.uint32)
 _SENTENCE_END_CODES = np.array([ord(character) for character in SENTENCE_END], dtype=np.uint32)
 
 
@@ -50,7 +50,7 @@ def break_scores(text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
     piece = text[base : max(end for _start, end in spans)]
     codes = np.frombuffer(piece.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     newlines = np.concatenate([[0], np.cumsum(codes == 10)])
-    spaces = np.concatenate([[0], np.cumsum(np.isin(codes, _SPACES))])
+    spaces = np.concatenate([[0], np.cumsum(np.isin(codes, SPACE_CODES))])
     bounds = np.array(spans, dtype=np.int64) - base
     previous_start, previous_end = bounds[:-1, 0], bounds[:-1, 1]
     start = bounds[1:, 0]

@@ -21,6 +21,7 @@ that title is most of the passage; `heading` is the last title in it.
 
 from __future__ import annotations
 
+import dataclasses
 from bisect import bisect_right
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ import numpy as np
 
 from indexer.reading.text_layout import Layout
 from indexer.splitting.boundaries import INSIDE_WORD, TokenSpans, break_score
+from indexer.splitting.cut_text import whitespace_map
 from indexer.splitting.split_cache import SplitCache
 from indexer.splitting.structure import SECTION_SEPARATOR, Section, document_sections
 from indexer.splitting.windows import content_cuts, cut_priorities, section_start_score
@@ -89,11 +91,31 @@ def document_passages(
     cache: SplitCache | None = None,
 ) -> list[Passage]:
     """The passages of a document's text of `section_kind` `kind` (see `split_passages`);
-    a PDF's pages are never joined, so that each passage lies on one page."""
+    a PDF's pages are never joined, so that each passage lies on one page. Where the
+    `layout` names another text to cut (`Layout.cut`), the passages are cut there and
+    given as the same stretches of `text`."""
+    if layout is not None and layout.cut is not None:
+        cut = layout.cut
+        passages = document_passages(
+            cut.text, kind, Layout(outline=cut.outline), token_spans, max_tokens, overlap, cache
+        )
+        return _shown(passages, cut.text, text)
     sections = document_sections(text, kind, layout)
     return split_passages(
         text, sections, token_spans, max_tokens, overlap, kind != "pdf", cache=cache
     )
+
+
+def _shown(passages: list[Passage], cut: str, shown: str) -> list[Passage]:
+    """`passages` of the text `cut`, as the same stretches of the text `shown`."""
+    if not passages:
+        return []
+    to_shown = whitespace_map(cut, shown)
+    bounds = to_shown(np.array([(passage.start, passage.end) for passage in passages]))
+    return [
+        dataclasses.replace(passage, start=start, end=end, text=shown[start:end])
+        for passage, (start, end) in zip(passages, bounds.tolist(), strict=True)
+    ]
 
 
 def split_passages(

@@ -79,6 +79,60 @@ def test_html_lines_are_source_lines_and_the_text_is_unchanged():
     assert locator.heading_at(text.index("lift steel")) == "Cranes"
 
 
+def test_html_inline_elements_stay_in_their_line():
+    """Text in `<code>`, `<a>`, `<em>` ... is part of its line, as the page shows it, and
+    keeps its source line."""
+    html = (
+        b"<html><body>\n<h1>The <code>json</code> module<a class='headerlink'>\xc2\xb6</a></h1>"
+        b"\n<p>Use <code class='x'>json.dumps()</code> to <a href='#'>encode</a> an <em>object"
+        b"</em>,\nthen <strong>write</strong> it.</p>\n</body></html>"
+    )
+    text, layout = read_html_layout(html)
+    assert text.splitlines() == [
+        "The json module\u00b6",
+        "",
+        "Use json.dumps() to encode an object,",
+        "then write it.",
+    ]
+    assert [heading.title for heading in layout.outline] == ["The json module"]
+    assert text[layout.outline[0].start : layout.outline[0].end] == "The json module\u00b6\n"
+    locator = Locator(text, "html", layout)
+    for phrase, line in (("The json", 2), ("Use json", 3), ("encode an", 3), ("then write", 4)):
+        assert locator.line_at(text.index(phrase)) == line, phrase
+
+
+def test_html_block_elements_start_a_line():
+    """A paragraph, an item, a cell, a `<div>`, `<br>` and an element the reader does not
+    know start a line of their own, even with no whitespace between them in the source."""
+    html = (
+        b"<html><body><p>First.<br>Next line.</p><ul><li>one</li><li><p>two</p></li></ul>"
+        b"<table><tr><td>cell a</td><td>cell b</td></tr></table>"
+        b"<div><span>alpha</span><span>beta</span></div><custom-tag>gamma</custom-tag>"
+        b"</body></html>"
+    )
+    lines = [line for line in read_html(html).splitlines() if line]
+    assert lines == ["First.", "Next line.", "one", "two", "cell a", "cell b", "alphabeta", "gamma"]
+
+
+def test_html_highlighted_code_keeps_its_own_lines():
+    """Sphinx writes code as a `<span>` per token with the spaces between them as text of
+    their own: the code reads as written, a blank line only where the code has one."""
+    html = (
+        b'<html><body><p>Example:</p>\n<div class="highlight"><pre><span></span>'
+        b'<span class="kn">import</span> <span class="nn">json</span>\n'
+        b'<span class="n">data</span> <span class="o">=</span> <span class="n">json</span>'
+        b'<span class="o">.</span><span class="n">dumps</span><span class="p">([</span>'
+        b'<span class="mi">1</span><span class="p">])</span>\n\n'
+        b'<span class="k">def</span> <span class="nf">f</span><span class="p">():</span>\n'
+        b'    <span class="k">pass</span>\n</pre></div>\n</body></html>'
+    )
+    text, layout = read_html_layout(html)
+    assert "import json\ndata = json.dumps([1])\n\ndef f():\n    pass" in text
+    locator = Locator(text, "html", layout)
+    for phrase, line in (("import json", 2), ("data =", 3), ("def f", 5), ("pass", 6)):
+        assert locator.line_at(text.index(phrase)) == line, phrase
+
+
 def test_html_text_after_a_start_tag_over_several_lines_is_on_the_tag_s_last_line():
     # Sphinx writes `<a href="..."\n   title="...">Glossary</a>`: the text is on line 3
     html = (

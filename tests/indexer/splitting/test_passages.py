@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexer.reading.readers import read_html_layout
+from indexer.reading.text_layout import Layout
 from indexer.splitting.passages import Passage, _tokenise, _units, document_passages, split_passages
 from indexer.splitting.structure import document_sections
 
@@ -316,3 +317,38 @@ def test_an_overlap_inside_a_word_never_reads_as_more_tokens_than_the_window(mod
     for kind in ("text", "markdown"):
         passages = document_passages(text, kind, None, model.token_spans, 6, 2)
         assert_passages_hold(text, passages, model.token_spans, 6)
+
+
+def test_html_passages_are_cut_as_the_pages_strings_and_shown_as_the_page_reads() -> None:
+    """A page with inline elements is cut where each of its strings stood on a line of
+    its own (cutting the joined text lost answers: docs/reports/2026-12-06-html-inline.md),
+    and each passage is the same stretch of the text as the page reads it."""
+    sentence = (
+        "<p>Use <code>json.dumps()</code> to <a href='#'>encode</a> an <em>object</em>, "
+        "then <strong>write</strong> it to <code>sys.stdout</code> with <code>print</code>.</p>"
+    )
+    code_line = (  # highlighted code: a span per token, the spaces strings of their own
+        "<span class='n'>data</span> <span class='o'>=</span> <span class='n'>json</span>"
+        "<span class='o'>.</span><span class='n'>loads</span><span class='p'>(</span>"
+        "<span class='n'>text</span><span class='p'>,</span> <span class='n'>strict</span>"
+        "<span class='o'>=</span><span class='kc'>False</span><span class='p'>)</span>"
+    )
+    page = (
+        "<html><body><h1>json</h1>"
+        + "\n".join(sentence for _ in range(12))
+        + "<h2>Reading</h2><pre>"
+        + "\n".join(code_line for _ in range(20))
+        + "</pre></body></html>"
+    ).encode()
+    text, layout = read_html_layout(page)
+    assert layout.cut is not None
+    passages = document_passages(text, "html", layout, word_spans, 40, 8)
+    assert_passages_hold(text, passages, word_spans, 40)
+    cut = document_passages(
+        layout.cut.text, "html", Layout(outline=layout.cut.outline), word_spans, 40, 8
+    )
+    assert ["".join(p.text.split()) for p in passages] == ["".join(p.text.split()) for p in cut]
+    assert [p.trail for p in passages] == [p.trail for p in cut]
+    assert "Use json.dumps() to encode an object, then write it" in passages[0].text
+    assert all("\njson.dumps()\n" not in passage.text for passage in passages)
+    assert "data = json.loads(text, strict=False)" in passages[-1].text

@@ -186,8 +186,8 @@ def test_html_sections_use_the_heading_levels_the_reader_recorded():
     assert_tiles(text, sections)
     digest = section_holding(sections, text, "Digest hashes")
     assert digest.trail == ("Advanced", "Authentication", "Digest")
-    # the heading's own lines (title and permalink mark) end where its body starts
-    assert text[digest.start : digest.body].split() == ["Digest", "\u00b6"]
+    # the heading's own line (title and permalink mark) ends where its body starts
+    assert text[digest.start : digest.body] == "Digest\u00b6\n"
     retries = section_holding(sections, text, "Retry on failure")
     assert retries.trail == ("Advanced", "Automatic Retries")
 

@@ -61,6 +61,21 @@ def test_typing_a_query_shows_results_with_highlighted_terms(page, sample_server
     assert titles == api_titles(sample_server, "the python swallowed its prey", "hybrid")
 
 
+def test_a_quoted_phrase_and_an_excluded_word_typed_in_the_page(page, sample_server):
+    """The page sends the query as typed: a quoted phrase must be in each result (one
+    file holds `wood-trimmed dashboard`), a `-word` keeps out the passages that hold it."""
+    results = page.locator("[data-mode=hybrid] .result .title")
+    page.locator("#query").fill('"wood-trimmed dashboard"')
+    page.locator("#query").press("Enter")
+    expect(results).to_have_text(["jaguar-xj-sedan.md"])
+    assert len(api_titles(sample_server, "wood-trimmed dashboard", "hybrid")) > 1
+    page.locator("#query").fill("python snake -prey -constrictor")
+    page.locator("#query").press("Enter")
+    expected = api_titles(sample_server, "python snake -prey -constrictor", "hybrid")
+    assert "pythons-constrictors.md" not in expected
+    expect(results).to_have_text(expected)
+
+
 def test_switching_mode_searches_again_in_that_mode(page, sample_server):
     query = "erosion along the bank after the flood"
     page.locator("#query").fill(query)
