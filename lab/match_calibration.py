@@ -102,7 +102,13 @@ def collect(args: argparse.Namespace) -> None:
 def label_counts(rows: list[dict], thresholds: MatchThresholds) -> dict[str, dict[str, float]]:
     """Precision and recall per label (docs/reports/2026-12-01-match.md says what each is)."""
     labelled = [
-        (match_label(MatchEvidence(row["similarity"], row["term_coverage"]), thresholds), row)
+        (
+            match_label(
+                MatchEvidence(row["similarity"], row["term_coverage"], first=row["rank"] == 1),
+                thresholds,
+            ),
+            row,
+        )
         for row in rows
     ]
     relevant = [label for label, row in labelled if row["relevant"]]

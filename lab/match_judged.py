@@ -22,7 +22,9 @@ related `weak`, unrelated `none`) and prints agreement per label on both halves:
 thresholds, such a query's hits `none`) and after (the fitted thresholds). It also fits
 one more rule on the fit half, today's thresholds kept: a passage both sides (contextual
 and lexical) rank in their first 3 is `strong` from a similarity bar (`fit_sides`; left
-out unless a bar beats today's labels there), and prints its agreement on both halves.
+out unless a bar beats today's labels there), and prints its agreement on both halves;
+and, the six thresholds kept, the similarity a hit after the first needs to be `strong`
+(`fit_first`: `FIRST_GRID`, or the term evidence counted at every rank as before).
 """
 
 from __future__ import annotations
@@ -51,7 +53,11 @@ GRID = {
     "none_similarity": [x / 100 for x in range(10, 51, 5)],
     "none_coverage": [x / 10 for x in range(1, 11)],
     "none_similarity_without_terms": [x / 100 for x in range(20, 61, 5)],
+    # fitted on its own (`fit_first`), the other six kept
+    "strong_similarity_after_first": [THRESHOLDS.strong_similarity_after_first],
 }
+# The similarities tried for `strong` after a search's first hit (`fit_first`)
+FIRST_GRID = [x / 100 for x in range(55, 81, 5)]
 # The similarity bars tried for `strong` where both sides rank a passage first (`fit_sides`)
 SIDES_GRID = [x / 100 for x in range(20, 81, 5)]
 
@@ -136,7 +142,8 @@ def label_of(hit: dict, thresholds: MatchThresholds, stop_words_rule: bool = Tru
     """The hit's label under `thresholds`; without `stop_words_rule`, as labelled before a
     query of stop words only was told apart (its words counted as terms)."""
     content = hit["content"] or not stop_words_rule
-    return match_label(MatchEvidence(hit["similarity"], hit["coverage"], content), thresholds)
+    evidence = MatchEvidence(hit["similarity"], hit["coverage"], content, first=hit["rank"] == 1)
+    return match_label(evidence, thresholds)
 
 
 def agreement(hits: list[dict], thresholds: MatchThresholds, stop_words_rule: bool = True) -> dict:
@@ -202,6 +209,24 @@ def fit_sides(hits: list[dict]) -> tuple[float | None, dict[str, float]]:
     return chosen, {bar: round(score, 4) for bar, score in scores.items()}
 
 
+def fit_first(hits: list[dict]) -> tuple[float | None, dict[str, float]]:
+    """The similarity a hit after the first needs to be `strong` (`FIRST_GRID`; None: no
+    such rule, the term evidence counts at every rank) with the best `objective` on
+    `hits`, today's six thresholds kept; and each candidate's objective."""
+    candidates: list[float | None] = [None, *FIRST_GRID]
+    scores = {}
+    for bar in candidates:
+        if bar is None:  # the rule left out: every hit judged as the first
+            labels = [label_of({**hit, "rank": 1}, THRESHOLDS) for hit in hits]
+        else:
+            thresholds = replace(THRESHOLDS, strong_similarity_after_first=bar)
+            labels = [label_of(hit, thresholds) for hit in hits]
+        scores[str(bar)] = _mean_recall(hits, labels)
+    best = max(scores.values())
+    chosen = next(bar for bar in candidates if scores[str(bar)] == best)
+    return chosen, {bar: round(score, 4) for bar, score in scores.items()}
+
+
 def _mean_recall(hits: list[dict], labels: list[str]) -> float:
     """`objective` of these labels, one per hit."""
     recalls = []
@@ -230,15 +255,18 @@ class _Fitter:
         )
         self.coverage = np.array([hit["coverage"] for hit in hits])
         self.content = np.array([hit["content"] for hit in hits], dtype=bool)
+        self.first = np.array([hit["rank"] == 1 for hit in hits], dtype=bool)
         wanted = [EXPECTED[hit["judgment"]] for hit in hits]
         self.wanted = {label: np.array([w == label for w in wanted]) for label in EXPECTED.values()}
 
     def labels(self, t: MatchThresholds) -> tuple[np.ndarray, np.ndarray]:
         """(strong, none) masks, as `match_label` decides them."""
         sim, cov = self.similarity, self.coverage
-        strong = (sim >= t.strong_similarity) | (
-            (sim >= t.strong_similarity_with_terms) & (cov >= t.strong_coverage)
+        strong = self.first & (
+            (sim >= t.strong_similarity)
+            | ((sim >= t.strong_similarity_with_terms) & (cov >= t.strong_coverage))
         )
+        strong |= sim >= t.strong_similarity_after_first
         none = ((sim < t.none_similarity) & (cov < t.none_coverage)) | (
             (cov == 0.0) & (sim < t.none_similarity_without_terms)
         )
@@ -300,6 +328,12 @@ def main() -> None:
     }
     fitted, score = fit(halves["fit"])
     bar, bars = fit_sides(halves["fit"])
+    first_bar, first_bars = fit_first(halves["fit"])
+    first_thresholds = (
+        THRESHOLDS
+        if first_bar is None
+        else replace(THRESHOLDS, strong_similarity_after_first=first_bar)
+    )
     report = {
         "thresholds": {"before": asdict(THRESHOLDS), "after": asdict(fitted)},
         "fit_objective": round(score, 4),
@@ -325,6 +359,19 @@ def main() -> None:
                 }
                 for half, chosen in halves.items()
             },
+        },
+    }
+    report["first_hit"] = {
+        "bar": first_bar,
+        "fit_objective": first_bars,
+        "halves": {
+            half: {
+                "before": agreement_of(
+                    chosen, [label_of({**hit, "rank": 1}, THRESHOLDS) for hit in chosen]
+                ),
+                "after": agreement(chosen, first_thresholds),
+            }
+            for half, chosen in halves.items()
         },
     }
     text = json.dumps(report, indent=2)

@@ -678,7 +678,9 @@ def _hit(
     matched = match_location(chunk, terms, lines)
     covered = None if coverage is None else round(coverage[chunk.id], 6)
     content = not all(term in stop_words() for term in terms)
-    label = match_label(MatchEvidence(shown, covered, content)) if covered is not None else None
+    label = None
+    if covered is not None:
+        label = match_label(MatchEvidence(shown, covered, content, first=rank == 1))
     return Hit(
         rank=rank,
         score=round(score, 6),

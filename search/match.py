@@ -5,8 +5,11 @@ signals that are: the contextual cosine of query and passage (`Hit.similarity`),
 lexical evidence, the share of the query's terms the passage holds, each weighted by its
 IDF in the index (a term the index never saw weighs most, so a query of made-up words has
 no evidence at all). A query of stop words only has no evidence either: every hit of it
-is `none` (its words are still what lexical search and snippets look for). The cut-offs
-are in `search.match_thresholds`, with where each number came from.
+is `none` (its words are still what lexical search and snippets look for). Only a
+search's first result can be `strong` on the lexical evidence; any other needs a higher
+similarity (readers judged most second and third hits labelled `strong` before as
+related, not answers: docs/reports/2026-12-06-match-label.md). The cut-offs are in
+`search.match_thresholds`, with where each number came from.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class MatchEvidence:
     # Whether the query holds a word other than a stop word: one that does not has no
     # evidence to give, whatever its passages hold (`the of and to is`)
     content: bool = True
+    first: bool = True  # whether the hit is its search's first result
 
 
 def match_label(evidence: MatchEvidence, thresholds: MatchThresholds = THRESHOLDS) -> str:
@@ -38,10 +42,15 @@ def match_label(evidence: MatchEvidence, thresholds: MatchThresholds = THRESHOLD
         return NONE
     similarity = -1.0 if evidence.similarity is None else evidence.similarity
     coverage = evidence.coverage
-    if similarity >= thresholds.strong_similarity or (
-        similarity >= thresholds.strong_similarity_with_terms
-        and coverage >= thresholds.strong_coverage
+    if evidence.first and (
+        similarity >= thresholds.strong_similarity
+        or (
+            similarity >= thresholds.strong_similarity_with_terms
+            and coverage >= thresholds.strong_coverage
+        )
     ):
+        return STRONG
+    if similarity >= thresholds.strong_similarity_after_first:
         return STRONG
     if similarity < thresholds.none_similarity and coverage < thresholds.none_coverage:
         return NONE

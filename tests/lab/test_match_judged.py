@@ -17,6 +17,7 @@ def _hit(query, ordinal, similarity, coverage, kind="question", content=True):
         "query": query,
         "path": "docs/a.md",
         "ordinal": ordinal,
+        "rank": ordinal + 1,
         "kind": kind,
         "similarity": similarity,
         "coverage": coverage,
@@ -87,3 +88,20 @@ def test_the_sides_rule_is_fitted_only_where_it_beats_todays_labels():
     assert match_judged.label_with_sides(hits[0], bar) == "strong"
     blurred = [{**hit, "found_by": both} for hit in hits]
     assert match_judged.fit_sides(blurred)[0] is None
+
+
+def test_the_first_hit_rule_is_fitted_only_where_it_beats_todays_labels():
+    """Second hits holding the query's terms at a similarity the first hit would be strong
+    at, judged related: the fit takes a bar above them; where they are answers, it leaves
+    the rule out (the term evidence counted at every rank)."""
+    hits = []
+    for number in range(4):
+        for ordinal, judgment in enumerate(["answer", "related"]):
+            hit = _hit(f"q{number}", ordinal, 0.6, 1.0)
+            hits.append({**hit, "judgment": judgment})
+    bar, scores = match_judged.fit_first(hits)
+    assert bar is not None and bar > 0.6 and scores[str(bar)] > scores["None"]
+    fitted = match_judged.replace(THRESHOLDS, strong_similarity_after_first=bar)
+    assert [match_judged.label_of(hit, fitted) for hit in hits[:2]] == ["strong", "weak"]
+    answers = [{**hit, "judgment": "answer"} for hit in hits]
+    assert match_judged.fit_first(answers)[0] is None

@@ -55,7 +55,8 @@ def test_each_hit_has_its_term_coverage_and_the_label_of_its_evidence(word_index
                 name = hit.path.rsplit("/", 1)[-1]
                 assert hit.term_coverage == pytest.approx(coverage.get(name, 0.0), abs=1e-6)
                 assert hit.similarity is not None  # every mode: the label needs it
-                assert hit.match == match_label(MatchEvidence(hit.similarity, hit.term_coverage))
+                evidence = MatchEvidence(hit.similarity, hit.term_coverage, first=hit.rank == 1)
+                assert hit.match == match_label(evidence)
         # No term of the query is in the index and nothing is near: none, in every mode.
         for hit in searcher.search(NONSENSE, mode=mode, k=3).results:
             assert hit.term_coverage == 0.0 and hit.match == "none", hit
@@ -82,6 +83,27 @@ def test_the_labels_follow_the_thresholds():
     assert match_label(MatchEvidence(without_terms + below, 0.0)) == "none"
     assert match_label(MatchEvidence(without_terms + below, 1e-6)) in ("weak", "none")
     assert match_label(MatchEvidence(without_terms, 0.0)) in ("weak", "strong")
+
+
+def test_after_the_first_hit_only_a_higher_similarity_is_strong():
+    """Readers judged the second and third hits of a good search related more often than
+    answers (docs/reports/2026-12-06-match-label.md): the lexical evidence makes only the
+    first hit `strong`, and any other needs `strong_similarity_after_first`."""
+    t = THRESHOLDS
+    below = -1e-6
+    assert t.strong_similarity < t.strong_similarity_after_first
+    later = {"first": False}
+    with_terms = (t.strong_similarity_with_terms, t.strong_coverage)
+    assert match_label(MatchEvidence(*with_terms)) == "strong"
+    assert match_label(MatchEvidence(*with_terms, **later)) == "weak"
+    assert match_label(MatchEvidence(t.strong_similarity, 1.0, **later)) == "weak"
+    after_first = t.strong_similarity_after_first
+    assert match_label(MatchEvidence(after_first + below, 1.0, **later)) == "weak"
+    assert match_label(MatchEvidence(after_first, 0.0, **later)) == "strong"
+    assert match_label(MatchEvidence(after_first, 1.0, content=False, **later)) == "none"
+    # what decides none is the same for every hit
+    for first in (True, False):
+        assert match_label(MatchEvidence(t.none_similarity + below, 0.0, first=first)) == "none"
 
 
 @pytest.mark.parametrize(
