@@ -84,6 +84,10 @@ _RST_REFERENCE = re.compile(r"(?<!`)`([^`]+)`__?")
 # a code span may wrap within its paragraph, never across a blank line, and holds
 # backtick runs of other lengths than its own (``the trait `Send` ``)
 _CODE = re.compile(r"(`+)(?!`)((?:(?!\n[ \t]*\n)[\s\S])+?)(?<!`)\1(?!`)")
+# what is left of a code span cut at the passage's start (`uild` function`: its closing
+# backtick, after text, with no opening one before it) or at its end (an opening one)
+_CODE_END = re.compile(r"\A((?:(?!\n[ \t]*\n)[^`])*?\S)`(?=[\s.,;:!?)'\"]|\Z)")
+_CODE_START = re.compile(r"(?:(?<=[\s(\[{'\"])|\A)`(?=\S)((?:(?!\n[ \t]*\n)[^`])*)\Z")
 _INCLUDE = re.compile(r"\{\*.*?\*\}")  # FastAPI's mkdocs snippet includes: {* ../x.py hl[3] *}
 _ATTRIBUTE = r"(?:[#.][\w:-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)|-)"
 _ATTRIBUTES = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}}")
@@ -109,6 +113,18 @@ _STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
 _UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
 
 
+def _cut_code_spans(text: str, hold: Callable[[str], str]) -> str:
+    """`text` with what is left of a code span cut at its start or end held as code: a
+    lone backtick there would pair with the next span's and turn the text between them
+    into code (`uild` function so that `args` has`)."""
+    if cut := _CODE_END.match(text):
+        text = hold(cut.group(1)) + text[cut.end() :]
+    last_paragraph = re.split(r"\n[ \t]*\n", text)[-1]
+    if last_paragraph.count("`") % 2 and (cut := _CODE_START.search(text)):
+        text = text[: cut.start()] + hold(cut.group(1))
+    return text
+
+
 def plain_text(text: str, kind: str) -> str:
     """`text` (a passage, or a heading) from a source of `kind` (`text_kind`), with its
     markup taken out; unchanged for source code, plain text and PDFs."""
@@ -127,6 +143,7 @@ def plain_text(text: str, kind: str) -> str:
         text = _RST_ROLE.sub(lambda m: hold(_role_label(m.group(1))), text)
         text = _RST_LINK.sub(lambda m: hold(m.group(1)), text)
         text = _RST_REFERENCE.sub(lambda m: hold(m.group(1)), text)
+    text = _cut_code_spans(text, hold)
     text = _CODE.sub(lambda m: hold(m.group(2).strip()), text)
     if markdown:
         text = _COMMENT_START.sub("", _COMMENT_END.sub("", _COMMENT.sub("", text)))

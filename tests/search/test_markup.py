@@ -231,6 +231,15 @@ def test_mdbook_directives_are_not_shown(directive):
             "fails with the trait `Send` is not implemented for `Rc<Mutex<i32>>` here",
         ),
         ("a ``` `` ``` span and `x`", "a `` span and x"),
+        # a passage may begin or end inside a span: its lone backtick pairs with no other
+        # (the Rust book's ch13-03 showed `uildfunction so that the parameterargshas`)
+        (
+            "uild` function so that the parameter `args` has a [link][x]<!-- ignore -->",
+            "uild function so that the parameter args has a link",
+        ),
+        ("the type `impl Iter", "the type impl Iter"),
+        ("uild` takes `args` and `impl_Iter", "uild takes args and impl_Iter"),
+        ("(`foo`) and `x`, then", "(foo) and x, then"),
     ],
 )
 def test_code_spans_keep_what_they_hold(written, shown):
