@@ -40,7 +40,8 @@ _FENCE = re.compile(r"^[ \t]*(?:```|~~~|///).*$", re.MULTILINE)  # code fences, 
 _CODE_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^`\n]*?)[ \t]*$")
 _BLOCK_FENCE = re.compile(r"^[ \t]*///.*$", re.MULTILINE)
 # mdBook's preprocessor directives: {{#include file.rs:anchor}}, {{#playground x.rs}}
-_MDBOOK_DIRECTIVE = re.compile(r"\{\{#[^{}\n]*\}\}")
+# and what is left of one cut at the passage's start (a path and `}}`) or end (`{{#include `)
+_MDBOOK_DIRECTIVE = re.compile(r"\{\{#[^{}\n]*\}\}|\A[^{}\s]*\}\}|\{\{#[^{}\n]*\Z")
 _ATX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 # table rules: reST grid tables (`+=====+====+`) and Markdown's `|---|:--:|`
 _TABLE_RULE = re.compile(

@@ -220,6 +220,19 @@ def test_html_comments_are_not_shown(written, shown):
 def test_mdbook_directives_are_not_shown(directive):
     written = f"Filename: src/main.rs\n\n```rust\n{directive}\n```\n\nThe code"
     assert plain_text(written, "markdown").split() == ["Filename:", "src/main.rs", "The", "code"]
+    # a passage may begin or end inside one
+    cut = len(directive) // 2
+    assert plain_text(f"as a number:\n\n```rust\n{directive[:cut]}", "markdown").split() == [
+        "as",
+        "a",
+        "number:",
+    ]
+    tail = directive[cut:] if " " not in directive[cut:] else directive[directive.rindex(" ") + 1 :]
+    assert plain_text(f"{tail}\n```\n\nThe code", "markdown").split() == ["The", "code"]
+
+
+def test_template_braces_are_not_taken_for_a_cut_directive():
+    assert plain_text("name }} and {{ other }}", "markdown") == "name }} and {{ other }}"
 
 
 @pytest.mark.parametrize(
