@@ -558,7 +558,9 @@ def _hits(
             ranked = keep_in_view(
                 ranked, candidates.exact, _hit_unit(chunks, request), candidates.similarities
             )
-        places = Places(k, crowding(candidates.swamping), every_passage=request.all_chunks)
+        exact = candidates.exact.holders if candidates.exact is not None else frozenset()
+        held_back = crowding(candidates.swamping, exact)
+        places = Places(k, held_back, every_passage=request.all_chunks)
         holder: dict[str, int] = {}  # content key -> the document whose hits stand for it
         for chunk_id, score in ranked:
             chunk = chunks.get(chunk_id)

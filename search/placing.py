@@ -11,7 +11,9 @@ places in its order (when fewer other hits exist, it comes after them):
   wants those pages;
 - a passage of a file that swamps the search, holding a large share of the passages
   searched (`search.large_documents`): one of its thousands of passages is near almost
-  any query by chance.
+  any query by chance. Not so a passage holding exactly what the user typed, a rare
+  word or phrase (`search.exact_evidence`): a word just added to a big changelog is
+  found there first.
 
 With one hit per document, a document whose best passage is held is shown by its best
 other passage if it has one that can be placed (a page with a short list among its
@@ -31,10 +33,20 @@ HELD_BELOW = 3
 Placed = tuple[StoredChunk, float]
 
 
-def crowding(swamping: Collection[int]) -> Callable[[StoredChunk], bool]:
+def crowding(
+    swamping: Collection[int], exact: Collection[int] = frozenset()
+) -> Callable[[StoredChunk], bool]:
     """Whether a stored passage would crowd the first places of a search in which the
-    files `swamping` (document ids) swamp: navigation, or a passage of one of them."""
-    return lambda chunk: chunk.document_id in swamping or is_navigation(chunk.text, chunk.path)
+    files `swamping` (document ids) swamp: navigation, or a passage of one of them that
+    is not among the passages `exact` (chunk ids) holding what the user typed
+    (`search.exact_evidence`), which no chance brought near."""
+
+    def crowds(chunk: StoredChunk) -> bool:
+        if chunk.document_id in swamping and chunk.id not in exact:
+            return True
+        return is_navigation(chunk.text, chunk.path)
+
+    return crowds
 
 
 class Places:

@@ -205,3 +205,26 @@ def test_a_huge_changelog_takes_no_first_place_of_similar_or_a_query(
         # searched alone, it is first
         alone = searcher.search("how herons hunt", path=["CHANGES.md"]).results
         assert [hit.path for hit in alone] == [changes]
+
+
+def test_a_word_only_the_huge_changelog_holds_is_found_there(any_index, tmp_path, fast_model):
+    """What the user typed is no chance: the passage of a swamping file that holds it
+    exactly (a rare word, search.exact_evidence) takes its place among the first hits
+    (a word just added at the top of a big changelog was held below them)."""
+    folder = _book(tmp_path / "book")
+    (folder / "SUMMARY.md").unlink()
+    _changelog(folder)
+    changes = folder / "CHANGES.md"
+    changes.write_text(
+        changes.read_text().replace(
+            "# Changes\n\n", "# Changes\n\n## Version 2.0\n\n- Add the StreamingFormParser.\n\n"
+        )
+    )
+    Indexer(any_index, model=fast_model).index_folder(folder)
+    with Searcher(any_index) as searcher:
+        for all_chunks in (False, True):
+            hits = searcher.search("StreamingFormParser", k=3, all_chunks=all_chunks).results
+            assert str(changes) in [hit.path for hit in hits], all_chunks
+        # the rest of the changelog still waits below the first places
+        paths = [hit.path for hit in searcher.search("how herons hunt").results]
+        assert paths.index(str(changes)) >= HELD_BELOW, paths
