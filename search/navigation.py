@@ -6,8 +6,11 @@ neighbour of whole chapters, Python's index pages the first lexical hit of quest
 they only name. Such a passage is read from its text as a reader sees it (`search.markup`):
 
 - its lines are titles: at most `TITLE_WORDS` words, not ending like a sentence or a
-  clause (`.`, `,`, `;`, `:`), after a list bullet or number is taken off. Link labels
-  are titles once their targets are gone, so a list of links reads the same;
+  clause (`.`, `,`, `;`, `:`), after a list bullet or number is taken off, and not a
+  line of code (a call with arguments, an assignment, a statement or prompt at its
+  start: HTML read with its inline elements joined shows code lines whole, with few of
+  the symbols below). Link labels are titles once their targets are gone, so a list of
+  links reads the same; an index's `abs() (built-in function)` is a title;
 - at least `TITLE_SHARE` of its lines are titles, holding at least that share of its
   characters, and there are at least `TITLE_LINES` of them;
 - it is not code: at most `CODE_SHARE` of its visible characters are the symbols code
@@ -39,6 +42,9 @@ CODE_SHARE = 0.03
 _CODE_SYMBOLS = frozenset('={}[]<>;"`*\\|#@$%^~+')
 _BULLET = re.compile(r"^(?:[-*+\u2022]|\d+[.)])\s+")
 _CLAUSE_ENDS = (".", ",", ";", ":")
+_CODE_LINE = re.compile(
+    r"\w\([^()\s]|\s=\s|^(?:import|from|def|class|return|for|if|with|await|async|>>>|\$)\s"
+)
 
 
 def is_navigation(text: str, path: str) -> bool:
@@ -62,4 +68,5 @@ def _is_title(line: str) -> bool:
         len(line.split()) <= TITLE_WORDS
         and not line.endswith(_CLAUSE_ENDS)
         and any(character.isalpha() for character in line)
+        and not _CODE_LINE.search(line)
     )

@@ -111,6 +111,11 @@ def test_a_table_of_contents_takes_no_first_place_of_similar_or_a_query(
             "   tutorial/index\n   templating\n",
             "index.rst",
         ),
+        (  # Python's general index, as read from HTML: names with their empty parentheses
+            "abs() (built-in function)\n\naccept() (socket.socket method)\n\n"
+            "access() (in module os)\n\nacos() (in module cmath)\n",
+            "genindex-A.html",
+        ),
         (  # Python's contents.html, as read from HTML
             "7.2. Reading and Writing Files\n\n7.2.1. Methods of File Objects\n\n"
             "7.2.2. Saving structured data with json\n\n8. Errors and Exceptions\n\n"
@@ -137,6 +142,18 @@ def test_tables_of_contents_are_navigation(text, path):
             "howto.md",
         ),
         ("- [Docs](index.md)\n- [Blog](blog.md)\n", "nav.md"),  # two titles say little
+        (  # code in an HTML page, read with its inline elements joined: few code symbols
+            "Watch a file descriptor for read events\n\nimport asyncio\n"
+            "from socket import socketpair\n\nasync def main():\n"
+            "    rsock, wsock = socketpair()\n    loop = asyncio.get_running_loop()\n"
+            "    logger.setLevel(logging.DEBUG)\n    loop.add_reader(rsock, reader)\n",
+            "asyncio-eventloop.html",
+        ),
+        (  # a console session
+            "$ fastapi run main.py\n\nStarting production server\n\n"
+            "Searching for package file structure\n$ uvicorn main:app --workers 4\n",
+            "manually.md",
+        ),
     ],
 )
 def test_prose_code_and_short_lists_are_not(text, path):
