@@ -84,18 +84,19 @@ _RST_LINK = re.compile(r"`([^`<]*?)\s*<[^`>]+>`__?")
 _RST_REFERENCE = re.compile(r"(?<!`)`([^`]+)`__?")
 # a code span may wrap within its paragraph, never across a blank line, and holds
 # backtick runs of other lengths than its own (``the trait `Send` ``)
-_CODE = re.compile(r"(`+)(?!`)((?:(?!\n[ \t]*\n)[\s\S])+?)(?<!`)\1(?!`)")
+_BLANK_LINE = r"\n[ \t]*\n"  # inline markup never reaches across one
+_CODE = re.compile(rf"(`+)(?!`)((?:(?!{_BLANK_LINE})[\s\S])+?)(?<!`)\1(?!`)")
 # what is left of a code span cut at the passage's start (`uild` function`: its closing
 # backtick, after text, with no opening one before it) or at its end (an opening one)
-_CODE_END = re.compile(r"\A((?:(?!\n[ \t]*\n)[^`])*?\S)`(?=[\s.,;:!?)'\"]|\Z)")
-_CODE_START = re.compile(r"(?:(?<=[\s(\[{'\"])|\A)`(?=\S)((?:(?!\n[ \t]*\n)[^`])*)\Z")
+_CODE_END = re.compile(rf"\A((?:(?!{_BLANK_LINE})[^`])*?\S)`(?=[\s.,;:!?)'\"]|\Z)")
+_CODE_START = re.compile(rf"(?:(?<=[\s(\[{{'\"])|\A)`(?=\S)((?:(?!{_BLANK_LINE})[^`])*)\Z")
 _INCLUDE = re.compile(r"\{\*.*?\*\}")  # FastAPI's mkdocs snippet includes: {* ../x.py hl[3] *}
 _ATTRIBUTE = r"(?:[#.][\w:-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)|-)"
 _ATTRIBUTES = re.compile(rf"[ \t]*\{{:?[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}}")
 _SPAN = re.compile(rf"\[([^\]\n]*)\]\{{[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}}")
-_LABEL = r"((?:(?!\n[ \t]*\n)[^\]])+)"  # a link's text: it may wrap, not across a blank line
+_LABEL = rf"((?:(?!{_BLANK_LINE})[^\]])+)"  # a link's text: it may wrap within its paragraph
 _TARGET = r"\((?:[^()\s]|\([^()\s]*\))*(?:[ \t]+\"[^\"\n]*\")?\)"  # (url "title")
-_IMAGE = re.compile(rf"!\[((?:(?!\n[ \t]*\n)[^\]])*)\]{_TARGET}")
+_IMAGE = re.compile(rf"!\[((?:(?!{_BLANK_LINE})[^\]])*)\]{_TARGET}")
 _LINK = re.compile(rf"\[{_LABEL}\]{_TARGET}")
 _REFERENCE_LINK = re.compile(rf"\[{_LABEL}\]\[[^\]\n]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]+)>")
@@ -120,7 +121,7 @@ def _cut_code_spans(text: str, hold: Callable[[str], str]) -> str:
     into code (`uild` function so that `args` has`)."""
     if cut := _CODE_END.match(text):
         text = hold(cut.group(1)) + text[cut.end() :]
-    last_paragraph = re.split(r"\n[ \t]*\n", text)[-1]
+    last_paragraph = re.split(_BLANK_LINE, text)[-1]
     if last_paragraph.count("`") % 2 and (cut := _CODE_START.search(text)):
         text = text[: cut.start()] + hold(cut.group(1))
     return text
