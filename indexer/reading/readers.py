@@ -151,11 +151,8 @@ def _outline(
     headings: list[_PageHeading], collapsed: Callable[[np.ndarray], np.ndarray], shown: bool
 ) -> list[Heading]:
     """The headings' extents in the text shown (`shown`) or cut, through `collapsed`."""
-    extents = collapsed(
-        np.array(
-            [heading[:2] if shown else heading[2:4] for heading in headings], np.int64
-        ).reshape(-1, 2)
-    )
+    raw = [(h.start, h.end) if shown else (h.cut_start, h.cut_end) for h in headings]
+    extents = collapsed(np.array(raw, np.int64).reshape(-1, 2))
     return [
         Heading(int(start), int(end), heading.level, heading.title)
         for (start, end), heading in zip(extents, headings, strict=True)
